@@ -1,0 +1,99 @@
+"""Process-wide settings of the transform engine.
+
+Two knobs matter for every map and are therefore set in one place rather than as a
+constructor parameter on each estimator (which would break drop-in compatibility with
+scikit-learn's signatures):
+
+``n_threads``
+    Number of threads the chunked transform engine uses to run row blocks concurrently.
+    ``None`` (default) uses every core available to the process; ``1`` runs blocks serially.
+    While blocks run on several threads, BLAS is limited to one thread per block so the
+    machine is not oversubscribed. A map with its own ``n_jobs`` parameter (``Nystroem``)
+    overrides this when ``n_jobs`` is not ``None``.
+``block_bytes``
+    Target size in bytes of the working set of one row block (output rows plus the map's
+    temporaries). The default keeps a block in the per-core L2/L3 cache, so the in-place
+    ufunc passes after the matrix product hit cache rather than main memory.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024}
+_lock = threading.Lock()
+_config: dict[str, Any] = dict(_DEFAULTS)
+
+
+def get_config() -> dict[str, Any]:
+    """Return a copy of the current kernelmaps settings (``n_threads``, ``block_bytes``)."""
+    return dict(_config)
+
+
+def _check_setting(name: str, value: Any) -> None:
+    if name == "n_threads":
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value == 0 or value < -1):
+            raise ValueError(
+                f"n_threads must be None, -1 (all cores) or a positive int; got {value!r}."
+            )
+    elif name == "block_bytes":
+        if not isinstance(value, int) or isinstance(value, bool) or value < 4096:
+            raise ValueError(f"block_bytes must be an int >= 4096; got {value!r}.")
+    else:  # pragma: no cover - guarded by the keyword-only signature
+        raise ValueError(f"unknown setting {name!r}")
+
+
+def set_config(*, n_threads: int | str | None = "unchanged",
+               block_bytes: int | str = "unchanged") -> None:
+    """Change kernelmaps settings for the whole process.
+
+    Parameters
+    ----------
+    n_threads : int or None
+        Threads used by the transform engine; ``None`` or ``-1`` means all available cores.
+    block_bytes : int
+        Target working-set size of one row block, in bytes (at least 4096).
+    """
+    updates = {k: v for k, v in (("n_threads", n_threads), ("block_bytes", block_bytes))
+               if not (isinstance(v, str) and v == "unchanged")}
+    for key, value in updates.items():
+        _check_setting(key, value)
+    with _lock:
+        _config.update(updates)
+
+
+@contextmanager
+def config_context(**settings: Any) -> Iterator[None]:
+    """Temporarily change kernelmaps settings (see :func:`set_config`)."""
+    old = get_config()
+    set_config(**settings)
+    try:
+        yield
+    finally:
+        with _lock:
+            _config.clear()
+            _config.update(old)
+
+
+def available_cores() -> int:
+    """Cores this process may run on (respects CPU affinity, e.g. in containers)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def resolve_n_threads(n_jobs: int | None = None) -> int:
+    """Number of threads to use: an estimator's ``n_jobs`` if given, else the setting."""
+    value = n_jobs if n_jobs is not None else _config["n_threads"]
+    cores = available_cores()
+    if value is None or value == -1:
+        return cores
+    if value < -1:  # joblib convention: -2 means all but one core
+        return max(1, cores + 1 + value)
+    return max(1, int(value))
