@@ -1,0 +1,33 @@
+"""kernelmaps: explicit kernel feature maps and scalable kernel machines.
+
+A drop-in superset of :mod:`sklearn.kernel_approximation`::
+
+    from kernelmaps import Nystroem, RBFSampler  # instead of sklearn.kernel_approximation
+"""
+
+from kernelmaps._config import config_context, get_config, set_config
+from kernelmaps.kernels import IndefiniteKernelWarning, Kernel, get_kernel
+from kernelmaps.maps import (
+    AdditiveChi2Sampler,
+    Nystroem,
+    PolynomialCountSketch,
+    RBFSampler,
+    SkewedChi2Sampler,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AdditiveChi2Sampler",
+    "IndefiniteKernelWarning",
+    "Kernel",
+    "Nystroem",
+    "PolynomialCountSketch",
+    "RBFSampler",
+    "SkewedChi2Sampler",
+    "__version__",
+    "config_context",
+    "get_config",
+    "get_kernel",
+    "set_config",
+]
