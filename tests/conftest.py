@@ -1,0 +1,51 @@
+"""Shared fixtures and helpers for the kernelmaps test suite."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import kernelmaps as km
+
+#: The five scikit-learn-compatible maps, with small parameters for quick tests.
+SKLEARN_MAPS = {
+    "RBFSampler": dict(n_components=64),
+    "SkewedChi2Sampler": dict(n_components=64),
+    "AdditiveChi2Sampler": dict(),
+    "PolynomialCountSketch": dict(n_components=64),
+    "Nystroem": dict(n_components=20),
+}
+RANDOMIZED = {"RBFSampler", "SkewedChi2Sampler", "PolynomialCountSketch", "Nystroem"}
+
+
+def make_map(name: str, **params):
+    """A kernelmaps map by class name with the small default test parameters."""
+    merged = {**SKLEARN_MAPS[name], **params}
+    if name in RANDOMIZED:
+        merged.setdefault("random_state", 0)
+    return getattr(km, name)(**merged)
+
+
+def assert_same_numbers(ours, theirs, rtol: float = 1e-8) -> None:
+    """Element-wise agreement to ``rtol`` relative, with an absolute floor at rtol × max|theirs|.
+
+    The floor matters for entries that are (nearly) zero, where a relative comparison is
+    meaningless: a sum computed in a different order differs there by rounding alone.
+    """
+    ours = ours.toarray() if sp.issparse(ours) else np.asarray(ours)
+    theirs = theirs.toarray() if sp.issparse(theirs) else np.asarray(theirs)
+    assert ours.shape == theirs.shape
+    scale = float(np.abs(theirs).max(initial=0.0))
+    np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=rtol * scale)
+
+
+@pytest.fixture
+def rng() -> np.random.RandomState:
+    return np.random.RandomState(0)
+
+
+@pytest.fixture
+def X_pos(rng) -> np.ndarray:
+    """Non-negative data valid for every map (chi² maps need x >= 0)."""
+    return rng.uniform(0, 1, size=(120, 7))

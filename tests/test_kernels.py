@@ -1,0 +1,97 @@
+"""kernels.py: values equal sklearn.metrics.pairwise, dtype, sparse, blocks, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics.pairwise import pairwise_kernels
+
+import kernelmaps as km
+from kernelmaps.kernels import KERNELS, get_kernel
+
+PARAMS = {
+    "linear": {},
+    "poly": {"gamma": 0.3, "degree": 3, "coef0": 0.5},
+    "polynomial": {"degree": 2},
+    "rbf": {"gamma": 0.7},
+    "laplacian": {"gamma": 0.4},
+    "sigmoid": {"gamma": 0.2, "coef0": -0.3},
+    "cosine": {},
+    "chi2": {"gamma": 0.5},
+    "additive_chi2": {},
+}
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+@pytest.mark.parametrize("sparse", [False, True])
+def test_values_equal_sklearn(name, sparse, rng):
+    X = rng.uniform(size=(70, 6)) * (rng.uniform(size=(70, 6)) < 0.7)
+    Y = rng.uniform(size=(40, 6))
+    kernel = get_kernel(name, **PARAMS[name])
+    make = sp.csr_matrix if sparse else np.asarray
+    expected = pairwise_kernels(X, Y, metric=name, **PARAMS[name])
+    np.testing.assert_allclose(kernel(make(X), make(Y)), expected, rtol=1e-10, atol=1e-12)
+    expected_sym = pairwise_kernels(X, metric=name, **PARAMS[name])
+    np.testing.assert_allclose(kernel(make(X)), expected_sym, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(kernel.diag(make(X)), np.diag(expected_sym), rtol=1e-10,
+                               atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_float32_preserved(name, rng):
+    X = rng.uniform(size=(20, 4)).astype(np.float32)
+    K = get_kernel(name, **PARAMS[name])(X)
+    assert K.dtype == np.float32
+    np.testing.assert_allclose(K, get_kernel(name, **PARAMS[name])(X.astype(np.float64)),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_blocked_evaluation_equals_single_block(rng):
+    X = rng.normal(size=(900, 5))
+    kernel = get_kernel("rbf", gamma=0.1)
+    full = kernel(X)
+    with km.config_context(block_bytes=4096):  # forces 128-row blocks
+        blocked = kernel(X)
+    np.testing.assert_array_equal(full, blocked)
+    np.testing.assert_array_equal(np.diag(full), 1.0)
+
+
+def test_default_parameters_follow_sklearn(rng):
+    X = rng.uniform(size=(10, 4))
+    for name in ("rbf", "laplacian", "poly", "sigmoid", "chi2"):
+        np.testing.assert_allclose(get_kernel(name)(X), pairwise_kernels(X, metric=name),
+                                   rtol=1e-10)
+
+
+@pytest.mark.parametrize(("name", "params", "error", "match"), [
+    ("gaussian", {}, ValueError, "Unknown kernel 'gaussian'; valid names"),
+    ("rbf", {"gamma": -1.0}, ValueError, "gamma must be finite and >= 0"),
+    ("rbf", {"sigma": 1.0}, TypeError, "unexpected parameter"),
+    ("poly", {"degree": 0}, ValueError, "degree must be >= 1"),
+    ("poly", {"coef0": np.nan}, ValueError, "coef0 must be a finite"),
+    ("laplacian", {"gamma": "big"}, TypeError, "gamma must be a real number"),
+])
+def test_bad_kernel_parameters(name, params, error, match):
+    with pytest.raises(error, match=match):
+        get_kernel(name, **params)
+
+
+def test_chi2_kernels_reject_negative_input():
+    X = np.array([[0.1, -0.2]])
+    for name in ("chi2", "additive_chi2"):
+        with pytest.raises(ValueError, match="negative values"):
+            get_kernel(name)(X)
+
+
+def test_mismatched_features_rejected(rng):
+    with pytest.raises(ValueError, match="same number of features"):
+        get_kernel("rbf")(rng.normal(size=(3, 2)), rng.normal(size=(3, 4)))
+
+
+def test_kernel_objects_compare_and_hash():
+    assert get_kernel("rbf", gamma=1.0) == km.kernels.RBFKernel(gamma=1.0)
+    assert get_kernel("rbf", gamma=1.0) != km.kernels.RBFKernel(gamma=2.0)
+    assert len({get_kernel("rbf", gamma=1.0), km.kernels.RBFKernel(gamma=1.0)}) == 1
+    expected = "PolynomialKernel(gamma=None, degree=2, coef0=None)"
+    assert repr(get_kernel("poly", degree=2)) == expected
