@@ -21,9 +21,22 @@ PARAMS = {
     "chi2": {"gamma": 0.5},
     "additive_chi2": {},
 }
+SKLEARN_NAMES = sorted(PARAMS)
+EXTRA_PARAMS = {
+    "student": {"alpha": 0.5},
+    "matern": {"nu": 2.5, "length_scale": 0.8},
+    "additive_chi2_psd": {},
+    "skewed_chi2": {"skewedness": 0.2},
+    "arccos": {"degree": 2},
+}
+ALL_PARAMS = {**PARAMS, **EXTRA_PARAMS}
 
 
-@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_every_kernel_has_test_parameters():
+    assert set(ALL_PARAMS) == set(KERNELS)
+
+
+@pytest.mark.parametrize("name", SKLEARN_NAMES)
 @pytest.mark.parametrize("sparse", [False, True])
 def test_values_equal_sklearn(name, sparse, rng):
     X = rng.uniform(size=(70, 6)) * (rng.uniform(size=(70, 6)) < 0.7)
@@ -39,12 +52,15 @@ def test_values_equal_sklearn(name, sparse, rng):
 
 
 @pytest.mark.parametrize("name", sorted(KERNELS))
-def test_float32_preserved(name, rng):
-    X = rng.uniform(size=(20, 4)).astype(np.float32)
-    K = get_kernel(name, **PARAMS[name])(X)
-    assert K.dtype == np.float32
-    np.testing.assert_allclose(K, get_kernel(name, **PARAMS[name])(X.astype(np.float64)),
-                               rtol=1e-4, atol=1e-5)
+def test_float32_preserved_and_sparse_accepted(name, rng):
+    X = rng.uniform(size=(20, 4)) * (rng.uniform(size=(20, 4)) < 0.7)
+    kernel = get_kernel(name, **ALL_PARAMS[name])
+    K64 = kernel(X)
+    K32 = kernel(X.astype(np.float32))
+    assert K32.dtype == np.float32
+    np.testing.assert_allclose(K32, K64, rtol=1e-4, atol=1e-5 * np.abs(K64).max())
+    np.testing.assert_allclose(kernel(sp.csr_matrix(X)), K64, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(kernel.diag(X), np.diag(K64), rtol=1e-10, atol=1e-12)
 
 
 def test_blocked_evaluation_equals_single_block(rng):
@@ -66,8 +82,8 @@ def test_default_parameters_follow_sklearn(rng):
 
 @pytest.mark.parametrize(("name", "params", "error", "match"), [
     ("gaussian", {}, ValueError, "Unknown kernel 'gaussian'; valid names"),
-    ("rbf", {"gamma": -1.0}, ValueError, "gamma must be finite and >= 0"),
-    ("rbf", {"sigma": 1.0}, TypeError, "unexpected parameter"),
+    ("rbf", {"gamma": -1.0}, ValueError, "gamma must be finite and > 0"),
+    ("rbf", {"length_scale": 1.0}, TypeError, "unexpected parameter"),
     ("poly", {"degree": 0}, ValueError, "degree must be >= 1"),
     ("poly", {"coef0": np.nan}, ValueError, "coef0 must be a finite"),
     ("laplacian", {"gamma": "big"}, TypeError, "gamma must be a real number"),
