@@ -6,11 +6,18 @@ A drop-in superset of :mod:`sklearn.kernel_approximation`::
 """
 
 from kernelmaps._config import config_context, get_config, set_config
-from kernelmaps.kernels import IndefiniteKernelWarning, Kernel, get_kernel
+from kernelmaps.kernels import (
+    IndefiniteKernelWarning,
+    Kernel,
+    MercerReport,
+    check_mercer,
+    get_kernel,
+)
 from kernelmaps.maps import (
     AdditiveChi2Sampler,
     Nystroem,
     PolynomialCountSketch,
+    PolynomialKernelMap,
     RBFSampler,
     SkewedChi2Sampler,
 )
@@ -21,11 +28,14 @@ __all__ = [
     "AdditiveChi2Sampler",
     "IndefiniteKernelWarning",
     "Kernel",
+    "MercerReport",
     "Nystroem",
     "PolynomialCountSketch",
+    "PolynomialKernelMap",
     "RBFSampler",
     "SkewedChi2Sampler",
     "__version__",
+    "check_mercer",
     "config_context",
     "get_config",
     "get_kernel",

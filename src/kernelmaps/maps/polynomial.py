@@ -14,7 +14,7 @@ from sklearn.utils._param_validation import Interval
 
 from kernelmaps._base import FeatureMap
 
-__all__ = ["PolynomialCountSketch"]
+__all__ = ["PolynomialCountSketch", "PolynomialKernelMap"]
 
 
 class PolynomialCountSketch(FeatureMap):
@@ -145,3 +145,180 @@ class PolynomialCountSketch(FeatureMap):
         for j in range(1, degree):
             product *= spectra[:, j]
         np.fft.irfft(product, n=D, axis=1, out=out)
+
+
+def _monomial_plan(n_variables: int, degree: int) -> tuple[list[tuple[np.ndarray, np.ndarray]],
+                                                             np.ndarray]:
+    """Build the degree-``degree`` monomials of ``n_variables`` variables level by level.
+
+    Monomials are multisets i₁ ≤ i₂ ≤ … ≤ i_d of variable indices (combinations with
+    replacement). Level k is obtained from level k−1 by multiplying a monomial whose largest
+    index is j with a variable i ≥ j, so each level is one gather and one product:
+    ``level_k = level_{k-1}[:, parent] * x[:, variable]``.
+
+    Returns the per-level ``(parent, variable)`` index arrays and the final coefficients
+    √(d!/α!) of the multinomial theorem.
+    """
+    from math import factorial
+
+    # Level 1: x_i itself, with last index i and multiplicity vector e_i.
+    last = np.arange(n_variables)
+    log_alpha_factorial = np.zeros(n_variables)  # log α! of each monomial
+    run_length = np.ones(n_variables)  # multiplicity of the last index
+    plan = []
+    for _ in range(1, degree):
+        parents = np.repeat(np.arange(last.size), n_variables - last)
+        variables = np.concatenate([np.arange(j, n_variables) for j in last])
+        same = variables == last[parents]
+        new_run = np.where(same, run_length[parents] + 1, 1.0)
+        log_alpha_factorial = log_alpha_factorial[parents] + np.log(new_run)
+        run_length, last = new_run, variables
+        plan.append((parents, variables))
+    coefficients = np.sqrt(factorial(degree) * np.exp(-log_alpha_factorial))
+    return plan, coefficients
+
+
+class PolynomialKernelMap(FeatureMap):
+    r"""The exact, finite feature map of the polynomial kernel.
+
+    For :math:`\tilde x = (\sqrt\gamma\,x_1, \dots, \sqrt\gamma\,x_p, \sqrt{c_0})` the
+    multinomial theorem gives
+
+    .. math::
+
+        (\gamma\langle x, y\rangle + c_0)^d = \langle\tilde x, \tilde y\rangle^d
+        = \sum_{|\alpha| = d} \frac{d!}{\alpha!}\,\tilde x^\alpha\,\tilde y^\alpha,
+        \qquad z_\alpha(x) = \sqrt{d!/\alpha!}\;\tilde x^\alpha,
+
+    so :math:`z(x)^\top z(y)` *equals* the kernel (to rounding), with one feature per
+    multi-index: :math:`\binom{p+d}{d}` features (:math:`\binom{p+d-1}{d}` when
+    :math:`c_0 = 0`, where the monomials containing :math:`\sqrt{c_0}` vanish and are left
+    out). Products of :math:`\sqrt2` and multinomial coefficients appear automatically in
+    :math:`\sqrt{d!/\alpha!}` (e.g. :math:`\sqrt2\,x_1x_2` for :math:`d=2`). See e.g.
+    Schölkopf & Smola, *Learning with Kernels*, 2002, §2.1.
+
+    The dimension grows like :math:`p^d/d!`; when the output would exceed ``max_bytes``
+    the map refuses with a clear error that suggests :class:`PolynomialCountSketch`.
+
+    Parameters
+    ----------
+    gamma : float, default=1.0
+        Scale of the inner product (> 0).
+    degree : int, default=2
+        Degree :math:`d \ge 1`.
+    coef0 : float, default=1.0
+        Offset :math:`c_0 \ge 0`.
+    max_bytes : int, default=2**31
+        Memory budget for one transform output (and the fitted plan); exceeding it raises
+        ``ValueError``.
+
+    Attributes
+    ----------
+    n_features_out_ : int
+        Number of monomials.
+    powers_ : ndarray of shape (n_features_out_, n_features_in_ + 1)
+        Exponents α of each output feature (the last column is the power of √c₀).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import PolynomialKernelMap
+    >>> X = np.array([[1.0, 2.0], [0.5, -1.0]])
+    >>> Z = PolynomialKernelMap(degree=3, coef0=1.0).fit_transform(X)
+    >>> bool(np.allclose(Z @ Z.T, (X @ X.T + 1.0) ** 3))
+    True
+    """
+
+    _parameter_constraints: dict = {
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "degree": [Interval(Integral, 1, None, closed="left")],
+        "coef0": [Interval(Real, 0, None, closed="left")],
+        "max_bytes": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, *, gamma: float = 1.0, degree: int = 2, coef0: float = 1.0,
+                 max_bytes: int = 2**31) -> None:
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.max_bytes = max_bytes
+
+    def _fit(self, X, random_state):
+        from math import comb
+
+        n_variables = X.shape[1] + (self.coef0 != 0)
+        n_out = comb(n_variables + self.degree - 1, self.degree)
+        itemsize = X.dtype.itemsize
+        needed = n_out * max(1, X.shape[0]) * itemsize
+        if needed > self.max_bytes:
+            raise ValueError(
+                f"PolynomialKernelMap with degree={self.degree} on {X.shape[1]} features has "
+                f"{n_out:,} output features: {needed / 2**30:.2f} GiB for these "
+                f"{X.shape[0]:,} rows, over max_bytes={self.max_bytes:,}. Use "
+                "PolynomialCountSketch (a random sketch of the same kernel with any "
+                "n_components), a lower degree, or raise max_bytes."
+            )
+        self._plan, self._coefficients = _monomial_plan(n_variables, self.degree)
+        self.n_features_out_ = n_out
+        return n_out
+
+    @property
+    def powers_(self) -> np.ndarray:
+        """Exponent vector α of every output feature (last column: power of √c₀)."""
+        n_variables = self.n_features_in_ + 1
+        identity = np.eye(n_variables, dtype=np.int64)[: n_variables - (self.coef0 == 0)]
+        powers = identity
+        for parents, variables in self._plan:
+            powers = powers[parents] + identity[variables]
+        return powers
+
+    def _check_output_budget(self, n_rows: int) -> None:
+        needed = n_rows * self.n_features_out_ * 8
+        if needed > self.max_bytes:
+            raise ValueError(
+                f"The output for {n_rows:,} rows × {self.n_features_out_:,} features needs "
+                f"{needed / 2**30:.2f} GiB, over max_bytes={self.max_bytes:,}: transform in "
+                "smaller batches, raise max_bytes, or use PolynomialCountSketch."
+            )
+
+    def _transform_validated(self, X):
+        self._check_output_budget(X.shape[0])
+        return super()._transform_validated(X)
+
+    def _block_temp_bytes_per_row(self, n_features):
+        return 2 * self.n_features_out_ * 8
+
+    def _transform_block(self, X_block, out):
+        X_block = X_block.toarray() if sp.issparse(X_block) else X_block
+        variables = np.sqrt(self.gamma) * X_block
+        if self.coef0 != 0:
+            constant = np.full((X_block.shape[0], 1), np.sqrt(self.coef0), dtype=out.dtype)
+            variables = np.hstack([variables, constant])
+        level = variables
+        for parents, factor_index in self._plan:
+            level = level[:, parents] * variables[:, factor_index]
+        np.multiply(level, self._coefficients.astype(out.dtype, copy=False), out=out)
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """Names like ``x0^2 x1`` (the monomial), with ``1`` standing for √coef0.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+
+        Returns
+        -------
+        feature_names_out : ndarray of str objects
+        """
+        from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+
+        check_is_fitted(self)
+        names = [*_check_feature_names_in(self, input_features), "1"]
+        out = []
+        for row in self.powers_:
+            terms = [name if p == 1 else f"{name}^{p}" for name, p in zip(names, row, strict=True)
+                     if p and name != "1"]
+            out.append(" ".join(terms) if terms else "1")
+        return np.asarray(out, dtype=object)
