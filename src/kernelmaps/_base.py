@@ -273,6 +273,44 @@ def run_blocks(
     return out
 
 
+def reduce_blocks(
+    X: Any,
+    block_fn: Callable[[Any], np.ndarray],
+    *,
+    bytes_per_row: int,
+    n_threads: int = 1,
+) -> np.ndarray:
+    """Sum ``block_fn(X[start:stop])`` over cache-sized row blocks, on threads.
+
+    The reduction counterpart of :func:`run_blocks`, for passes over the data that produce a
+    small result (e.g. ``K_bᵀ (K_b v)`` in kernel ridge's conjugate gradient): memory stays
+    at one block per thread whatever ``n`` is. Partial sums are accumulated in float64 in a
+    fixed block order, so the result does not depend on the thread count.
+    """
+    n_samples = X.shape[0]
+    rows = block_rows_for(n_samples, bytes_per_row)
+    starts = list(range(0, n_samples, rows))
+
+    def work(start: int) -> np.ndarray:
+        return np.asarray(block_fn(X[start:start + rows]), dtype=np.float64)
+
+    def accumulate(partials) -> np.ndarray:
+        total = None
+        for part in partials:  # in block order, so the sum is deterministic
+            if total is None:
+                total = part.copy()
+            else:
+                total += part
+        return total
+
+    n_threads = min(n_threads, len(starts))
+    if n_threads <= 1:
+        return accumulate(map(work, starts))
+    with (_blas_controller().limit(limits=1, user_api="blas"),
+          ThreadPoolExecutor(max_workers=n_threads) as pool):
+        return accumulate(pool.map(work, starts))
+
+
 def sparse_container_like(X: Any, result: sp.spmatrix | sp.sparray) -> Any:
     """Return ``result`` in the same sparse interface (matrix vs array) as ``X``, as CSR."""
     if sp.isspmatrix(X):

@@ -60,6 +60,7 @@ __all__ = [
     "StudentKernel",
     "check_mercer",
     "get_kernel",
+    "resolve_kernel",
 ]
 
 _FLOATS = (np.float64, np.float32)
@@ -837,6 +838,34 @@ KERNELS: dict[str, type[Kernel]] = {
     "skewed_chi2": SkewedChi2Kernel,
     "arccos": ArcCosineKernel,
 }
+
+
+def resolve_kernel(kernel: str | Kernel | Callable, *, gamma: float | None = None,
+                   degree: float | None = None, coef0: float | None = None,
+                   kernel_params: dict | None = None) -> Kernel | Callable | str:
+    """Turn scikit-learn-style kernel arguments into a :class:`Kernel` (or pass through).
+
+    Mirrors how scikit-learn estimators take a kernel: a name plus ``gamma``/``degree``/
+    ``coef0`` (each used only if the named kernel has that parameter, as scikit-learn's
+    ``filter_params`` does) and ``kernel_params`` for the rest; a :class:`Kernel` object;
+    a callable on pairs of rows (returned unchanged); or ``"precomputed"`` (returned
+    unchanged).
+    """
+    if isinstance(kernel, str) and kernel == "precomputed":
+        return kernel
+    if isinstance(kernel, Kernel):
+        return kernel
+    if callable(kernel):
+        return kernel
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"Unknown kernel {kernel!r}; valid names are "
+                         f"{[*sorted(KERNELS), 'precomputed']}, a Kernel or a callable.")
+    accepted = KERNELS[kernel].param_names
+    params = {k: v for k, v in (kernel_params or {}).items() if k in accepted}
+    for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+        if name in accepted and value is not None:
+            params[name] = value
+    return get_kernel(kernel, **params)
 
 
 def get_kernel(kernel: str | Kernel, **params: Any) -> Kernel:

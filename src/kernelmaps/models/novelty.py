@@ -1,0 +1,156 @@
+r"""Novelty detection by the distance to the mean in feature space."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, OutlierMixin, _fit_context
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from kernelmaps.models._common import (
+    KERNEL_PARAMETER_CONSTRAINTS,
+    KernelModelMixin,
+    float_dtypes,
+)
+
+__all__ = ["KernelMeanDistance"]
+
+
+class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
+    r"""Novelty detection by the distance to the mean of the training data in feature space.
+
+    .. math::
+
+        \|\phi(x) - \mu\|^2 = k(x, x) - \frac2N\sum_i k(x, x_i)
+        + \frac1{N^2}\sum_{i,j} k(x_i, x_j),
+
+    computed with the kernel only (Shawe-Taylor & Cristianini, *Kernel Methods for Pattern
+    Analysis*, 2004, §5.1). Points far from the mean are novel. With ``n_components`` set,
+    the mean is expanded on :math:`m` landmarks drawn uniformly: the Nyström projection gives
+    :math:`\mu \approx \sum_j \beta_j\phi(c_j)` with
+    :math:`\beta = K_{mm}^{+}\tfrac1N K_{mN}\mathbf 1`, so scoring costs :math:`O(m)` kernel
+    evaluations per point instead of :math:`O(N)`, while :math:`k(x, x)` stays exact (a
+    point far from all landmarks still scores as far).
+
+    Follows scikit-learn's outlier-detector API: ``score_samples`` (higher = more normal,
+    i.e. minus the squared distance), ``decision_function`` (shifted so that 0 is the
+    threshold), ``predict`` (+1 inlier, −1 outlier) with the threshold set so that a fraction
+    ``contamination`` of the training data is flagged.
+
+    Parameters
+    ----------
+    contamination : float, default=0.1
+        Expected fraction of outliers in the training data, in (0, 0.5].
+    kernel : str, Kernel or callable, default="rbf"
+    gamma, degree, coef0, kernel_params :
+        Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
+    n_components : int or None, default=None
+        Number of landmarks; ``None``: exact, with every training point.
+    random_state : int, RandomState instance or None, default=None
+
+    Attributes
+    ----------
+    X_fit_ : ndarray
+        Expansion points of the mean (training data or landmarks).
+    mean_coef_ : ndarray of shape (n_expansion,)
+        :math:`\mu = \sum_j` ``mean_coef_[j]`` :math:`\phi(` ``X_fit_[j]`` :math:`)`.
+    mean_sq_norm_ : float
+        :math:`\|\mu\|^2`.
+    offset_ : float
+        Threshold subtracted from ``score_samples`` in ``decision_function``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+    """
+
+    _parameter_constraints: dict = {
+        "contamination": [Interval(Real, 0, 0.5, closed="right")],
+        **KERNEL_PARAMETER_CONSTRAINTS,
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, *, contamination: float = 0.1, kernel: Any = "rbf",
+                 gamma: float | None = None, degree: float | None = None,
+                 coef0: float | None = None, kernel_params: dict | None = None,
+                 n_components: int | None = None, random_state: Any = None) -> None:
+        self.contamination = contamination
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.kernel_params = kernel_params
+        self.n_components = n_components
+        self.random_state = random_state
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any = None) -> KernelMeanDistance:
+        """Estimate the mean in feature space and the decision threshold.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : None
+            Ignored.
+
+        Returns
+        -------
+        self : object
+        """
+        X = validate_data(self, X, accept_sparse="csr", dtype=float_dtypes())
+        self._resolved()
+        if self._precomputed:
+            raise ValueError("KernelMeanDistance does not take kernel='precomputed'; pass the "
+                             "data and a kernel.")
+        n = X.shape[0]
+        ones = np.full(n, 1.0 / n)
+        if self.n_components is None or self.n_components >= n:
+            self.X_fit_ = X
+            self.mean_coef_ = ones
+        else:
+            rng = check_random_state(self.random_state)
+            self.X_fit_ = X[np.sort(rng.choice(n, self.n_components, replace=False))]
+            K_mm = np.asarray(self._kernel_matrix(self.X_fit_), dtype=np.float64)
+            # Projection of μ onto span φ(c_j): β = K_mm⁺ (1/N) K_mN 1 (pinv: duplicates ok).
+            K_mN_mean = self._kernel_times(X, self.X_fit_, np.eye(self.X_fit_.shape[0])
+                                           ).mean(axis=0)
+            # Eigenvalues below 1e-12·λ_max are rounding noise of a smooth kernel's K_mm;
+            # inverting them (numpy's default cut-off is 1e-15) amplifies that noise.
+            self.mean_coef_ = np.linalg.pinv(K_mm, rcond=1e-12, hermitian=True) @ K_mN_mean
+        cross = self._kernel_times(self.X_fit_, self.X_fit_, self.mean_coef_)
+        self.mean_sq_norm_ = float(self.mean_coef_ @ cross)
+        self.offset_ = float(np.percentile(self.score_samples(X), 100.0 * self.contamination))
+        return self
+
+    def score_samples(self, X: Any) -> np.ndarray:
+        """Minus the squared feature-space distance to the training mean (higher = normal).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self, "mean_coef_")
+        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=float_dtypes())
+        cross = self._kernel_times(X, self.X_fit_, self.mean_coef_)
+        distance = self._kernel_diag(X) - 2.0 * cross + self.mean_sq_norm_
+        return -np.maximum(distance, 0.0).astype(np.float64)
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``score_samples(X) - offset_``: negative for outliers."""
+        return self.score_samples(X) - self.offset_
+
+    def predict(self, X: Any) -> np.ndarray:
+        """+1 for inliers, −1 for outliers."""
+        return np.where(self.decision_function(X) >= 0, 1, -1)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags

@@ -1,0 +1,73 @@
+"""KernelFisherDiscriminant: the formula, multi-class, landmarks, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits, make_circles
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import train_test_split
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from kernelmaps.models import KernelFisherDiscriminant
+
+
+@parametrize_with_checks([KernelFisherDiscriminant(),
+                          KernelFisherDiscriminant(n_components=10, random_state=0)])
+def test_check_estimator(estimator, check):
+    check(estimator)
+
+
+def test_binary_direction_is_the_closed_form():
+    X, y = make_circles(n_samples=200, factor=0.4, noise=0.05, random_state=0)
+    model = KernelFisherDiscriminant(reg=1e-2, kernel="rbf", gamma=2.0).fit(X, y)
+    K = rbf_kernel(X, gamma=2.0)
+    m0, m1 = K[y == 0].mean(0), K[y == 1].mean(0)
+    N = sum((K[y == c] - K[y == c].mean(0)).T @ (K[y == c] - K[y == c].mean(0)) for c in (0, 1))
+    mu = 1e-2 * np.trace(N) / N.shape[0]
+    a = np.linalg.solve(N + mu * np.eye(len(N)), m1 - m0)
+    direction = model.coef_[:, 0]
+    cosine = a @ direction / (np.linalg.norm(a) * np.linalg.norm(direction))
+    assert abs(cosine) == pytest.approx(1.0, abs=1e-6)  # a ∝ (N + μI)⁻¹(m₁ − m₀)
+
+
+def test_separates_non_linear_classes():
+    X, y = make_circles(n_samples=400, factor=0.4, noise=0.05, random_state=0)
+    X_train, X_test, y_train, y_test = train_test_split(X, y, random_state=0)
+    model = KernelFisherDiscriminant(kernel="rbf", gamma=2.0).fit(X_train, y_train)
+    assert model.score(X_test, y_test) > 0.95
+    proba = model.predict_proba(X_test)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    assert (model.classes_[proba.argmax(axis=1)] == model.predict(X_test)).all()
+
+
+@pytest.mark.parametrize("n_components", [None, 300])
+def test_multiclass_digits(n_components):
+    X, y = load_digits(return_X_y=True)
+    X_train, X_test, y_train, y_test = train_test_split(X / 16, y, random_state=0)
+    model = KernelFisherDiscriminant(kernel="rbf", gamma=0.05, n_components=n_components,
+                                     random_state=0).fit(X_train, y_train)
+    assert model.transform(X_test).shape == (len(X_test), 9)  # C − 1 directions
+    assert model.score(X_test, y_test) > 0.95
+    assert np.all(np.diff(model.eigenvalues_) <= 1e-12)  # sorted by Fisher ratio
+
+
+def test_string_labels_and_feature_names():
+    X, y = make_circles(n_samples=100, factor=0.4, noise=0.05, random_state=0)
+    labels = np.where(y == 1, "inner", "outer")
+    model = KernelFisherDiscriminant(kernel="rbf", gamma=2.0).fit(X, labels)
+    assert set(model.predict(X)) <= {"inner", "outer"}
+    assert list(model.get_feature_names_out()) == ["kernelfisherdiscriminant0"]
+
+
+def test_single_class_is_a_clear_error():
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        KernelFisherDiscriminant().fit(np.random.RandomState(0).rand(10, 2), np.zeros(10))
+
+
+def test_bad_parameters():
+    X, y = make_circles(n_samples=50, random_state=0)
+    with pytest.raises(ValueError, match="reg"):
+        KernelFisherDiscriminant(reg=0.0).fit(X, y)
+    with pytest.raises(ValueError, match="precomputed"):
+        KernelFisherDiscriminant(kernel="precomputed").fit(np.eye(50), y)

@@ -1,0 +1,197 @@
+"""KernelRidge: exact equals scikit-learn; Nyström + FALKON-preconditioned CG converges."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import kernelmaps as km
+from kernelmaps.models import KernelRidge
+from kernelmaps.models.ridge import falkon_solve
+
+NYSTROM_XFAIL = {
+    name: "Nyström centres are drawn from the rows: repeating rows changes the centres, so "
+          "weights and repetitions give (slightly) different models."
+    for name in ("check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")
+}
+
+
+@parametrize_with_checks(
+    [KernelRidge(), KernelRidge(kernel="rbf", solver="nystrom", n_components=20,
+                                random_state=0)],
+    expected_failed_checks=lambda est: NYSTROM_XFAIL if est.solver == "nystrom" else {},
+)
+def test_check_estimator(estimator, check):
+    check(estimator)
+
+
+def regression_data(n=400, d=4, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X).sum(axis=1) + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+@pytest.mark.parametrize("params", [
+    dict(kernel="linear", alpha=1.0),
+    dict(kernel="rbf", gamma=0.3, alpha=0.1),
+    dict(kernel="poly", degree=2, coef0=1.0, alpha=2.0),
+    dict(kernel="laplacian", gamma=0.2, alpha=0.5),
+    dict(kernel="sigmoid", gamma=0.01, coef0=0.0, alpha=5.0),
+])
+def test_exact_equals_sklearn(params):
+    X, y = regression_data()
+    Y = np.c_[y, y ** 2]
+    ours = KernelRidge(**params, solver="exact").fit(X, Y)
+    theirs = SklearnKernelRidge(**params).fit(X, Y)
+    np.testing.assert_allclose(ours.predict(X[:50]), theirs.predict(X[:50]), rtol=1e-8,
+                               atol=1e-10)
+    np.testing.assert_allclose(ours.dual_coef_, theirs.dual_coef_, rtol=1e-7, atol=1e-10)
+
+
+def test_exact_sample_weight_and_alpha_per_target_equal_sklearn():
+    X, y = regression_data()
+    Y = np.c_[y, -y, 2 * y]
+    w = np.random.RandomState(1).uniform(0.1, 2, size=len(y))
+    y_before = Y.copy()
+    alpha = np.array([0.1, 1.0, 0.1])
+    ours = KernelRidge(kernel="rbf", gamma=0.3, alpha=alpha).fit(X, Y, sample_weight=w)
+    theirs = SklearnKernelRidge(kernel="rbf", gamma=0.3, alpha=alpha).fit(X, Y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=1e-8, atol=1e-10)
+    np.testing.assert_array_equal(Y, y_before)  # the caller's y is not modified
+
+
+def test_exact_precomputed_equals_sklearn():
+    X, y = regression_data()
+    K = rbf_kernel(X, gamma=0.3)
+    ours = KernelRidge(kernel="precomputed", alpha=0.1).fit(K, y)
+    theirs = SklearnKernelRidge(kernel="precomputed", alpha=0.1).fit(K, y)
+    np.testing.assert_allclose(ours.predict(K[:20]), theirs.predict(K[:20]), rtol=1e-8)
+
+
+def test_nystrom_with_all_centres_converges_to_exact():
+    X, y = regression_data(n=300)
+    exact = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1, solver="exact").fit(X, y)
+    nys = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1, solver="nystrom", n_components=300,
+                      tol=1e-10, max_iter=500, random_state=0).fit(X, y)
+    # With every point a centre, the Nyström problem is the exact one.
+    np.testing.assert_allclose(nys.predict(X), exact.predict(X), rtol=1e-5, atol=1e-6)
+
+
+def test_nystrom_close_to_exact_with_fewer_centres():
+    X, y = regression_data(n=3000, d=3)
+    X_test, y_test = regression_data(n=1000, d=3, seed=1)
+    exact = KernelRidge(kernel="rbf", gamma=0.3, alpha=1.0, solver="exact").fit(X, y)
+    nys = KernelRidge(kernel="rbf", gamma=0.3, alpha=1.0, solver="nystrom", n_components=300,
+                      random_state=0).fit(X, y)
+    rmse_exact = np.sqrt(np.mean((exact.predict(X_test) - y_test) ** 2))
+    rmse_nys = np.sqrt(np.mean((nys.predict(X_test) - y_test) ** 2))
+    assert rmse_nys < 1.02 * rmse_exact
+    assert nys.n_iter_ < 60  # the preconditioner works: unpreconditioned CG needs far more
+
+
+def test_falkon_solves_the_normal_equations():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(500, 3))
+    C = X[:40]
+    KnM, KMM = rbf_kernel(X, C, gamma=0.5), rbf_kernel(C, gamma=0.5)
+    Y = rng.normal(size=(500, 2))
+    alpha = 0.3
+    beta, iterations = falkon_solve(lambda V: KnM.T @ (KnM @ V), KMM, alpha, rhs=KnM.T @ Y,
+                                    total_weight=500.0, max_iter=300, tol=1e-12)
+    expected = np.linalg.solve(KnM.T @ KnM + alpha * KMM, KnM.T @ Y)
+    np.testing.assert_allclose(beta, expected, rtol=1e-6, atol=1e-8)
+    assert 0 < iterations < 300
+
+
+def test_nystrom_multi_output_sparse_and_float32():
+    X, y = regression_data(n=1000)
+    Y = np.c_[y, np.cos(X[:, 0])]
+    dense = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=100,
+                        random_state=0).fit(X, Y)
+    assert dense.predict(X).shape == (1000, 2)
+    sparse = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=100,
+                         random_state=0).fit(sp.csr_matrix(X), Y)
+    np.testing.assert_allclose(sparse.predict(X), dense.predict(X), rtol=1e-6, atol=1e-8)
+    single = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=100,
+                         random_state=0).fit(X.astype(np.float32), Y)
+    np.testing.assert_allclose(single.predict(X.astype(np.float32)), dense.predict(X),
+                               atol=2e-3)
+
+
+def test_nystrom_never_holds_the_n_by_m_matrix():
+    import tracemalloc
+
+    X, y = regression_data(n=40_000, d=3)
+    model = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=500,
+                        max_iter=3, random_state=0)
+    tracemalloc.start()
+    try:
+        import warnings
+
+        with warnings.catch_warnings(), km.config_context(block_bytes=1 << 20):
+            warnings.simplefilter("ignore")
+            model.fit(X, y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 0.25 * X.shape[0] * 500 * 8  # K_nM would be 160 MB
+
+
+def test_auto_solver_picks_by_size():
+    X, y = regression_data(n=50)
+    assert KernelRidge(kernel="rbf").fit(X, y).solver_ == "exact"
+    X, y = regression_data(n=5001, d=2)
+    model = KernelRidge(kernel="rbf", n_components=50, random_state=0).fit(X, y)
+    assert model.solver_ == "nystrom" and model.dual_coef_.shape == (50,)
+
+
+def test_duplicate_centres_do_not_break_the_solver():
+    X, y = regression_data(n=100)
+    X = np.vstack([X] * 4)
+    y = np.tile(y, 4)
+    model = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1, solver="nystrom",
+                        n_components=200, random_state=0).fit(X, y)
+    assert np.isfinite(model.predict(X)).all()
+
+
+@pytest.mark.parametrize(("params", "error", "match"), [
+    (dict(alpha=-1.0), ValueError, "alpha"),
+    (dict(alpha=[1.0, 2.0, 3.0]), ValueError, "one per target"),
+    (dict(kernel="rbf", gamma=-2.0), ValueError, "gamma"),
+    (dict(kernel="student", kernel_params={"alpha": 0.0}), ValueError, "alpha must be"),
+    (dict(kernel="matern", kernel_params={"nu": 0.7}), ValueError, "nu=0.7"),
+    (dict(kernel="poly", degree=0.5), ValueError, "degree"),
+    (dict(kernel="gaussian"), ValueError, "kernel"),
+    (dict(solver="nystrom", alpha=[1.0, 2.0]), ValueError, "single alpha"),
+])
+def test_bad_parameters(params, error, match):
+    X, y = regression_data(n=30)
+    with pytest.raises(error, match=match):
+        KernelRidge(**params).fit(X, np.c_[y, y])
+
+
+def test_bad_targets_and_shapes():
+    X, y = regression_data(n=30)
+    y_nan = y.copy()
+    y_nan[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        KernelRidge().fit(X, y_nan)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        KernelRidge().fit(X, y[:-1])
+    model = KernelRidge(kernel="rbf").fit(X, y)
+    with pytest.raises(ValueError, match="X has 2 features, but KernelRidge is expecting 4"):
+        model.predict(X[:, :2])
+    with pytest.raises(ValueError, match="square"):
+        KernelRidge(kernel="precomputed").fit(X, y)
+
+
+def test_chi2_kernel_rejects_negative_inputs():
+    X, y = regression_data(n=30)
+    with pytest.raises(ValueError, match="negative values"):
+        KernelRidge(kernel="chi2").fit(X, y)
