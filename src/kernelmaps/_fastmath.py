@@ -1,0 +1,230 @@
+"""Fast in-place float64 cosine built from vectorised NumPy ufunc passes.
+
+Why this exists
+---------------
+NumPy's ``np.cos`` on float64 calls the C library's scalar ``cos`` once per
+element (float32 is SIMD-vectorised, float64 is not), which costs roughly
+17-30 ns/element for arguments of magnitude 1-100.  Random Fourier feature
+maps spend most of their time in ``cos(X @ W + b)``, so this module evaluates
+the cosine with a short sequence of SIMD-vectorised ufunc passes (``multiply``,
+``add``, integer shift/xor) over cache-resident chunks instead.
+
+Algorithm
+---------
+Cody-Waite additive argument reduction (W. J. Cody and W. Waite, *Software
+Manual for the Elementary Functions*, Prentice-Hall, 1980, the SIN/COS
+chapter; see also J.-M. Muller, *Elementary Functions: Algorithms and
+Implementation*, 3rd ed., Birkhauser, 2016, chapter on range reduction):
+
+1. ``k = rint(x / pi)``.  Rounding is done by adding and subtracting the
+   "magic" constant ``1.5 * 2**52``: after the addition the low mantissa bits
+   of the sum hold ``2**51 + k`` as an integer, so the parity of ``k`` can be
+   read from the least significant bit without a float->int conversion pass.
+2. ``r = (x - k * PI_HI) - k * PI_LO`` where ``PI_HI`` keeps only the top 33
+   significant bits of pi, so ``k * PI_HI`` is exact for ``|k| < 2**20`` and
+   the subtraction is exact by Sterbenz' lemma; ``PI_LO = round(pi - PI_HI)``
+   leaves a representation error of 7e-27, i.e. < 1e-20 after scaling by
+   ``k``.  The computed ``r`` is within half an ulp of ``x - k*pi`` and
+   ``|r| <= pi/2 + 4e-10`` (``k`` may be off by one only when ``x / pi`` is
+   within rounding error of a half-integer).
+3. ``cos(x) = (-1)**k * cos(r)``.  ``cos(r)`` is an even polynomial of degree
+   16 in ``r`` (degree 8 in ``u = r*r``) evaluated by Horner's rule.  The
+   coefficients were computed for this module with a weighted Remez exchange
+   in 60-digit decimal arithmetic, with ``c0 = 1`` and ``c1 = -1/2`` pinned to
+   their exact values and the remaining coefficients rounded to double one at
+   a time (re-optimising the higher ones after each rounding).  The
+   approximation error of the double-precision coefficients is 5.8e-18 on
+   ``u in [0, (pi/2 + 1e-6)**2]``.
+4. The sign ``(-1)**k`` is applied branch-free by shifting the parity bit of
+   step 1 into the IEEE sign position and xor-ing it into the result.
+
+Elements with ``|x| <= MAX_FAST_ARG`` (``2**18 * pi``, about 8.2e5, so
+``|k| <= 2**18``, a factor 4 below the exactness limit) use the fast path.
+All others, inf and NaN included, are recomputed with ``np.cos`` (masked, so
+only those elements pay for it), which also keeps ``np.cos``'s NaN results
+and floating-point warnings/errors for non-finite input.
+
+Accuracy
+--------
+The guarantee is on the absolute error, not the relative one: near the zeros
+of cos the result is small and its relative error is not bounded.  A
+first-order error budget at ``|r| -> pi/2`` (the worst case) is 1.1e-16
+(rounding of ``r``) + 0.9e-16 (rounding of ``u``) + 1.3e-16 (Horner
+rounding) + 0.06e-16 (approximation) ~= 3.5e-16, so the absolute error is
+below 4e-16 (1.8 ulp of 1.0) for every finite input.  Measured against
+``np.cos``: 3.26e-16 maximum over 1e7 random arguments with log-uniform
+magnitudes 1e-3..1e5, over 1e7 arguments next to the zeros of cos, and over
+special values (multiples of pi/2 and their neighbours, +-0, subnormals,
+``MAX_FAST_ARG``); results beyond ``MAX_FAST_ARG``, inf and NaN are
+bit-identical to ``np.cos``.
+
+Speed
+-----
+On a shared 2-vCPU AMD EPYC (Zen 5) VM with NumPy 2.4, for 1e6 float64
+elements, median of 31 interleaved runs: ``np.cos`` 17.8 ns/element and
+``cos_inplace`` 3.9 ns/element for N(0, 10**2) arguments, 21.4 vs 4.8
+ns/element for N(0, 100**2) (4.4-4.5x).  Under heavy load from other
+processes the medians varied (``np.cos`` 18-58, ``cos_inplace`` 4-14
+ns/element) but the speed-up stayed between 3.6x and 5.7x.
+
+The work is done in chunks of ``CHUNK = 32768`` elements: each of the four
+live float64 buffers (the chunk plus three scratch buffers) is 256 KiB, so
+they stay in the 1 MiB L2 cache, while the 28 ufunc calls per chunk (about
+0.5-1 us of overhead each) cost under 1 ns/element.  16384 and 65536 measured
+within noise of 32768; 8192 and below were clearly slower (call overhead).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["MAX_FAST_ARG", "cos_inplace"]
+
+# Elements processed per block of ufunc passes (see the module docstring).
+CHUNK = 32768
+
+# Rounding constant 1.5 * 2**52: for |t| < 2**51, t + MAGIC rounds t to the
+# nearest integer (ties to even) and stores 2**51 + rint(t) in the mantissa.
+_MAGIC = np.float64(6755399441055744.0)
+_INV_PI = np.float64(float.fromhex("0x1.45f306dc9c883p-2"))  # round(1/pi)
+# pi split so that k * _PI_HI is exact: _PI_HI has 33 significant bits.
+_PI_HI = np.float64(float.fromhex("0x1.921fb544p+1"))
+_PI_LO = np.float64(float.fromhex("0x1.0b4611a626331p-33"))  # round(pi - _PI_HI)
+
+# Bound on |k| = |rint(x/pi)|: 2**18 leaves a factor-4 margin below the 2**20
+# limit where k*_PI_HI stops being exact.
+_MAX_K = 2.0**18
+# Elements up to this magnitude take the fast path (|k| <= 2**18), all larger
+# ones go to np.cos.
+MAX_FAST_ARG = float(_MAX_K * np.pi)
+
+# cos(sqrt(u)) ~= sum(c[i] * u**i), highest degree first for Horner's rule.
+# Weighted minimax on u in [0, (pi/2 + 1e-6)**2], c0 = 1 and c1 = -1/2 exact.
+_COEFS = tuple(
+    np.float64(float.fromhex(h))
+    for h in (
+        "0x1.9fc8058e2f246p-45",
+        "-0x1.9357389752a0cp-37",
+        "0x1.1eecfad41d863p-29",
+        "-0x1.27e4f9f2e8ce0p-22",
+        "0x1.a01a019ba6080p-16",
+        "-0x1.6c16c16c101f5p-10",
+        "0x1.55555555554ddp-5",
+        "-0x1.0000000000000p-1",
+        "0x1.0000000000000p+0",
+    )
+)
+
+
+def _cos_chunk(
+    x: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Overwrite the contiguous float64 chunk ``x`` with the fast-path cosine.
+
+    Must run with floating-point errors ignored: elements outside the fast
+    path's range produce garbage (and overflow/invalid flags) here and are
+    handed back to the caller for ``np.cos``.
+
+    Parameters
+    ----------
+    x : ndarray of float64, 1-D, contiguous
+        Arguments; overwritten with their cosines.
+    a, b, c : ndarray of float64
+        Scratch buffers of the same length as ``x``.
+
+    Returns
+    -------
+    tuple of (ndarray of intp, ndarray of float64) or None
+        ``None`` when every element was handled; otherwise the indices into
+        ``x`` of the unhandled elements (``|x| > MAX_FAST_ARG``, inf, NaN)
+        and their original values, which the caller overwrites with
+        ``np.cos`` of those values.
+    """
+    mul, add, sub = np.multiply, np.add, np.subtract
+    # Steps 1-2: a = x/pi + MAGIC (parity of k in its low bit), b = k.
+    mul(x, _INV_PI, out=a)
+    add(a, _MAGIC, out=a)
+    sub(a, _MAGIC, out=b)
+    # Chunk-level range check with two SIMD reductions and no writes; NaN
+    # makes the comparisons False.  (np.dot(b, b) would be a single pass, but
+    # OpenBLAS threads it, which is far slower at this size.)  The bound is
+    # strict because |x| slightly above MAX_FAST_ARG still rounds to
+    # |k| == 2**18: those chunks take the exact per-element test on x below,
+    # so whether an element goes to np.cos never depends on its neighbours.
+    bad = None
+    if not (b.min() > -_MAX_K and b.max() < _MAX_K):
+        idx = np.flatnonzero(~(np.abs(x) <= MAX_FAST_ARG))  # `~(<=)` keeps NaN
+        if idx.size:
+            # Save the originals before x is overwritten below.
+            bad = (idx, x[idx])
+    # Cody-Waite reduction: c = (x - k*PI_HI) - k*PI_LO.
+    mul(b, _PI_HI, out=c)
+    sub(x, c, out=c)
+    mul(b, _PI_LO, out=b)
+    sub(c, b, out=c)
+    # Horner in u = r*r (u in b, polynomial accumulated in c).
+    mul(c, c, out=b)
+    mul(b, _COEFS[0], out=c)
+    add(c, _COEFS[1], out=c)
+    for coef in _COEFS[2:]:
+        mul(c, b, out=c)
+        add(c, coef, out=c)
+    # Apply (-1)**k: move the parity bit of the magic sum into the sign bit
+    # and xor it into the result, written straight into x.
+    ai = a.view(np.int64)
+    np.left_shift(ai, 63, out=ai)
+    np.bitwise_xor(c.view(np.int64), ai, out=x.view(np.int64))
+    return bad
+
+
+def cos_inplace(x: np.ndarray) -> None:
+    """Overwrite ``x`` with ``cos(x)`` in place.
+
+    Float64 C-contiguous arrays use a vectorised Cody-Waite reduction and
+    minimax polynomial (see the module docstring); the absolute error is below
+    4e-16 for every finite input.  Float32 arrays, other dtypes that
+    ``np.cos`` can write back in place, and non-contiguous arrays fall back to
+    ``np.cos(x, out=x)``.
+
+    Parameters
+    ----------
+    x : ndarray
+        Array to transform; must be writeable.  Modified in place.
+
+    Returns
+    -------
+    None
+        The result is stored in ``x``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([0.0, np.pi, 1e3])
+    >>> cos_inplace(x)
+    >>> bool(np.allclose(x, np.cos([0.0, np.pi, 1e3]), rtol=0, atol=4e-16))
+    True
+    """
+    if x.dtype != np.float64 or not x.flags.c_contiguous or x.size == 0:
+        # float32 np.cos is already SIMD-vectorised; other layouts/dtypes are
+        # rare here and not worth a dedicated path.
+        np.cos(x, out=x)
+        return
+    if not x.flags.writeable:
+        raise ValueError("cos_inplace requires a writeable array")
+    flat = x.reshape(-1)  # a view, since x is C-contiguous
+    n = flat.shape[0]
+    size = min(n, CHUNK)
+    a = np.empty(size)
+    b = np.empty(size)
+    c = np.empty(size)
+    fallback = []
+    with np.errstate(all="ignore"):
+        for start in range(0, n, size):
+            stop = min(start + size, n)
+            m = stop - start
+            bad = _cos_chunk(flat[start:stop], a[:m], b[:m], c[:m])
+            if bad is not None:
+                fallback.append((start + bad[0], bad[1]))
+    # Outside errstate, so np.cos warns/raises exactly as it would on its own.
+    for idx, values in fallback:
+        flat[idx] = np.cos(values)

@@ -1,0 +1,247 @@
+"""Tests for the vectorised float64 cosine in :mod:`kernelmaps._fastmath`."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from kernelmaps import _fastmath
+from kernelmaps._fastmath import MAX_FAST_ARG, cos_inplace
+
+# Documented absolute-error bound (about 1.8 ulp of 1.0); the analysis in the
+# module docstring gives ~3.5e-16 as the worst case, so this is not loose.
+ATOL = 4e-16
+
+
+def _check_against_np_cos(x: np.ndarray) -> None:
+    """Assert that ``cos_inplace`` matches ``np.cos`` on ``x`` within ATOL."""
+    expected = np.cos(x)
+    got = x.copy()
+    cos_inplace(got)
+    nan = np.isnan(expected)
+    np.testing.assert_array_equal(np.isnan(got), nan)
+    err = np.abs(got[~nan] - expected[~nan])
+    assert err.size == 0 or err.max() <= ATOL, f"max abs error {err.max():.3e}"
+
+
+def _log_uniform(rng: np.random.Generator, n: int, lo: float, hi: float) -> np.ndarray:
+    """Signed values with log10-uniform magnitudes in ``[10**lo, 10**hi]``."""
+    return rng.choice([-1.0, 1.0], n) * 10.0 ** rng.uniform(lo, hi, n)
+
+
+def test_random_magnitudes_accuracy() -> None:
+    rng = np.random.default_rng(0)
+    # Several chunks plus a ragged tail, magnitudes 1e-3 .. 1e5.
+    x = _log_uniform(rng, 3 * _fastmath.CHUNK + 777, -3, 5)
+    _check_against_np_cos(x)
+
+
+def test_typical_feature_map_arguments() -> None:
+    # The intended workload: cos(X @ W + b) with roughly normal arguments.
+    rng = np.random.default_rng(1)
+    for scale in (1.0, 10.0, 100.0):
+        _check_against_np_cos(rng.normal(0.0, scale, 50_000))
+
+
+def test_extended_fast_range_accuracy() -> None:
+    # Right up to the fast-path limit, where k is largest.
+    rng = np.random.default_rng(2)
+    x = rng.uniform(-MAX_FAST_ARG, MAX_FAST_ARG, 50_000)
+    _check_against_np_cos(x)
+
+
+def test_special_values() -> None:
+    k = np.arange(-3000.0, 3001.0)
+    half_pi_multiples = k * (np.pi / 2)
+    x = np.concatenate(
+        [
+            [0.0, -0.0, 5e-324, -5e-324, 1e-310, 1e-20, np.pi, -np.pi, np.pi / 2],
+            half_pi_multiples,
+            # Neighbours of the multiples: the worst cases for the reduction.
+            np.nextafter(half_pi_multiples, np.inf),
+            np.nextafter(half_pi_multiples, -np.inf),
+            # Exactly halfway between integers after division by pi, so
+            # k = rint(x / pi) may round either way.
+            (k + 0.5) * np.pi,
+            np.arange(-4.0, 4.0, 1e-3),
+        ]
+    )
+    _check_against_np_cos(x)
+
+
+def test_zero_and_signed_zero_give_exactly_one() -> None:
+    x = np.array([0.0, -0.0, 1e-300, -1e-300])
+    cos_inplace(x)
+    np.testing.assert_array_equal(x, 1.0)
+
+
+def test_large_arguments_use_np_cos() -> None:
+    # Beyond MAX_FAST_ARG the elements must be recomputed by np.cos, so the
+    # result is bit-identical there (a plain Cody-Waite reduction would not
+    # even be close at 1e300).
+    big = np.array(
+        [
+            np.nextafter(MAX_FAST_ARG, np.inf),
+            -np.nextafter(MAX_FAST_ARG, np.inf),
+            1e6,
+            3.0e7,
+            2.0**52 + 1,
+            2.0**53,
+            1e22,
+            1e300,
+            -1e300,
+            np.finfo(np.float64).max,
+            np.finfo(np.float64).min,
+        ]
+    )
+    got = big.copy()
+    cos_inplace(got)
+    np.testing.assert_array_equal(got, np.cos(big))
+    # Also alone in their array, so no neighbour forces the slow path.
+    for value in big:
+        single = np.array([value])
+        cos_inplace(single)
+        np.testing.assert_array_equal(single, np.cos([value]))
+
+
+def test_boundary_of_fast_range() -> None:
+    edge = np.array([MAX_FAST_ARG, -MAX_FAST_ARG, np.nextafter(MAX_FAST_ARG, 0.0)])
+    _check_against_np_cos(edge)
+    # Just above the limit k still rounds to 2**18; these must nevertheless go
+    # to np.cos (bit-identical), even alone in their array.  The fast path
+    # differs from np.cos in the last bit for several of them.
+    above = MAX_FAST_ARG + np.arange(1, 41) * 0.03
+    for value in np.concatenate([above, -above]):
+        single = np.array([value])
+        cos_inplace(single)
+        np.testing.assert_array_equal(single, np.cos([value]))
+
+
+def test_nan_and_inf_give_nan_like_np_cos() -> None:
+    x = np.array([1.0, np.nan, np.inf, -np.inf, -np.nan, 2.0])
+    with np.errstate(invalid="ignore"):
+        expected = np.cos(x)
+        got = x.copy()
+        cos_inplace(got)
+    assert np.isnan(got[1:5]).all()
+    # Non-finite elements are delegated to np.cos, so even the NaN sign and
+    # payload bits match.
+    np.testing.assert_array_equal(got[1:5].view(np.int64), expected[1:5].view(np.int64))
+    # Their finite neighbours in the same chunk still get the fast path.
+    np.testing.assert_allclose(got[[0, 5]], expected[[0, 5]], rtol=0, atol=ATOL)
+
+
+def test_nonfinite_warns_like_np_cos() -> None:
+    x = np.array([np.inf, 0.5])
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        np.cos(x)
+    with pytest.warns(RuntimeWarning, match="invalid value"):
+        cos_inplace(x)
+    with np.errstate(invalid="raise"), pytest.raises(FloatingPointError):
+        cos_inplace(np.array([-np.inf]))
+
+
+def test_finite_inputs_raise_no_floating_point_errors() -> None:
+    # The fast path's intermediate garbage for huge arguments must not leak
+    # out as warnings or errors under the caller's error state.
+    x = np.array([1e308, -1e308, 1e-310, 3.0, 1e200])
+    with np.errstate(all="raise"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cos_inplace(x)
+    np.testing.assert_array_equal(x[[0, 1, 4]], np.cos([1e308, -1e308, 1e200]))
+
+
+def test_fallback_elements_in_later_chunks() -> None:
+    # Unhandled elements in the second chunk and in the ragged tail must be
+    # written back at their own positions (index offset per chunk).
+    rng = np.random.default_rng(3)
+    n = 2 * _fastmath.CHUNK + 11
+    x = rng.normal(0.0, 30.0, n)
+    positions = [_fastmath.CHUNK + 5, n - 1, n - 3]
+    x[positions] = [np.nan, 1e10, -np.inf]
+    with np.errstate(invalid="ignore"):
+        _check_against_np_cos(x)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    hnp.arrays(
+        np.float64,
+        st.integers(0, 64),
+        elements=st.floats(allow_nan=True, allow_infinity=True, width=64),
+    )
+)
+def test_matches_np_cos_property(x: np.ndarray) -> None:
+    with np.errstate(invalid="ignore"):
+        _check_against_np_cos(x)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.floats(-MAX_FAST_ARG, MAX_FAST_ARG), st.integers(1, 40))
+def test_matches_np_cos_fast_range_property(value: float, n: int) -> None:
+    # Bias towards the fast path: a whole array of a single in-range value
+    # and its floating-point neighbours.
+    x = np.full(n, value)
+    x[1::2] = np.nextafter(x[1::2], np.inf)
+    _check_against_np_cos(x)
+
+
+def test_writes_in_place_and_returns_none() -> None:
+    x = np.linspace(-20.0, 20.0, 1001)
+    expected = np.cos(x)
+    address = x.__array_interface__["data"][0]
+    assert cos_inplace(x) is None
+    assert x.__array_interface__["data"][0] == address
+    np.testing.assert_allclose(x, expected, rtol=0, atol=ATOL)
+
+
+def test_multidimensional_c_contiguous_view() -> None:
+    base = np.linspace(-50.0, 50.0, 6 * 7).reshape(6, 7)
+    expected = np.cos(base)
+    view = base[1:4]  # C-contiguous view: must write through to base
+    cos_inplace(view)
+    np.testing.assert_allclose(base[1:4], expected[1:4], rtol=0, atol=ATOL)
+    np.testing.assert_array_equal(base[0], np.linspace(-50.0, 50.0, 42)[:7])
+
+
+def test_float32_path() -> None:
+    rng = np.random.default_rng(4)
+    x = rng.normal(0.0, 10.0, 1000).astype(np.float32)
+    expected = np.cos(x)
+    cos_inplace(x)
+    assert x.dtype == np.float32
+    np.testing.assert_array_equal(x, expected)
+
+
+def test_non_contiguous_falls_back() -> None:
+    rng = np.random.default_rng(5)
+    base = rng.normal(0.0, 10.0, 101)
+    original = base.copy()
+    strided = base[::2]
+    cos_inplace(strided)
+    np.testing.assert_array_equal(base[::2], np.cos(original[::2]))
+    # Elements between the strided ones are untouched.
+    np.testing.assert_array_equal(base[1::2], original[1::2])
+
+    f_order = np.asfortranarray(rng.normal(0.0, 10.0, (30, 7)))
+    expected = np.cos(f_order)
+    cos_inplace(f_order)
+    np.testing.assert_array_equal(f_order, expected)
+
+
+def test_empty_array() -> None:
+    x = np.empty(0)
+    cos_inplace(x)
+    assert x.shape == (0,)
+
+
+def test_read_only_array_raises() -> None:
+    x = np.ones(10)
+    x.flags.writeable = False
+    with pytest.raises(ValueError):
+        cos_inplace(x)
