@@ -89,3 +89,13 @@ def test_skewed_chi2_sparse_float32_matches_dense(rng):
     Z_sparse = m.transform(sp.csr_matrix(X))
     assert Z_sparse.dtype == np.float32
     np.testing.assert_allclose(Z_sparse, m.transform(X), atol=1e-5)
+
+
+@pytest.mark.parametrize("make", [np.asarray, sp.csr_matrix, sp.csr_array])
+def test_additive_chi2_float32_stays_float32(make, rng):
+    X = (rng.uniform(size=(20, 5)) * (rng.uniform(size=(20, 5)) < 0.5)).astype(np.float32)
+    Z = km.AdditiveChi2Sampler(sample_steps=3).fit_transform(make(X))
+    assert Z.dtype == np.float32
+    Z64 = km.AdditiveChi2Sampler(sample_steps=3).fit_transform(X.astype(np.float64))
+    dense = Z.toarray() if sp.issparse(Z) else Z
+    np.testing.assert_allclose(dense, Z64, rtol=1e-5, atol=1e-6)

@@ -6,6 +6,7 @@ the shared engine of :mod:`kernelmaps._base`.
 
 from __future__ import annotations
 
+import math
 from numbers import Integral, Real
 from typing import Any
 
@@ -151,7 +152,9 @@ class AdditiveChi2Sampler(FeatureMap):
         log_step *= interval
         step = 2 * values * interval
         for j in range(1, self.sample_steps):
-            factor = np.sqrt(step / np.cosh(np.pi * j * interval))
+            # math.cosh gives a Python float, which keeps float32 data float32 (NEP 50);
+            # np.cosh would return a float64 scalar and silently upcast.
+            factor = np.sqrt(step / math.cosh(math.pi * j * interval))
             yield factor * np.cos(j * log_step)
             yield factor * np.sin(j * log_step)
 
