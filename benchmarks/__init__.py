@@ -1,0 +1,1 @@
+"""Benchmarks of kernelmaps against scikit-learn's kernel approximation maps."""
