@@ -13,6 +13,7 @@ from kernelmaps.kernels import (
     check_mercer,
     get_kernel,
 )
+from kernelmaps.landmarks import quadratic_renyi_entropy, renyi_entropy_subset
 from kernelmaps.maps import (
     AdditiveChi2Sampler,
     Nystroem,
@@ -39,5 +40,7 @@ __all__ = [
     "config_context",
     "get_config",
     "get_kernel",
+    "quadratic_renyi_entropy",
+    "renyi_entropy_subset",
     "set_config",
 ]

@@ -60,6 +60,12 @@ _OVERFLOW_HINT = (
 )
 
 
+def single_threaded_blas():
+    """Context manager limiting BLAS to one thread (for work that is already parallel, or
+    small products where thread start-up costs more than it saves)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
 def check_finite_output(block: np.ndarray, what: str, start: int,
                         hint: str = _OVERFLOW_HINT) -> None:
     """Raise a clear error instead of returning NaN/inf produced by overflow.
@@ -266,8 +272,7 @@ def run_blocks(
         return out
     # Blocks run concurrently; BLAS inside each block runs single-threaded so the
     # machine is not oversubscribed (NumPy ufuncs and BLAS calls release the GIL).
-    with (_blas_controller().limit(limits=1, user_api="blas"),
-          ThreadPoolExecutor(max_workers=n_threads) as pool):
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
         for _ in pool.map(work, starts):
             pass
     return out
@@ -306,8 +311,7 @@ def reduce_blocks(
     n_threads = min(n_threads, len(starts))
     if n_threads <= 1:
         return accumulate(map(work, starts))
-    with (_blas_controller().limit(limits=1, user_api="blas"),
-          ThreadPoolExecutor(max_workers=n_threads) as pool):
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
         return accumulate(pool.map(work, starts))
 
 

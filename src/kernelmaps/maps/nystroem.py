@@ -1,4 +1,4 @@
-r"""The Nyström feature map."""
+r"""The Nyström feature map: landmarks (uniform, k-means, leverage, Rényi, given) and bases."""
 
 from __future__ import annotations
 
@@ -11,27 +11,42 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_array
 
-from kernelmaps._base import FeatureMap
+from kernelmaps._base import FLOAT_DTYPES, FeatureMap
 from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, get_kernel
+from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 
 __all__ = ["Nystroem"]
 
 #: Eigenvalues are floored here before the inverse square root, as in scikit-learn.
 _EIGEN_FLOOR = 1e-12
+#: The two feature bases of the Nyström map (see :class:`Nystroem`).
+BASES = ("symmetric", "eigen")
 
 
-def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem") -> np.ndarray:
-    r"""Symmetric inverse square root :math:`K^{-1/2}` of a landmark kernel matrix.
+def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "symmetric",
+                     eigen_tol: float | None = None) -> np.ndarray:
+    r"""Inverse square root of a landmark kernel matrix, symmetric or in its eigenbasis.
 
-    Computed from the eigendecomposition of the symmetrised matrix (``eigh`` is several
-    times faster than the SVD scikit-learn uses and gives the same matrix for a PSD
-    ``K``). Eigenvalues are handled as follows:
+    From one eigendecomposition :math:`K = U \Lambda U^\top` of the symmetrised matrix
+    (``eigh`` is several times faster than the SVD scikit-learn uses and gives the same
+    matrix for a PSD ``K``):
 
-    * :math:`\lambda > \tau` (with :math:`\tau = m\,\epsilon\,\lambda_\max`, the rounding
-      level): inverted as :math:`\max(\lambda, 10^{-12})^{-1/2}`, like scikit-learn;
-    * :math:`|\lambda| \le \tau`: numerically zero (duplicate landmarks, low-rank
-      kernels) — the direction is dropped instead of being amplified by :math:`10^{6}`;
+    * ``basis='symmetric'``: :math:`K^{-1/2} = U \Lambda^{-1/2} U^\top`, shape (m, m);
+    * ``basis='eigen'``: :math:`\Lambda_r^{-1/2} U_r^\top`, shape (r, m), the rows for the
+      r retained eigenvalues in decreasing order, each eigenvector's sign fixed so that its
+      largest-magnitude entry is positive (deterministic output).
+
+    Eigenvalues are handled as follows, with :math:`\tau = m\,\epsilon\,\lambda_\max` the
+    rounding level (numpy's ``matrix_rank`` tolerance) and the truncation threshold
+    :math:`t = \tau` when ``eigen_tol`` is None, else :math:`t = \text{eigen\_tol}\cdot
+    \lambda_\max` (:math:`\lambda_\max` the largest :math:`|\lambda|`):
+
+    * :math:`\lambda > t`: inverted as :math:`\max(\lambda, 10^{-12})^{-1/2}`, like
+      scikit-learn;
+    * :math:`-\tau \le \lambda \le t`: numerically zero (duplicate landmarks, low-rank
+      kernels) or truncated — the direction is dropped instead of being amplified;
     * :math:`\lambda < -\tau`: the matrix is indefinite — the direction is dropped
       (projection onto the PSD cone) and an :class:`IndefiniteKernelWarning` reports the
       negative eigenvalue mass. scikit-learn silently uses :math:`|\lambda|` instead.
@@ -41,8 +56,8 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem") -> np.ndarray:
     eigenvalues, eigenvectors = scipy.linalg.eigh(K64, check_finite=False)
     m = K64.shape[0]
     largest = max(float(np.abs(eigenvalues).max(initial=0.0)), np.finfo(np.float64).tiny)
-    tol = m * np.finfo(np.float64).eps * largest
-    negative = eigenvalues < -tol
+    rounding = m * np.finfo(np.float64).eps * largest
+    negative = eigenvalues < -rounding
     if negative.any():
         mass = float(-eigenvalues[negative].sum() / np.abs(eigenvalues).sum())
         warnings.warn(
@@ -54,29 +69,71 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem") -> np.ndarray:
             IndefiniteKernelWarning,
             stacklevel=3,
         )
-    keep = eigenvalues > tol
+    threshold = rounding if eigen_tol is None else eigen_tol * largest
+    keep = eigenvalues > threshold
     scale = np.zeros_like(eigenvalues)
     scale[keep] = 1.0 / np.sqrt(np.maximum(eigenvalues[keep], _EIGEN_FLOOR))
-    return (eigenvectors * scale) @ eigenvectors.T
+    if basis == "symmetric":
+        return (eigenvectors * scale) @ eigenvectors.T
+    if basis != "eigen":
+        raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
+    order = np.flatnonzero(keep)[::-1]  # eigh sorts ascending; features go largest first
+    vectors = eigenvectors[:, order]
+    peaks = np.abs(vectors).argmax(axis=0)
+    vectors *= np.sign(vectors[peaks, np.arange(order.size)])
+    return (vectors * scale[order]).T
+
+
+class _CallableKernel(Kernel):
+    """A user's pairwise callable ``k(x, y, **params) -> float`` seen as a :class:`Kernel`.
+
+    Lets the landmark strategies, which are written against :class:`Kernel`, use the same
+    callables as scikit-learn's Nystroem; values come from scikit-learn's pairwise driver.
+    """
+
+    name = "callable"
+
+    def __init__(self, function: Any, params: dict, n_jobs: int | None) -> None:
+        self.function = function
+        self.params = params
+        self.n_jobs = n_jobs
+
+    def get_params(self) -> dict[str, Any]:
+        return {"function": self.function, **self.params}
+
+    def evaluate_into(self, X, Y, out):
+        out[...] = pairwise_kernels(X, Y, metric=self.function, filter_params=True,
+                                    n_jobs=self.n_jobs, **self.params)
 
 
 class Nystroem(FeatureMap):
     r"""Approximate a kernel map using a subset of the training data (Nyström method).
 
-    With landmarks :math:`c_1,\dots,c_m` drawn uniformly from the training rows and
-    :math:`K_{mm} = [k(c_i, c_j)]`, the features are
+    With landmarks :math:`c_1,\dots,c_m`, :math:`K_{mm} = [k(c_i, c_j)] = U\Lambda U^\top`
+    and :math:`k_m(x) = [k(c_1, x), \dots, k(c_m, x)]^\top`, the features are
 
     .. math::
 
-        z(x) = K_{mm}^{-1/2}\,[k(c_1, x), \dots, k(c_m, x)]^\top,
-        \qquad z(x)^\top z(y) = k_m(x)^\top K_{mm}^{-1} k_m(y) \approx k(x, y),
+        z(x) = K_{mm}^{-1/2}\,k_m(x) \quad (\texttt{basis='symmetric'}), \qquad
+        \hat\Phi_i(x) = \lambda_i^{-1/2} \sum_{t=1}^m u_{ti}\, k(c_t, x)
+        \quad (\texttt{basis='eigen'}),
 
-    exact on the span of the landmarks (Williams & Seeger, 2001).
+    and in both bases :math:`z(x)^\top z(y) = k_m(x)^\top K_{mm}^{+} k_m(y) \approx k(x, y)`,
+    exact on the span of the landmarks (Williams & Seeger, 2001). The eigen basis is the
+    Nyström approximation of the kernel's eigenfunctions used by fixed-size kernel models
+    (De Brabanter et al., 2010): its features are ordered by decreasing eigenvalue, so its
+    first k columns give the best rank-k approximation of :math:`K_{mm}`.
 
     A drop-in replacement for :class:`sklearn.kernel_approximation.Nystroem`: same
     parameters, fitted attributes, landmark draws and numbers (for a well-conditioned
-    landmark matrix). Beyond scikit-learn:
+    landmark matrix) with the default ``landmarks='uniform'``, ``basis='symmetric'``.
+    Beyond scikit-learn:
 
+    * ``landmarks`` chooses the landmarks: uniform rows (scikit-learn's draw), k-means
+      centres, rows sampled by ridge leverage score, rows maximising the quadratic Rényi
+      entropy, or points you give (see :mod:`kernelmaps.landmarks`);
+    * ``basis='eigen'`` gives the eigen-feature map, truncated to the numerical rank
+      (``eigen_tol``), so ``n_features_out_`` may be smaller than ``n_components``;
     * ``kernel`` also accepts a :class:`kernelmaps.kernels.Kernel` object;
     * ``kernel="precomputed"`` works with ``n_components < n_samples``: ``fit`` takes the
       square training kernel matrix, ``transform`` takes the kernel between new points and
@@ -103,28 +160,79 @@ class Nystroem(FeatureMap):
     kernel_params : dict, default=None
         Extra parameters for the kernel (for a callable kernel: passed to it).
     n_components : int, default=100
-        Number of landmarks m (clamped to ``n_samples`` with a warning).
+        Number of landmarks m for the sampling strategies (clamped to ``n_samples`` with a
+        warning). Ignored when ``landmarks`` is an array.
     random_state : int, RandomState instance or None, default=None
-        Controls the uniform sampling of landmarks.
+        Controls the landmark selection (every strategy is random).
     n_jobs : int, default=None
         Threads used by transform (``None``: the :func:`kernelmaps.set_config` setting,
         ``-1``: all cores); also passed to scikit-learn for callable kernels.
+    landmarks : {'uniform', 'kmeans', 'leverage', 'renyi'} or array-like of shape \
+            (n_landmarks, n_features), default='uniform'
+        How the landmarks are chosen:
+
+        * ``'uniform'``: ``n_components`` training rows drawn uniformly without
+          replacement — exactly scikit-learn's draw. O(n).
+        * ``'kmeans'``: k-means centres (k-means++ seeding, Lloyd iterations; Zhang et al.,
+          2008). Not rows of X. O(n·m·d) per iteration. Needs coordinates, so not with
+          ``kernel='precomputed'``.
+        * ``'leverage'``: rows sampled by ridge leverage score, recursive RLS-Nyström
+          (Musco & Musco, 2017). O(n·m·(d + m)). Needs a PSD kernel.
+        * ``'renyi'``: rows maximising the quadratic Rényi entropy (fixed-size kernel
+          models; De Brabanter et al., 2010). O(n·m·d) per pass.
+        * an array: these points are the landmarks (``n_components`` is ignored); they
+          must have X's number of features and be finite. Not with ``kernel='precomputed'``.
+
+        See :mod:`kernelmaps.landmarks` for the algorithms.
+    landmark_params : dict, default=None
+        Options of the strategy's function in :mod:`kernelmaps.landmarks`:
+        ``'kmeans'``: ``minibatch`` (bool), ``max_iter`` (int);
+        ``'leverage'``: ``accelerated`` (bool); ``'renyi'``: ``n_passes`` (int).
+    basis : {'symmetric', 'eigen'}, default='symmetric'
+        ``'symmetric'``: :math:`K_{mm}^{-1/2} k_m(x)`, ``n_components`` features (as
+        scikit-learn). ``'eigen'``: the eigen-feature map above, one feature per retained
+        eigenvalue, largest first.
+    eigen_tol : float in [0, 1), default=None
+        Eigenvalues of :math:`K_{mm}` at or below ``eigen_tol`` × the largest are treated
+        as zero: their directions are dropped (``basis='eigen'``: their features are
+        removed; ``'symmetric'``: they contribute nothing, the width stays m). ``None``:
+        the rounding level :math:`m\,\epsilon\,\lambda_\max` (numpy's ``matrix_rank``
+        tolerance), which keeps scikit-learn's numbers for a well-conditioned matrix.
 
     Attributes
     ----------
-    components_ : ndarray of shape (n_components, n_features)
-        The landmarks (for ``'precomputed'``: their rows of the training kernel matrix).
-    component_indices_ : ndarray of shape (n_components,)
-        Indices of the landmarks in the training set.
-    normalization_ : ndarray of shape (n_components, n_components)
-        :math:`K_{mm}^{-1/2}`.
+    components_ : ndarray of shape (n_landmarks, n_features)
+        The landmarks used (for ``'precomputed'``: their rows of the training kernel
+        matrix). k-means centres and given points are not training rows.
+    component_indices_ : ndarray of shape (n_landmarks,)
+        Indices of the landmarks in the training set. Set only when the landmarks are
+        training rows (``'uniform'``, ``'leverage'``, ``'renyi'``); absent (the attribute
+        does not exist) for ``'kmeans'`` and for given points.
+    normalization_ : ndarray of shape (n_features_out_, n_landmarks)
+        The matrix applied to :math:`k_m(x)`: :math:`K_{mm}^{-1/2}` (symmetric) or
+        :math:`\Lambda_r^{-1/2}U_r^\top` (eigen).
+    n_features_out_ : int
+        Number of output features: ``n_landmarks`` (symmetric) or the retained rank
+        (eigen).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    kernelmaps.landmarks : the landmark selection functions.
+    kernelmaps.models.fixed_size.make_fixed_size_model : landmarks → eigen features →
+        linear model in one pipeline.
 
     References
     ----------
     C. K. I. Williams and M. Seeger, "Using the Nyström method to speed up kernel
     machines", NeurIPS 2001.
+    K. Zhang, I. W. Tsang and J. T. Kwok, "Improved Nyström low-rank approximation and
+    error analysis", ICML 2008.
+    C. Musco and C. Musco, "Recursive sampling for the Nyström method", NeurIPS 2017.
+    K. De Brabanter, J. De Brabanter, J. A. K. Suykens and B. De Moor, "Optimized
+    fixed-size kernel models for large data sets", Computational Statistics & Data
+    Analysis 54(6), 2010.
 
     Examples
     --------
@@ -135,6 +243,9 @@ class Nystroem(FeatureMap):
     >>> from sklearn.metrics.pairwise import rbf_kernel
     >>> bool(np.allclose(Z @ Z.T, rbf_kernel(X)))
     True
+    >>> ny = Nystroem(landmarks="renyi", basis="eigen", n_components=10, random_state=0)
+    >>> ny.fit_transform(X).shape
+    (20, 10)
     """
 
     _parameter_constraints: dict = {
@@ -146,13 +257,19 @@ class Nystroem(FeatureMap):
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "random_state": ["random_state"],
         "n_jobs": [Integral, None],
+        "landmarks": [StrOptions(set(LANDMARK_STRATEGIES)), "array-like", "sparse matrix"],
+        "landmark_params": [dict, None],
+        "basis": [StrOptions(set(BASES))],
+        "eigen_tol": [Interval(Real, 0, 1, closed="left"), None],
     }
     _n_jobs_attr = "n_jobs"
 
     def __init__(self, kernel: Any = "rbf", *, gamma: float | None = None,
                  coef0: float | None = None, degree: float | None = None,
                  kernel_params: dict | None = None, n_components: int = 100,
-                 random_state: Any = None, n_jobs: int | None = None) -> None:
+                 random_state: Any = None, n_jobs: int | None = None,
+                 landmarks: str | Any = "uniform", landmark_params: dict | None = None,
+                 basis: str = "symmetric", eigen_tol: float | None = None) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0
@@ -161,8 +278,15 @@ class Nystroem(FeatureMap):
         self.n_components = n_components
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.landmarks = landmarks
+        self.landmark_params = landmark_params
+        self.basis = basis
+        self.eigen_tol = eigen_tol
 
     # -- kernel resolution --------------------------------------------------------
+    def _is_precomputed(self) -> bool:
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
     def _kernel_params(self) -> dict:
         params = dict(self.kernel_params or {})
         named = isinstance(self.kernel, str) and self.kernel != "precomputed"
@@ -191,6 +315,15 @@ class Nystroem(FeatureMap):
             return get_kernel(self.kernel, **params)
         return None
 
+    def _selection_kernel(self) -> Kernel | str:
+        """The kernel as the landmark strategies take it (callables wrapped)."""
+        if self._is_precomputed():
+            return "precomputed"
+        kernel = self._resolved_kernel()
+        if kernel is None:
+            return _CallableKernel(self.kernel, self._kernel_params(), self.n_jobs)
+        return kernel
+
     def _evaluate(self, X: Any, Y: Any | None) -> np.ndarray:
         """k(X, Y) (``Y=None``: symmetric k(X, X)) for validated inputs."""
         kernel = self._resolved_kernel()
@@ -203,29 +336,75 @@ class Nystroem(FeatureMap):
         return pairwise_kernels(X, Y, metric=self.kernel, filter_params=True,
                                 n_jobs=self.n_jobs, **self._kernel_params())
 
-    # -- fit / transform ----------------------------------------------------------
-    def _fit(self, X, random_state):
-        precomputed = isinstance(self.kernel, str) and self.kernel == "precomputed"
+    # -- landmarks ----------------------------------------------------------------
+    def _choose_landmarks(self, X: Any, random_state: np.random.RandomState
+                          ) -> tuple[Any, np.ndarray | None]:
+        """(landmark points, their row indices in X or None)."""
+        if not isinstance(self.landmarks, str):
+            if self.landmark_params:
+                raise ValueError(
+                    "landmark_params configures a landmark strategy, but landmarks is an "
+                    "array of points; drop landmark_params or pass a strategy name."
+                )
+            return self._given_landmarks(X), None
         n_samples = X.shape[0]
-        self._resolved_kernel()  # validate kernel parameters before anything else
-        if precomputed and X.shape[0] != X.shape[1]:
-            raise ValueError(
-                "With kernel='precomputed', fit expects the square kernel matrix of the "
-                f"training data, shape (n_samples, n_samples); got shape {X.shape}."
-            )
         if self.n_components > n_samples:
             n_components = n_samples
             warnings.warn(
                 "n_components > n_samples. This is not possible.\n"
                 "n_components was set to n_samples, which results in inefficient evaluation "
                 "of the full kernel.",
-                stacklevel=3,
+                stacklevel=4,
             )
         else:
             n_components = self.n_components
-        # Same draw as scikit-learn: one permutation, the first m indices are landmarks.
-        indices = random_state.permutation(n_samples)[:n_components]
-        basis = X[indices]
+        return select_landmarks(self.landmarks, X, self._selection_kernel(), n_components,
+                                random_state=random_state, options=self.landmark_params)
+
+    def _given_landmarks(self, X: Any) -> Any:
+        """Validate landmark points given by the user; cast them to X's dtype."""
+        if self._is_precomputed():
+            raise ValueError(
+                "landmarks given as points need a kernel to evaluate on them, but "
+                "kernel='precomputed' gives only the training kernel matrix. Pass a kernel, "
+                "or a strategy name ('uniform', 'leverage', 'renyi') to pick training rows."
+            )
+        points = check_array(self.landmarks, accept_sparse="csr", dtype=list(FLOAT_DTYPES),
+                             ensure_all_finite=False, ensure_min_samples=0,
+                             input_name="landmarks")
+        if points.shape[0] == 0:
+            raise ValueError("landmarks is an empty array; give at least one point, or a "
+                             "strategy name such as 'uniform'.")
+        if points.shape[1] != X.shape[1]:
+            raise ValueError(
+                f"landmarks has {points.shape[1]} features but X has {X.shape[1]}: give the "
+                f"landmark points in X's feature space, shape (n_landmarks, {X.shape[1]})."
+            )
+        values = points.data if sp.issparse(points) else points
+        if not np.isfinite(values).all():
+            raise ValueError(
+                "landmarks contains NaN or infinity; every landmark must be a finite point. "
+                "Remove or impute those rows."
+            )
+        kernel = self._resolved_kernel()
+        if kernel is not None and kernel.requires_non_negative and values.size \
+                and values.min() < 0:
+            raise ValueError(
+                f"landmarks contains negative values, but the {kernel.name} kernel is "
+                "defined for non-negative data (histograms); give non-negative points."
+            )
+        return points.astype(X.dtype, copy=False)
+
+    # -- fit / transform ----------------------------------------------------------
+    def _fit(self, X, random_state):
+        precomputed = self._is_precomputed()
+        self._resolved_kernel()  # validate kernel parameters before anything else
+        if precomputed and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                "With kernel='precomputed', fit expects the square kernel matrix of the "
+                f"training data, shape (n_samples, n_samples); got shape {X.shape}."
+            )
+        basis, indices = self._choose_landmarks(X, random_state)
         if precomputed:
             basis_kernel = basis[:, indices]
             basis_kernel = basis_kernel.toarray() if sp.issparse(basis_kernel) else basis_kernel
@@ -240,18 +419,31 @@ class Nystroem(FeatureMap):
                 "products, or inputs so large they overflow). Check the kernel parameters or "
                 "rescale the data."
             )
-        normalization = inverse_sqrt_psd(basis_kernel)
+        normalization = inverse_sqrt_psd(basis_kernel, basis=self.basis,
+                                         eigen_tol=self.eigen_tol)
+        if normalization.shape[0] == 0:
+            raise ValueError(
+                "The landmark kernel matrix has no eigenvalue above eigen_tol × the largest "
+                "(it is numerically zero), so basis='eigen' has no feature. Check the kernel "
+                "and its parameters, or lower eigen_tol."
+            )
         self.normalization_ = normalization.astype(
             np.float32 if X.dtype == np.float32 else np.float64, copy=False)
         self.components_ = basis
-        self.component_indices_ = indices
-        return n_components
+        if indices is None:
+            # k-means centres and given points are not training rows: no stale indices
+            # from an earlier fit may survive.
+            self.__dict__.pop("component_indices_", None)
+        else:
+            self.component_indices_ = indices
+        self.n_features_out_ = int(normalization.shape[0])
+        return self.n_features_out_
 
     def _block_temp_bytes_per_row(self, n_features):
-        return 2 * self.normalization_.shape[0] * 8
+        return 2 * self.normalization_.shape[1] * 8
 
     def _transform_block(self, X_block, out):
-        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+        if self._is_precomputed():
             embedded = X_block[:, self.component_indices_]
             embedded = embedded.toarray() if sp.issparse(embedded) else embedded
         else:
