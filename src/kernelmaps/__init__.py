@@ -6,6 +6,7 @@ A drop-in superset of :mod:`sklearn.kernel_approximation`::
 """
 
 from kernelmaps._config import config_context, get_config, set_config
+from kernelmaps.evaluate import approximation_error, compare, summarize
 from kernelmaps.kernels import (
     IndefiniteKernelWarning,
     Kernel,
@@ -36,11 +37,14 @@ __all__ = [
     "RBFSampler",
     "SkewedChi2Sampler",
     "__version__",
+    "approximation_error",
     "check_mercer",
+    "compare",
     "config_context",
     "get_config",
     "get_kernel",
     "quadratic_renyi_entropy",
     "renyi_entropy_subset",
     "set_config",
+    "summarize",
 ]

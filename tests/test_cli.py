@@ -1,0 +1,237 @@
+"""The ``kernelmaps`` command: end to end in a subprocess, and every bad input → exit 2 with
+one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.datasets import load_digits
+
+from kernelmaps.cli import main
+
+# Test processes share the cores with xdist workers: one BLAS thread each avoids
+# oversubscription (multi-threaded OpenBLAS slows down many-fold when cores are busy).
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+@pytest.fixture(scope="module")
+def digits_csv(tmp_path_factory) -> Path:
+    X, y = load_digits(return_X_y=True)
+    frame = pd.DataFrame(X[:400], columns=[f"px{i}" for i in range(64)])
+    frame["label"] = y[:400]
+    path = tmp_path_factory.mktemp("data") / "digits.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def run_cli(*args: str, script: bool = False) -> subprocess.CompletedProcess:
+    """The command in a new process: ``python -m kernelmaps`` or the console script."""
+    command = ([str(Path(sys.executable).parent / "kernelmaps")] if script
+               else [sys.executable, "-m", "kernelmaps"])
+    return subprocess.run([*command, *args], capture_output=True, text=True, timeout=300,
+                          env=ENV)
+
+
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:  # argparse exits by itself on usage errors
+        code = exit_.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --------------------------------------------------------------------------- end to end
+def test_compare_end_to_end(digits_csv, tmp_path):
+    # One run checked from every side (a fixture shared by several tests would run once per
+    # xdist worker): the console script, the files, the numbers, the report.
+    out = tmp_path / "report"
+    result = run_cli("compare", "--data", str(digits_csv), "--methods", "nystroem,rbf_sampler",
+                     "--n-components", "10,40,160", "--seeds", "2", "--error-sample", "200",
+                     "--out", str(out), "--json", "--threads", "1", script=True)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "13/13" in result.stderr  # the progress bar ran to the end, on stderr
+    check_files(out)
+    check_numbers(json.loads(result.stdout), out)
+    check_report(json.loads(result.stdout), out)
+
+
+def check_files(out: Path) -> None:
+    for name in ("report.html", "results.csv", "summary.csv", "error.png", "score.png",
+                 "pareto.png"):
+        assert (out / name).stat().st_size > 0, name
+    for name in ("error.png", "score.png", "pareto.png"):
+        assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def check_numbers(payload: dict, out: Path) -> None:
+    results = pd.read_csv(out / "results.csv")
+    assert len(payload["results"]) == len(results) == 1 + 2 * 3 * 2
+    exact = results[results.method == "exact"]
+    assert len(exact) == 1 and exact["error"].iloc[0] < 1e-8
+    assert exact["n_components"].iloc[0] == 300  # 400 rows, 25 % held out
+    nystroem = results[results.method == "nystroem"].groupby("n_components")["error"].mean()
+    assert list(nystroem.index) == [10, 40, 160] and nystroem.is_monotonic_decreasing
+    assert (results.loc[results.method != "exact", "error"] > 1e-4).all()
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["method"].tolist() == ["exact"] + ["nystroem"] * 3 + ["rbf_sampler"] * 3
+    assert payload["summary"][0]["method"] == "exact"
+    assert payload["settings"]["split"] == "random stratified hold-out, test_size=0.25"
+
+
+def check_report(payload: dict, out: Path) -> None:
+    text = (out / "report.html").read_text()
+    assert text.count('src="data:image/png;base64,') == 3
+    assert "http" not in text.replace("http-equiv", "")  # nothing fetched from anywhere
+    kernel = payload["settings"]["kernel"]
+    assert "by the median heuristic" in kernel and kernel.split(";")[0] in text
+    # The gamma the runs used is the one the report states.
+    assert pd.read_csv(out / "results.csv")["kernel"].iloc[0] == kernel.split(";")[0]
+    assert np.__version__ in text and "scikit-learn" in text
+    assert "<td>exact</td>" in text and "<td>rbf_sampler</td>" in text
+
+
+def test_quiet_prints_nothing(capsys, tmp_path, digits_csv):
+    code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), "--methods",
+                              "rbf_sampler", "--n-components", "20", "--seeds", "1",
+                              "--no-exact", "--quiet", "--threads", "1", "--out",
+                              str(tmp_path / "r"))
+    assert code == 0 and out == "" and err == ""
+    assert len(pd.read_csv(tmp_path / "r" / "results.csv")) == 1
+
+
+def test_bad_input_in_a_real_process(tmp_path):
+    result = run_cli("compare", "--data", "missing.csv", "--out", str(tmp_path))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+# --------------------------------------------------------------------------- in process
+def test_terminal_table_and_kernel_options(capsys, digits_csv, tmp_path):
+    code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), "--kernel", "rbf",
+                              "--gamma", "0.001", "--methods", "rbf_sampler", "--n-components",
+                              "20,40", "--seeds", "1", "--threads", "1", "--out", str(tmp_path))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.split()[:2] == ["exact", "300"] for line in lines)
+    assert any(line.split()[:2] == ["rbf_sampler", "40"] for line in lines)
+    assert "RBFKernel(gamma=0.001, sigma=None)" in out and "median heuristic" not in out
+    # sigma given: the heuristic must not also set gamma.
+    code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), "--kernel-param",
+                              "sigma=20", "--methods", "nystroem", "--n-components", "20",
+                              "--seeds", "1", "--no-exact", "--json", "--threads", "1",
+                              "--out", str(tmp_path))
+    assert code == 0, err
+    assert json.loads(out)["settings"]["kernel"] == "RBFKernel(gamma=None, sigma=20)"
+
+
+def test_regression_with_task_and_model(capsys, tmp_path):
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(120, 3))
+    np.savez(tmp_path / "r.npz", X=X, y=np.sin(3 * X[:, 0]) + X[:, 1] ** 2)
+    code, out, err = run_main(capsys, "compare", "--data", str(tmp_path / "r.npz"),
+                              "--methods", "nystroem", "--n-components", "10,40",
+                              "--model", "svm", "--seeds", "1", "--json", "--threads", "1",
+                              "--out", str(tmp_path / "out"))
+    assert code == 0, err
+    payload = json.loads(out)
+    assert {row["scoring"] for row in payload["results"]} == {"r2"}
+    assert payload["settings"]["model"] == "svm (regression)"
+
+
+def _write(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
+    idx = tmp / "idx"
+    idx.mkdir()
+    (idx / "train-images-idx3-ubyte").write_bytes(b"\x00\x00\x08\x01\x00\x00\x00\x05ab")
+    (idx / "train-labels-idx1-ubyte").write_bytes(b"\x00\x00\x08\x01\x00\x00\x00\x01a")
+    rows = "".join(f"{i},{i % 3},{i % 2}\n" for i in range(30))
+    good = _write(tmp / "good.csv", "a,b,label\n" + rows)
+    return [
+        (["--data", str(tmp / "missing.csv")], "no such file or directory"),
+        (["--data", _write(tmp / "m.csv", 'a,b\n"1,2\n')], "unreadable or malformed file"),
+        (["--data", _write(tmp / "x.npz", "not a zip")], "not an NPZ archive"),
+        (["--data", str(idx)], "malformed IDX file"),
+        (["--data", good, "--target", "nope"],
+         "unknown target column 'nope'; columns are ['a', 'b', 'label']"),
+        (["--data", _write(tmp / "s.csv", "a,b,label\n1,red,0\n2,3,1\n")],
+         "non-numeric feature column(s) ['b'] (e.g. 'red' at line 2)"),
+        (["--data", _write(tmp / "n.csv", "a,b,label\n1,,0\n2,3,1\n,4,0\n")],
+         "2 NaN value(s) in 2 row(s): line 2 column 'b', line 4 column 'a'"),
+        (["--data", good, "--methods", "nystroem,magic"],
+         "unknown method 'magic'; valid methods are ['additive_chi2', 'nystroem'"),
+        (["--data", good, "--methods", "poly_sketch"],
+         "methods for 'rbf': ['nystroem', 'rbf_sampler'"),
+        (["--data", good, "--kernel", "magic"], "unknown kernel 'magic'; valid kernels are"),
+        (["--data", good, "--kernel-param", "nu=2"],
+         "kernel 'rbf' has no parameter(s) ['nu']; it accepts ['gamma', 'sigma']"),
+        (["--data", _write(tmp / "t.csv", "a,label\n1,0\n2,1\n")],
+         "too little data for the split: 2 rows"),
+        (["--data", good, "--cv", "40"], "too little data for 40-fold cross-validation"),
+        (["--data", good, "--n-components", "ten"], "expected comma-separated integers"),
+        (["--data", good, "--model", "forest"], "invalid choice: 'forest'"),
+        (["--data", good, "--kernel-param", "gamma"], "expected NAME=VALUE"),
+        (["--data", "digits", "--target", "y"], "applies to table files"),
+    ]
+
+
+def test_every_bad_input_exits_2_with_one_line(capsys, tmp_path):
+    for argv, message in bad_inputs(tmp_path):
+        code, out, err = run_main(capsys, "compare", *argv, "--out", str(tmp_path / "o"))
+        assert code == 2, (argv, err)
+        assert message in err, (argv, err)
+        assert err.count("\n") == 1 and err.startswith("kernelmaps"), (argv, err)
+        assert "Traceback" not in err and out == "", argv
+
+
+def test_out_must_be_a_directory(capsys, tmp_path, digits_csv):
+    code, _, err = run_main(capsys, "compare", "--data", str(digits_csv), "--methods",
+                            "rbf_sampler", "--n-components", "10", "--seeds", "1", "--no-exact",
+                            "--quiet", "--out", _write(tmp_path / "file", "x"))
+    assert code == 2 and "exists and is not a directory" in err
+
+
+def test_traceback_flag_shows_the_error(capsys, tmp_path):
+    with pytest.raises(ValueError, match="no such file or directory"):
+        main(["--traceback", "compare", "--data", str(tmp_path / "missing.csv")])
+
+
+# --------------------------------------------------------------------------- other commands
+def test_check_kernel(capsys, digits_csv):
+    code, out, _ = run_main(capsys, "check-kernel", "--data", str(digits_csv),
+                            "--max-samples", "200")
+    assert code == 0 and "PASSED" in out and "median heuristic" in out
+    code, out, _ = run_main(capsys, "check-kernel", "--data", str(digits_csv), "--kernel",
+                            "sigmoid", "--coef0", "1", "--max-samples", "200", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["passed"] is False and report["min_eigenvalue"] < 0
+    assert report["n_samples"] == 200
+    code, _, err = run_main(capsys, "check-kernel", "--kernel", "linear", "--gamma", "1")
+    assert code == 2 and "kernel 'linear' has no parameter(s) ['gamma']" in err
+
+
+def test_check_kernel_on_features_only(capsys, tmp_path):
+    path = _write(tmp_path / "f.csv", "a,b\n" + "".join(f"{i},{i * i % 7}\n" for i in range(20)))
+    code, out, _ = run_main(capsys, "check-kernel", "--data", path, "--kernel", "laplacian")
+    assert code == 0 and "20 points" in out
+
+
+def test_datasets_listing(capsys):
+    code, out, _ = run_main(capsys, "datasets")
+    assert code == 0 and "digits" in out and "fashion-mnist" in out
+    code, out, _ = run_main(capsys, "datasets", "--json")
+    names = [entry["name"] for entry in json.loads(out)]
+    assert names[0] == "digits" and "fashion-mnist" in names

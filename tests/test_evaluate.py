@@ -1,0 +1,392 @@
+"""kernelmaps.evaluate: error measures, kernel of each map, the median heuristic, the method
+registry, compare() and its plots."""
+
+from __future__ import annotations
+
+import warnings
+
+import matplotlib
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist
+from sklearn.datasets import load_diabetes, load_digits
+from sklearn.kernel_ridge import KernelRidge
+from sklearn.linear_model import Ridge
+from sklearn.metrics import r2_score
+from sklearn.metrics.pairwise import pairwise_kernels, rbf_kernel
+
+import kernelmaps as km
+from kernelmaps import evaluate
+from kernelmaps.evaluate import (
+    METHODS,
+    approximation_error,
+    compare,
+    kernel_of,
+    median_heuristic,
+    register_method,
+    relative_error,
+    summarize,
+)
+from kernelmaps.kernels import get_kernel
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return X[:360] / 16.0, y[:360]  # in [0, 1]: valid for every map, chi² included
+
+
+def additive_chi2_reference(A, B):
+    """Σ 2xy/(x+y) written out (0/0 := 0), independent of kernels.py."""
+    num = 2 * A[:, None, :] * B[None, :, :]
+    den = A[:, None, :] + B[None, :, :]
+    return np.divide(num, den, out=np.zeros_like(num), where=den > 0).sum(axis=2)
+
+
+def skewed_chi2_reference(A, B, c):
+    """Π 2√((x+c)(y+c))/(x+y+2c) written out."""
+    Ac, Bc = (A + c)[:, None, :], (B + c)[None, :, :]
+    return np.exp(np.log(2 * np.sqrt(Ac * Bc) / (Ac + Bc)).sum(axis=2))
+
+
+# --------------------------------------------------------------------------- relative_error
+def test_relative_error_exact_and_zero_features():
+    rng = np.random.RandomState(0)
+    Z = rng.normal(size=(30, 5))
+    K = Z @ Z.T
+    for metric in ("fro", "spectral", "max"):
+        assert relative_error(K, Z, metric) < 1e-12
+        assert relative_error(K, np.zeros_like(Z), metric) == pytest.approx(1.0)
+    # A known value: halving the features quarters the Gram matrix.
+    assert relative_error(K, Z / 2, "fro") == pytest.approx(0.75)
+
+
+def test_relative_error_bad_input():
+    with pytest.raises(ValueError, match=r"metric must be one of \['fro', 'spectral', 'max'\]"):
+        relative_error(np.eye(2), np.eye(2), "l1")
+    with pytest.raises(ValueError, match="exact kernel matrix on the sample is zero"):
+        relative_error(np.zeros((2, 2)), np.eye(2))
+
+
+# --------------------------------------------------------------------------- kernel_of
+def test_kernel_of_each_map(digits):
+    X, _ = digits
+    assert kernel_of(km.RBFSampler(gamma=0.5)) == get_kernel("rbf", gamma=0.5)
+    assert kernel_of(km.PolynomialCountSketch(gamma=0.1, degree=3, coef0=2.0)) == get_kernel(
+        "poly", gamma=0.1, degree=3, coef0=2.0)
+    assert kernel_of(km.Nystroem(kernel="laplacian", gamma=0.3)) == get_kernel(
+        "laplacian", gamma=0.3)
+    assert kernel_of(km.SkewedChi2Sampler(skewedness=0.5)) == get_kernel(
+        "skewed_chi2", skewedness=0.5)
+    # The chi² kernels against formulas written out here.
+    np.testing.assert_allclose(kernel_of(km.AdditiveChi2Sampler())(X[:20]),
+                               additive_chi2_reference(X[:20], X[:20]), rtol=1e-12)
+    np.testing.assert_allclose(kernel_of(km.SkewedChi2Sampler(skewedness=0.5))(X[:20]),
+                               skewed_chi2_reference(X[:20], X[:20], 0.5), rtol=1e-10)
+
+
+def test_kernel_of_needs_data_or_the_kernel(digits):
+    X, _ = digits
+    with pytest.raises(ValueError, match=r"gamma='scale'.*fit the map first, or pass kernel="):
+        kernel_of(km.RBFSampler(gamma="scale"))
+    fitted = km.RBFSampler(gamma="scale").fit(X)
+    assert kernel_of(fitted).gamma == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    with pytest.raises(ValueError, match=r"precomputed.*pass the kernel as kernel="):
+        kernel_of(km.Nystroem(kernel="precomputed"))
+    with pytest.raises(TypeError, match="does not know which kernel Ridge approximates"):
+        kernel_of(Ridge())
+
+
+def test_kernel_of_nystroem_callable():
+    def kernel(x, y, scale=1.0):
+        return float(np.exp(-scale * np.abs(x - y).sum()))
+
+    X = np.random.RandomState(0).rand(8, 3)
+    function = kernel_of(km.Nystroem(kernel=kernel, kernel_params={"scale": 2.0}))
+    np.testing.assert_allclose(function(X, X), pairwise_kernels(X, metric="laplacian",
+                                                                gamma=2.0))
+
+
+# --------------------------------------------------------------------------- approximation_error
+def test_deterministic_map_interval_collapses(digits):
+    X, _ = digits
+    result = approximation_error(km.AdditiveChi2Sampler(), X, n_seeds=5, random_state=0)
+    assert len(result.values) == 1 and result.seeds == (None,)
+    assert result.ci_low == result.mean == result.ci_high
+    # The value is the error against the formula written out here, on the same rows.
+    rows = np.sort(np.random.RandomState(0).choice(X.shape[0], 300, replace=False))
+    direct = approximation_error(km.AdditiveChi2Sampler(), X, additive_chi2_reference,
+                                 sample=300, random_state=0)
+    Z = km.AdditiveChi2Sampler().fit_transform(X[rows])
+    K = additive_chi2_reference(X[rows], X[rows])
+    assert direct.mean == pytest.approx(relative_error(K, Z))
+    assert 0 < result.mean < 0.1
+
+
+def test_randomized_map_interval_over_seeds(digits):
+    X, _ = digits
+    small = approximation_error(km.RBFSampler(gamma=0.05, n_components=40), X, n_seeds=4,
+                                sample=200, random_state=0)
+    large = approximation_error(km.RBFSampler(gamma=0.05, n_components=1000), X, n_seeds=4,
+                                sample=200, random_state=0)
+    assert len(small.values) == 4 and len(set(small.seeds)) == 4
+    assert small.ci_low < small.mean < small.ci_high
+    assert min(small.values) <= small.mean <= max(small.values)
+    # Monte Carlo error shrinks like 1/√D: 25× the features, about 5× less error.
+    assert 3 < small.mean / large.mean < 8
+    assert "95% CI" in str(small)
+
+
+def test_error_uses_the_maps_own_kernel(digits):
+    X, _ = digits
+    gamma = 0.05  # about the median heuristic's choice for this data
+    default = approximation_error(km.RBFSampler(gamma=gamma, n_components=300), X, n_seeds=2,
+                                  random_state=0)
+    explicit = approximation_error(km.RBFSampler(gamma=gamma, n_components=300), X,
+                                   lambda A, B: rbf_kernel(A, B, gamma=gamma), n_seeds=2,
+                                   random_state=0)
+    wrong = approximation_error(km.RBFSampler(gamma=gamma, n_components=300), X,
+                                get_kernel("rbf", gamma=10 * gamma), n_seeds=2, random_state=0)
+    assert default.values == pytest.approx(explicit.values, rel=1e-12)
+    assert wrong.mean > 3 * default.mean
+
+
+def test_full_nystroem_is_exact_and_refit_false(digits):
+    X, _ = digits
+    fitted = km.Nystroem(gamma=0.05, n_components=X.shape[0], random_state=0).fit(X)
+    result = approximation_error(fitted, X, refit=False, metric="spectral", sample=200)
+    assert result.values[0] < 1e-10 and result.seeds == (None,)
+    with pytest.raises(ValueError, match="refit=False measures the map as fitted"):
+        approximation_error(fitted, X, refit=False, n_seeds=3)
+
+
+def test_approximation_error_bad_input(digits):
+    X, _ = digits
+    with pytest.raises(ValueError, match="sample must be an int >= 2"):
+        approximation_error(km.RBFSampler(), X, sample=1)
+    with pytest.raises(ValueError, match="confidence must be in"):
+        approximation_error(km.RBFSampler(), X, confidence=1.5)
+    with pytest.raises(ValueError, match="NaN"):
+        approximation_error(km.RBFSampler(), np.array([[np.nan, 1.0], [1.0, 2.0]]))
+
+
+# --------------------------------------------------------------------------- median heuristic
+def test_median_heuristic_rules():
+    X = np.random.RandomState(0).normal(size=(50, 4))
+    rbf = median_heuristic(X, "rbf")
+    assert rbf.name == "gamma"
+    assert rbf.value == pytest.approx(1 / (2 * np.median(pdist(X, "sqeuclidean"))))
+    assert median_heuristic(X, "laplacian").value == pytest.approx(
+        1 / np.median(pdist(X, "cityblock")))
+    assert median_heuristic(X, "matern").value == pytest.approx(np.median(pdist(X)))
+    assert median_heuristic(X, "polynomial").name == "gamma"  # aliases resolve
+    assert evaluate.median_heuristic_parameter("student") == "alpha"
+    assert evaluate.median_heuristic_parameter("linear") is None
+    assert median_heuristic(np.vstack([X] * 30), "rbf", max_samples=100).n_samples == 100
+
+
+def test_median_heuristic_errors():
+    with pytest.raises(ValueError, match="no median heuristic for the 'linear' kernel"):
+        median_heuristic(np.eye(3), "linear")
+    with pytest.raises(ValueError, match=r"identical or orthogonal\); set gamma explicitly"):
+        median_heuristic(np.ones((10, 2)), "rbf")
+
+
+# --------------------------------------------------------------------------- registry
+def test_registry_entries_and_errors():
+    assert {"nystroem", "rbf_sampler", "poly_sketch", "additive_chi2",
+            "skewed_chi2"} <= set(METHODS)
+    assert evaluate.methods_for(get_kernel("rbf"))[:2] == ["nystroem", "rbf_sampler"]
+    assert "poly_sketch" in evaluate.methods_for(get_kernel("polynomial"))
+    with pytest.raises(ValueError, match="'exact' is the name of the exact-kernel baseline"):
+        register_method("exact", lambda *a: None)
+    with pytest.raises(ValueError, match="already registered"):
+        register_method("nystroem", lambda *a: None)
+
+
+def test_a_new_method_plugs_in_with_one_call(digits):
+    X, y = digits
+    register_method("rbf_half", lambda kernel, n, seed, d: km.RBFSampler(
+        gamma=kernel._gamma(d), n_components=max(1, n // 2), random_state=seed),
+        kernels={"rbf"})
+    try:
+        table = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["rbf_half"],
+                        n_components=[40], n_seeds=1, exact=False)
+    finally:
+        del METHODS["rbf_half"]
+    assert table["method"].tolist() == ["rbf_half"]
+    assert table["n_features_out"].tolist() == [20]
+
+
+# --------------------------------------------------------------------------- compare
+@pytest.fixture(scope="module")
+def comparison(digits):
+    X, y = digits
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = compare(X, y, kernel=get_kernel("rbf", gamma=0.05),
+                        methods=["nystroem", "rbf_sampler"], n_components=[10, 40, 160, 400],
+                        n_seeds=2, error_sample=200, random_state=0)
+    return table, caught
+
+
+def test_compare_table(comparison):
+    table, caught = comparison
+    # 270 training rows: nystroem at 400 landmarks is skipped, with a warning saying so.
+    assert any("nystroem n_components=400 > 270 training rows" in str(w.message)
+               for w in caught)
+    counts = table.groupby("method").size().to_dict()
+    assert counts == {"exact": 1, "nystroem": 3 * 2, "rbf_sampler": 4 * 2}
+    assert list(table.columns[:8]) == ["method", "n_components", "n_features_out", "seed",
+                                       "random_state", "split", "error", "score"]
+    assert (table["n_train"] == 270).all() and (table["n_test"] == 90).all()
+    assert table["scoring"].unique().tolist() == ["accuracy"]
+    assert ((table["score"] > 0) & (table["score"] <= 1)).all()
+    for column in ("fit_time_s", "transform_time_s", "model_time_s", "peak_memory_mb"):
+        assert (table[column] > 0).all(), column
+    # Peak memory grows with the output dimension (n × D features are allocated).
+    rbf = table[table.method == "rbf_sampler"].groupby("n_components")["peak_memory_mb"].mean()
+    assert rbf[400] > 4 * rbf[10]
+    assert table.attrs["settings"]["exact"] is True
+
+
+def test_compare_exact_row_has_zero_error_and_nystroem_error_decreases(comparison):
+    table, _ = comparison
+    exact = table[table.method == "exact"].iloc[0]
+    assert exact["error"] < 1e-10 and exact["n_components"] == 270
+    assert exact["score"] >= table["score"].max() - 0.02
+    nystroem = table[table.method == "nystroem"].groupby("n_components")["error"].mean()
+    assert nystroem.is_monotonic_decreasing and nystroem[160] < nystroem[10] / 5
+
+
+def test_summarize(comparison):
+    table, _ = comparison
+    summary = summarize(table)
+    assert summary["method"].tolist()[0] == "exact"
+    assert len(summary) == 1 + 3 + 4
+    row = summary[(summary.method == "rbf_sampler") & (summary.n_components == 40)].iloc[0]
+    seeds = table[(table.method == "rbf_sampler") & (table.n_components == 40)]["error"]
+    assert row["runs"] == 2 and row["error"] == pytest.approx(seeds.mean())
+    assert row["error_ci_low"] < seeds.min() <= seeds.max() < row["error_ci_high"]
+
+
+def test_plots(comparison):
+    table, _ = comparison
+    ax = evaluate.plot_error(table)
+    assert [line.get_label() for line in ax.get_lines()] == ["nystroem", "rbf_sampler"]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    ax = evaluate.plot_score(table)
+    labels = ax.get_legend_handles_labels()[1]
+    assert labels[0].startswith("exact kernel (") and set(labels[1:]) == {"nystroem",
+                                                                            "rbf_sampler"}
+    assert ax.get_ylabel() == "test accuracy"
+    ax = evaluate.plot_pareto(table)
+    assert "Pareto front" in ax.get_legend_handles_labels()[1]
+
+
+def test_pareto_front():
+    times = np.array([1.0, 2.0, 3.0, 0.5, 2.5])
+    scores = np.array([0.5, 0.7, 0.6, 0.4, 0.9])
+    assert evaluate.pareto_front(times, scores).tolist() == [3, 0, 1, 4]
+
+
+def test_compare_deterministic_methods_run_once(digits):
+    X, y = digits
+    table = compare(X, y, kernel="additive_chi2_psd", methods=["additive_chi2"],
+                    n_components=[64, 128, 192, 320], n_seeds=2, exact=False)
+    chi2 = table[table.method == "additive_chi2"]
+    # sample_steps 1, 1, 2, 3 → three distinct maps, one run each.
+    assert chi2["n_features_out"].tolist() == [64, 192, 320]
+    assert chi2["random_state"].isna().all()
+    assert chi2["error"].is_monotonic_decreasing
+
+
+@pytest.mark.parametrize(("kernel", "method"), [
+    (get_kernel("poly", gamma=0.05, degree=2, coef0=1.0), "poly_sketch"),
+    (get_kernel("skewed_chi2", skewedness=0.5), "skewed_chi2"),
+])
+def test_compare_randomized_maps_of_other_kernels(digits, kernel, method):
+    X, y = digits
+    table = compare(X, y, kernel=kernel, methods=[method], n_components=[20, 500], n_seeds=2,
+                    error_sample=200, exact=False)
+    errors = table.groupby("n_components")["error"].mean()
+    assert errors[500] < errors[20] / 2
+    assert table["random_state"].notna().all()
+
+
+def test_exact_baseline_is_the_kernel_machine():
+    # Ridge without intercept on the exact features is kernel ridge regression (representer
+    # theorem): the baseline row must score what sklearn's KernelRidge scores.
+    X, y = load_diabetes(return_X_y=True)
+    X_train, y_train, X_test, y_test = X[:300], y[:300], X[300:], y[300:]
+    kernel = get_kernel("rbf", gamma=0.5)
+    table = compare(X_train, y_train, kernel=kernel, methods=["nystroem"], n_components=[20],
+                    n_seeds=1, model=Ridge(alpha=0.1, fit_intercept=False),
+                    test_data=(X_test, y_test), exact=True)
+    exact = table[table.method == "exact"].iloc[0]
+    reference = KernelRidge(alpha=0.1, kernel="rbf", gamma=0.5).fit(X_train, y_train)
+    assert exact["score"] == pytest.approx(r2_score(y_test, reference.predict(X_test)), abs=1e-8)
+    assert table["scoring"].iloc[0] == "r2" and table["model"].iloc[0] == "Ridge"
+
+
+def test_compare_cross_validation_and_exact_auto(digits, monkeypatch):
+    X, y = digits
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["rbf_sampler"],
+                    n_components=[50], n_seeds=1, cv=3)
+    assert sorted(table["split"].unique()) == [0, 1, 2]
+    assert (table.method == "exact").sum() == 3
+    assert summarize(table)["method"].tolist() == ["exact", "rbf_sampler"]
+    monkeypatch.setattr(evaluate, "EXACT_AUTO_MAX_TRAIN", 100)
+    table = compare(X, y, methods=["rbf_sampler"], n_components=[50], n_seeds=1)
+    assert "exact" not in set(table.method)
+    assert table.attrs["settings"]["exact_reason"] == "auto: skipped, 270 training rows > 100"
+    monkeypatch.setattr(evaluate, "EXACT_MAX_TRAIN", 100)
+    with pytest.raises(ValueError, match="exact=True with 270 training rows"):
+        compare(X, y, methods=["rbf_sampler"], n_components=[50], exact=True)
+
+
+def test_task_detection():
+    task_of = evaluate._task_of
+    assert task_of(np.array([0.0, 1.0, 1.0])) == "classification"  # integral floats, 2 values
+    assert task_of(np.array(["a", "b"])) == "classification"
+    assert task_of(np.arange(100.0)) == "regression"  # > MAX_AUTO_CLASSES distinct values
+    assert task_of(np.array([0.5, 1.0])) == "regression"
+    assert task_of(np.arange(100.0), "classification") == "classification"
+    with pytest.raises(ValueError, match="task='regression' needs a numeric y"):
+        task_of(np.array(["a", "b"]), "regression")
+    with pytest.raises(ValueError, match="task must be one of"):
+        task_of(np.array([0, 1]), "ranking")
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"methods": ["nope"]}, r"unknown method 'nope'; valid methods are \['additive_chi2'"),
+    ({"methods": ["poly_sketch"]}, r"approximates the \['poly'\] kernel\(s\), not 'rbf'"),
+    ({"kernel": "nope"}, "Unknown kernel 'nope'"),
+    ({"model": "tree"}, r"unknown model 'tree'; valid models are \['logistic', 'ridge'"),
+    ({"n_components": [0]}, "n_components must be positive"),
+    ({"n_seeds": 0}, "n_seeds must be a positive int"),
+    ({"exact": "yes"}, "exact must be True, False or 'auto'"),
+    ({"test_size": 0.0}, r"test_size must be in \(0, 1\)"),
+    ({"cv": 1}, "cv must be an int >= 2"),
+])
+def test_compare_bad_arguments(digits, kwargs, message):
+    X, y = digits
+    with pytest.raises(ValueError, match=message):
+        compare(X, y, **{"n_components": [10], **kwargs})
+
+
+def test_compare_bad_data():
+    X = np.random.RandomState(0).rand(6, 2)
+    with pytest.raises(ValueError, match=r"too little data for the split: 2 rows with "
+                                         r"test_size=0\.25 leave 1 training and 1 test rows"):
+        compare(X[:2], [0, 1], n_components=[2])
+    with pytest.raises(ValueError, match="too little data for 4-fold cross-validation"):
+        compare(X, [0, 1] * 3, n_components=[2], cv=4)
+    with pytest.raises(ValueError, match=r"y has 1 NaN/inf value\(s\), first at row\(s\) \[2\]"):
+        compare(X, [0.5, 1.0, np.nan, 1.0, 2.0, 3.0], n_components=[2])
+    with pytest.raises(ValueError, match="model 'logistic' needs class labels"):
+        compare(X, np.linspace(0, 1, 6), n_components=[2], model="logistic")
+    with pytest.raises(ValueError, match="training part holds a single class"):
+        compare(X, [0, 0, 0, 0, 0, 1], n_components=[2], test_size=0.2)
