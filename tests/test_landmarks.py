@@ -9,7 +9,6 @@ import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics.pairwise import rbf_kernel
-from threadpoolctl import threadpool_limits
 
 import kernelmaps as km
 from kernelmaps.kernels import Kernel, RBFKernel, get_kernel
@@ -26,14 +25,6 @@ from kernelmaps.landmarks import (
     strategy_options,
     uniform_subset,
 )
-
-
-@pytest.fixture(autouse=True)
-def _single_threaded_blas():
-    # pytest-xdist already runs one worker per core; nested BLAS/OpenMP threads only
-    # oversubscribe the machine (k-means and small products become 10x slower).
-    with threadpool_limits(1):
-        yield
 
 
 def mixture(n_big: int = 1000, d: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -15,7 +15,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from kernelmaps.kernels import IndefiniteKernelWarning, RBFKernel
 from kernelmaps.landmarks import kmeans_landmarks, renyi_entropy_subset
 from kernelmaps.maps.nystroem import Nystroem, inverse_sqrt_psd
-from tests.test_landmarks import _single_threaded_blas  # noqa: F401  (autouse fixture)
 from tests.test_landmarks import mixture as clustered
 
 STRATEGIES = ["uniform", "kmeans", "leverage", "renyi"]

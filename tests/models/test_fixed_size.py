@@ -18,7 +18,6 @@ from sklearn.svm import LinearSVC
 import kernelmaps.models.fixed_size as fixed_size
 from kernelmaps.maps.nystroem import Nystroem
 from kernelmaps.models.fixed_size import FIXED_SIZE_MODELS, make_fixed_size_model
-from tests.test_landmarks import _single_threaded_blas  # noqa: F401  (autouse fixture)
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "landmarks.md"
 
