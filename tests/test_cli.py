@@ -172,7 +172,7 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
         (["--data", _write(tmp / "n.csv", "a,b,label\n1,,0\n2,3,1\n,4,0\n")],
          "2 NaN value(s) in 2 row(s): line 2 column 'b', line 4 column 'a'"),
         (["--data", good, "--methods", "nystroem,magic"],
-         "unknown method 'magic'; valid methods are ['additive_chi2', 'nystroem'"),
+         "unknown method 'magic'; valid methods are ['additive_chi2', 'arccos'"),
         (["--data", good, "--methods", "poly_sketch"],
          "methods for 'rbf': ['nystroem', 'rbf_sampler'"),
         (["--data", good, "--kernel", "magic"], "unknown kernel 'magic'; valid kernels are"),

@@ -23,6 +23,7 @@ PARAMS = {
 }
 SKLEARN_NAMES = sorted(PARAMS)
 EXTRA_PARAMS = {
+    "exponential": {"gamma": 0.3},
     "student": {"alpha": 0.5},
     "matern": {"nu": 2.5, "length_scale": 0.8},
     "additive_chi2_psd": {},

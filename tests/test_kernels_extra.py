@@ -23,6 +23,17 @@ def test_matern_equals_sklearn_gaussian_process(nu, rng):
                                atol=1e-14)
 
 
+def test_exponential_kernel_relates_to_rbf(rng):
+    # exp(−γ‖x−y‖²/2) = e^{−γ‖x‖²/2} exp(γ⟨x,y⟩) e^{−γ‖y‖²/2}
+    X = rng.normal(size=(12, 3))
+    E = get_kernel("exponential", gamma=0.4)(X)
+    norms = np.exp(-0.2 * (X ** 2).sum(1))
+    np.testing.assert_allclose(norms[:, None] * E * norms[None, :],
+                               get_kernel("rbf", gamma=0.2)(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="non-finite"):
+        get_kernel("exponential", gamma=1.0)(np.full((2, 2), 1e3))
+
+
 def test_rbf_by_sigma_equals_rbf_by_gamma(rng):
     X = rng.normal(size=(10, 3))
     np.testing.assert_allclose(get_kernel("rbf", sigma=2.0)(X),
@@ -82,7 +93,7 @@ def test_spectral_density_reproduces_the_kernel(name, rng):
             density.sample_radii(d, 10, draws)
 
 
-@pytest.mark.parametrize("name", ["linear", "poly", "sigmoid", "cosine", "arccos"])
+@pytest.mark.parametrize("name", ["linear", "poly", "sigmoid", "cosine", "arccos", "exponential"])
 def test_no_spectral_density_for_non_shift_invariant(name):
     with pytest.raises(ValueError, match=r"not shift-invariant.*Nystroem"):
         get_kernel(name).spectral_density(3)

@@ -17,17 +17,22 @@ from kernelmaps.kernels import (
 from kernelmaps.landmarks import quadratic_renyi_entropy, renyi_entropy_subset
 from kernelmaps.maps import (
     AdditiveChi2Sampler,
+    ArcCosineSampler,
     Nystroem,
     PolynomialCountSketch,
     PolynomialKernelMap,
+    RandomFourierFeatures,
+    RandomMaclaurin,
     RBFSampler,
     SkewedChi2Sampler,
+    TensorSRHT,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AdditiveChi2Sampler",
+    "ArcCosineSampler",
     "IndefiniteKernelWarning",
     "Kernel",
     "MercerReport",
@@ -35,7 +40,10 @@ __all__ = [
     "PolynomialCountSketch",
     "PolynomialKernelMap",
     "RBFSampler",
+    "RandomFourierFeatures",
+    "RandomMaclaurin",
     "SkewedChi2Sampler",
+    "TensorSRHT",
     "__version__",
     "approximation_error",
     "check_mercer",

@@ -47,13 +47,17 @@ from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_array, check_is_fitted
 
-from kernelmaps.kernels import Kernel, get_kernel
+from kernelmaps.kernels import Kernel, get_kernel, resolve_kernel
 from kernelmaps.maps import (
     AdditiveChi2Sampler,
+    ArcCosineSampler,
     Nystroem,
     PolynomialCountSketch,
+    RandomFourierFeatures,
+    RandomMaclaurin,
     RBFSampler,
     SkewedChi2Sampler,
+    TensorSRHT,
 )
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -188,6 +192,14 @@ register_kernel_of(PolynomialCountSketch, lambda fm: get_kernel(
 register_kernel_of(AdditiveChi2Sampler, lambda fm: get_kernel("additive_chi2_psd"))
 register_kernel_of(SkewedChi2Sampler, lambda fm: get_kernel(
     "skewed_chi2", skewedness=fm.skewedness))
+register_kernel_of(RandomFourierFeatures, lambda fm: resolve_kernel(
+    fm.kernel, gamma=fm.gamma, kernel_params=fm.kernel_params))
+register_kernel_of(ArcCosineSampler, lambda fm: get_kernel("arccos", degree=fm.degree))
+register_kernel_of(TensorSRHT, lambda fm: get_kernel(
+    "poly", gamma=fm.gamma, degree=fm.degree, coef0=fm.coef0))
+register_kernel_of(RandomMaclaurin, lambda fm: get_kernel("exponential", gamma=fm.gamma)
+                   if fm.kernel == "exponential" else
+                   get_kernel("poly", gamma=fm.gamma, degree=fm.degree, coef0=fm.coef0))
 
 
 def _as_kernel(kernel: KernelLike) -> Kernel | Callable[[Any, Any], Any]:
@@ -690,6 +702,55 @@ register_method("additive_chi2", _build_additive_chi2, kernels={"additive_chi2_p
                             "additive chi²; output n_features·(2·steps−1), steps ≤ 3")
 register_method("skewed_chi2", _build_skewed_chi2, kernels={"skewed_chi2"},
                 description="random Fourier features in log space (Li et al.), skewed chi²")
+
+
+#: Shift-invariant kernels with an isotropic spectral density (structured projections need it).
+_ISOTROPIC = {"rbf", "matern", "student"}
+
+
+def _random_fourier(structure: str, output: str):
+    def build(kernel: Kernel, n_components: int, random_state: int | None,
+              n_features: int) -> RandomFourierFeatures:
+        return RandomFourierFeatures(kernel=kernel, structure=structure, output=output,
+                                     n_components=n_components, random_state=random_state)
+    return build
+
+
+def _poly_parts(kernel: Kernel, n_features: int) -> dict:
+    params = kernel.get_params()
+    degree = 3 if params["degree"] is None else params["degree"]
+    if float(degree) != int(degree):
+        raise ValueError(f"this method needs an integer polynomial degree; got {degree}. Use "
+                         "the nystroem method for non-integer degrees.")
+    return {"gamma": kernel._gamma(n_features), "degree": int(degree),
+            "coef0": 1.0 if params["coef0"] is None else params["coef0"]}
+
+
+register_method("rff", _random_fourier("iid", "cos_sin"),
+                kernels=_ISOTROPIC | {"laplacian"},
+                description="random Fourier features, iid frequencies, cos/sin pairs "
+                            "(Sutherland & Schneider), any shift-invariant kernel")
+register_method("orthogonal", _random_fourier("orthogonal", "cos_sin"), kernels=_ISOTROPIC,
+                description="orthogonal random features (Yu et al., 2016), cos/sin pairs")
+register_method("structured", _random_fourier("structured", "cos_offset"),
+                kernels=_ISOTROPIC,
+                description="structured HD₁HD₂HD₃ features (SORF), O(D log d); D rounds up "
+                            "to whole blocks of the padded dimension")
+register_method("fastfood", _random_fourier("fastfood", "cos_offset"), kernels=_ISOTROPIC,
+                description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up like structured")
+register_method("arccos", lambda kernel, n, seed, d: ArcCosineSampler(
+                    degree=kernel.get_params()["degree"], n_components=n, random_state=seed),
+                kernels={"arccos"},
+                description="random sign / ReLU features (Cho & Saul), arc-cosine kernel")
+register_method("tensor_srht", lambda kernel, n, seed, d: TensorSRHT(
+                    **_poly_parts(kernel, d), n_components=n, random_state=seed),
+                kernels={"poly"}, description="TensorSRHT (Ahle et al., 2020), polynomial")
+register_method("maclaurin", lambda kernel, n, seed, d: RandomMaclaurin(
+                    "exponential", gamma=kernel._gamma(d), n_components=n, random_state=seed)
+                if kernel.name == "exponential" else RandomMaclaurin(
+                    "poly", **_poly_parts(kernel, d), n_components=n, random_state=seed),
+                kernels={"poly", "exponential"},
+                description="Random Maclaurin (Kar & Karnick, 2012), dot-product kernels")
 
 
 def methods_for(kernel: Kernel) -> list[str]:

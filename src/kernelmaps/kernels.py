@@ -46,6 +46,7 @@ __all__ = [
     "ArcCosineKernel",
     "Chi2Kernel",
     "CosineKernel",
+    "ExponentialKernel",
     "IndefiniteKernelWarning",
     "Kernel",
     "LaplacianKernel",
@@ -375,6 +376,37 @@ class LaplacianKernel(Kernel):
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
+
+
+class ExponentialKernel(Kernel):
+    r"""Exponential dot-product kernel :math:`k(x, y) = \exp(\gamma\langle x, y\rangle)`.
+
+    Positive definite: its Maclaurin coefficients :math:`\gamma^n/n!` are all positive
+    (Schoenberg; the kernel :class:`~kernelmaps.RandomMaclaurin` approximates, Kar & Karnick
+    2012). Note :math:`\exp(-\gamma\|x-y\|^2/2) = e^{-\gamma\|x\|^2/2}\,
+    \exp(\gamma\langle x, y\rangle)\,e^{-\gamma\|y\|^2/2}`. Large
+    :math:`\gamma\langle x, y\rangle` overflow: a clear error, never inf.
+
+    Parameters
+    ----------
+    gamma : float or None, default=None
+        Scale; ``None`` means ``1 / n_features``.
+    """
+
+    name = "exponential"
+    param_names = ("gamma",)
+
+    def __init__(self, gamma: float | None = None) -> None:
+        _check_positive("gamma", gamma, "exponential")
+        self.gamma = gamma
+
+    def evaluate_into(self, X, Y, out):
+        dot_into(X, Y, out)
+        out *= self._gamma(X.shape[1])
+        np.exp(out, out=out)
+
+    def _diag(self, X):
+        return np.exp(self._gamma(X.shape[1]) * row_sq_norms(X))
 
 
 class SigmoidKernel(Kernel):
@@ -832,6 +864,7 @@ KERNELS: dict[str, type[Kernel]] = {
     "chi2": Chi2Kernel,
     "additive_chi2": AdditiveChi2Kernel,
     # Beyond sklearn.metrics.pairwise:
+    "exponential": ExponentialKernel,
     "student": StudentKernel,
     "matern": MaternKernel,
     "additive_chi2_psd": AdditiveChi2PSDKernel,

@@ -1,0 +1,314 @@
+"""RandomFourierFeatures: every spectral density × structure × output is an unbiased
+(structured, Fastfood: asymptotically unbiased) estimator of its exact kernel from
+kernels.py, with the Monte Carlo rate; orthogonality of the ORF/SORF blocks; the documented
+rounding; determinism; the estimator contract; clear errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import kernelmaps as km
+from kernelmaps.kernels import get_kernel
+from kernelmaps.maps.fourier import RandomFourierFeatures
+
+STRUCTURES = ("iid", "orthogonal", "structured", "fastfood")
+OUTPUTS = ("cos_offset", "cos_sin")
+#: One kernel per spectral density (rbf twice: by gamma and by sigma).
+KERNELS = {
+    "rbf": get_kernel("rbf", gamma=0.5),
+    "rbf-sigma": get_kernel("rbf", sigma=1.5),
+    "laplacian": get_kernel("laplacian", gamma=0.4),
+    "matern-0.5": get_kernel("matern", nu=0.5, length_scale=1.5),
+    "matern-1.5": get_kernel("matern", nu=1.5),
+    "matern-2.5": get_kernel("matern", nu=2.5, length_scale=0.8),
+    "student": get_kernel("student", alpha=2.0),
+}
+COMBINATIONS = [
+    pytest.param(name, structure, output, id=f"{name}-{structure}-{output}")
+    for name in KERNELS for structure in STRUCTURES for output in OUTPUTS
+    # The L1 Laplacian's density is not isotropic: iid only (the others raise, tested below).
+    if name != "laplacian" or structure == "iid"
+]
+# d = 6 is not a power of two, so the Hadamard structures also exercise the zero padding.
+X_SMALL = np.random.RandomState(0).normal(size=(16, 6)) * 0.4
+
+
+def relative_error(Z: np.ndarray, K: np.ndarray) -> float:
+    return float(np.linalg.norm(Z @ Z.T - K) / np.linalg.norm(K))
+
+
+def make(kernel, structure="iid", output="cos_offset", n_components=64, random_state=0, **kw):
+    return RandomFourierFeatures(kernel, n_components=n_components, structure=structure,
+                                 output=output, random_state=random_state, **kw)
+
+
+# ---------------------------------------------------------------------------- estimator
+@pytest.mark.parametrize(("name", "structure", "output"), COMBINATIONS)
+def test_error_shrinks_like_one_over_sqrt_D(name, structure, output):
+    kernel = KERNELS[name]
+    K = kernel(X_SMALL)
+    errors = {
+        D: np.mean([relative_error(make(kernel, structure, output, D, seed)
+                                   .fit_transform(X_SMALL), K) for seed in range(6)])
+        for D in (64, 1024)
+    }
+    # Monte Carlo: error ≈ c/√D with c ≈ 1–3 here, so 16× the features divide it by ≈ 4.
+    # A biased map stalls at its bias (ratio → 1); a wrong variance breaks the bound.
+    assert errors[1024] < 4.0 / np.sqrt(1024)
+    assert 2.2 < errors[64] / errors[1024] < 8.0
+
+
+@pytest.mark.parametrize(("name", "structure", "output"), COMBINATIONS)
+def test_mean_over_seeds_converges_to_the_exact_kernel(name, structure, output):
+    # The average of S independent D-feature estimates has the error of one S·D-feature
+    # estimate if (and only if) the map is unbiased: a bias of a few per cent (a wrong
+    # radius law, scale factor or padding) would stand out above 5/√(S·D) ≈ 0.04.
+    kernel = KERNELS[name]
+    S, D = 64, 256
+    mean = np.mean([(lambda Z: Z @ Z.T)(make(kernel, structure, output, D, 100 + seed)
+                                       .fit_transform(X_SMALL)) for seed in range(S)], axis=0)
+    assert relative_error_of(mean, kernel(X_SMALL)) < 5.0 / np.sqrt(S * D)
+
+
+def relative_error_of(estimate: np.ndarray, K: np.ndarray) -> float:
+    return float(np.linalg.norm(estimate - K) / np.linalg.norm(K))
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_frequency_scale_matches_the_spectral_density(structure):
+    # For the Gaussian kernel E‖ω‖² = 2γd; recover ω from the projections of the unit
+    # vectors (dense and Hadamard structures alike) and compare.
+    gamma, d = 0.3, 6
+    rff = make("rbf", structure, n_components=4096, gamma=gamma).fit(np.zeros((2, d)))
+    omega = np.empty((d, rff.n_frequencies_))
+    rff.projection_.project_into(np.eye(d), omega)
+    np.testing.assert_allclose(np.mean(np.sum(omega ** 2, axis=0)), 2 * gamma * d, rtol=0.05)
+
+
+def test_cos_sin_is_the_pair_of_cos_and_sin_of_the_projection():
+    rff = make("rbf", output="cos_sin", n_components=40, gamma=0.7).fit(X_SMALL)
+    P = X_SMALL @ rff.projection_.weights
+    scale = np.sqrt(1.0 / rff.n_frequencies_)
+    np.testing.assert_allclose(rff.transform(X_SMALL),
+                               scale * np.hstack([np.cos(P), np.sin(P)]), atol=1e-14)
+
+
+def test_cos_offset_iid_rbf_is_rbfsampler_form():
+    rff = make("rbf", n_components=50, gamma=0.7).fit(X_SMALL)
+    expected = np.sqrt(2.0 / 50) * np.cos(X_SMALL @ rff.projection_.weights
+                                          + rff.random_offset_)
+    np.testing.assert_allclose(rff.transform(X_SMALL), expected, atol=1e-14)
+
+
+def test_student_features_carry_the_kernel_scale():
+    # k(0) = 1/alpha: ‖z(x)‖² estimates it (exactly, for cos_sin).
+    Z = make("student", output="cos_sin", kernel_params={"alpha": 4.0}).fit_transform(X_SMALL)
+    np.testing.assert_allclose(np.sum(Z ** 2, axis=1), 0.25)
+
+
+# ---------------------------------------------------------------------------- structure
+def test_orthogonal_blocks_are_orthogonal_with_drawn_radii():
+    d, D = 5, 13  # two full blocks of 5 and a partial block of 3
+    W = make("matern", "orthogonal", n_components=D,
+             kernel_params={"nu": 1.5}).fit(np.zeros((2, d))).projection_.weights
+    assert W.shape == (d, D)
+    for start in range(0, D, d):
+        block = W[:, start:start + d]  # columns are the frequencies of one block
+        gram = block.T @ block
+        np.testing.assert_allclose(gram - np.diag(np.diag(gram)), 0.0, atol=1e-12)
+    # Different blocks are independent, so not orthogonal to each other.
+    assert abs(W[:, 0] @ W[:, d]) > 1e-6
+
+
+def test_orthogonal_directions_are_uniform_on_the_sphere():
+    # Each direction of a Haar orthogonal matrix is uniform, so its mean is 0. QR alone is
+    # not Haar (LAPACK makes the first column's first entry negative): the sign fix matters.
+    directions = []
+    for seed in range(200):
+        W = make("rbf", "orthogonal", n_components=4, random_state=seed).fit(
+            np.zeros((2, 4))).projection_.weights
+        directions.append(W / np.linalg.norm(W, axis=0))
+    mean = np.mean(directions, axis=0)  # std of one coordinate: 0.5/√200 ≈ 0.035
+    assert np.abs(mean).max() < 0.15
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "student"])
+def test_structured_blocks_are_orthogonal_with_norms_equal_to_the_radii(kernel):
+    d = 8  # a power of two: no padding, so each block HD₁HD₂HD₃ is square and orthogonal
+    rff = make(kernel, "structured", n_components=24).fit(np.zeros((2, d)))
+    omega = np.empty((d, 24))
+    rff.projection_.project_into(np.eye(d), omega)
+    radii = rff.projection_.row_scale * d ** 1.5
+    np.testing.assert_allclose(np.linalg.norm(omega, axis=0), radii, rtol=1e-12)
+    for start in range(0, 24, d):
+        block = omega[:, start:start + d] / radii[start:start + d]
+        np.testing.assert_allclose(block.T @ block, np.eye(d), atol=1e-12)
+
+
+def test_fastfood_frequency_norms_are_the_radii():
+    d = 16
+    rff = make("rbf", "fastfood", n_components=32).fit(np.zeros((2, d)))
+    p = rff.projection_
+    omega = np.empty((d, 32))
+    p.project_into(np.eye(d), omega)
+    gaussian_norms = np.linalg.norm(p.gaussian.reshape(-1, d), axis=1).repeat(d)
+    np.testing.assert_allclose(np.linalg.norm(omega, axis=0),
+                               p.row_scale * np.sqrt(d) * gaussian_norms, rtol=1e-12)
+    # S H G Π H B: each block is a permutation and a sign pattern, hence not orthogonal,
+    # but the projections equal the explicit matrix product.
+    H = np.array([[1.0]])
+    while H.shape[0] < d:
+        H = np.block([[H, H], [H, -H]])
+    perm = p.permutation[0]
+    V = (p.row_scale[:d, None] * H @ np.diag(p.gaussian[0]) @ np.eye(d)[perm] @ H
+         @ np.diag(p.signs[0]))
+    np.testing.assert_allclose(omega[:, :d], V.T, atol=1e-12)
+
+
+@pytest.mark.parametrize("structure", ["structured", "fastfood"])
+def test_hadamard_structures_store_O_D_parameters(structure):
+    d, D = 512, 4096
+    X = np.zeros((2, d))
+    hadamard = make("rbf", structure, n_components=D).fit(X).projection_.nbytes
+    dense = make("rbf", "iid", n_components=D).fit(X).projection_.nbytes
+    assert dense == d * D * 8
+    assert hadamard <= 3 * D * 8  # a few bytes per frequency, independent of d
+
+
+# ---------------------------------------------------------------------------- rounding
+@pytest.mark.parametrize(("structure", "output", "d", "n_components", "expected"), [
+    ("iid", "cos_offset", 6, 37, 37),
+    ("orthogonal", "cos_offset", 6, 37, 37),     # partial last block: no rounding
+    ("iid", "cos_sin", 6, 37, 38),               # odd → one more (pairs)
+    ("orthogonal", "cos_sin", 6, 36, 36),
+    ("structured", "cos_offset", 6, 37, 40),     # d_pad = 8: whole blocks of 8
+    ("fastfood", "cos_offset", 6, 3, 8),         # at least one block
+    ("structured", "cos_sin", 6, 37, 48),        # 19 frequencies → 24 → 48 features
+    ("fastfood", "cos_sin", 8, 32, 32),          # already compatible
+    ("structured", "cos_offset", 1, 5, 5),       # d = 1: blocks of 1
+])
+def test_documented_rounding_is_visible(structure, output, d, n_components, expected):
+    X = np.random.RandomState(0).normal(size=(4, d))
+    rff = make("rbf", structure, output, n_components=n_components).fit(X)
+    assert rff.n_features_out_ == expected
+    assert rff.transform(X).shape == (4, expected)
+    names = rff.get_feature_names_out()
+    assert len(names) == expected
+    assert names[-1] == f"randomfourierfeatures{expected - 1}"
+
+
+# ---------------------------------------------------------------------------- determinism
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_random_state_determines_the_map(structure):
+    a = make("rbf", structure, random_state=3).fit_transform(X_SMALL)
+    b = make("rbf", structure, random_state=3).fit_transform(X_SMALL)
+    c = make("rbf", structure, random_state=4).fit_transform(X_SMALL)
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+def test_result_independent_of_threads_and_block_size(structure):
+    X = np.random.RandomState(1).normal(size=(700, 6))
+    rff = make("rbf", structure).fit(X)
+    with km.config_context(n_threads=1):
+        serial = rff.transform(X)
+    with km.config_context(n_threads=2, block_bytes=4096):  # many small blocks
+        threaded = rff.transform(X)
+    np.testing.assert_array_equal(serial, threaded)
+
+
+@pytest.mark.parametrize("structure", STRUCTURES)
+@pytest.mark.parametrize("output", OUTPUTS)
+def test_float32_preserved_and_csr_accepted(structure, output):
+    X = X_SMALL * (np.abs(X_SMALL) > 0.3)
+    rff = make("rbf", structure, output)
+    Z64 = rff.fit_transform(X)
+    Z32 = make("rbf", structure, output).fit_transform(X.astype(np.float32))
+    assert Z32.dtype == np.float32 and Z64.dtype == np.float64
+    np.testing.assert_allclose(Z32, Z64, atol=1e-5)
+    np.testing.assert_allclose(make("rbf", structure, output).fit_transform(sp.csr_matrix(X)),
+                               Z64, atol=1e-13)
+    # A map fitted on float32 transforms float64 input in float64 and vice versa.
+    assert rff.transform(X.astype(np.float32)).dtype == np.float32
+
+
+def test_kernel_object_equals_named_kernel():
+    by_object = make(get_kernel("rbf", sigma=2.0), "structured").fit_transform(X_SMALL)
+    by_name = make("rbf", "structured", gamma=0.125).fit_transform(X_SMALL)
+    by_params = make("rbf", "structured", kernel_params={"sigma": 2.0}).fit_transform(X_SMALL)
+    np.testing.assert_allclose(by_object, by_name, rtol=1e-12)
+    np.testing.assert_allclose(by_params, by_name, rtol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(X=st.tuples(st.integers(1, 6), st.integers(1, 9)).flatmap(
+           lambda s: arrays(np.float64, s, elements=st.floats(-5, 5))),
+       structure=st.sampled_from(STRUCTURES), output=st.sampled_from(OUTPUTS),
+       D=st.integers(1, 40))
+def test_features_are_bounded_by_the_scale(X, structure, output, D):
+    rff = make("rbf", structure, output, n_components=D, gamma=0.5).fit(X)
+    Z = rff.transform(X)
+    per_feature = np.sqrt((2.0 if output == "cos_offset" else 1.0) / rff.n_frequencies_)
+    assert np.isfinite(Z).all()
+    assert np.all(np.abs(Z) <= per_feature * (1 + 1e-12))
+    if output == "cos_sin":  # cos² + sin² = 1: ‖z(x)‖² = k(0) exactly
+        np.testing.assert_allclose(np.sum(Z ** 2, axis=1), 1.0)
+
+
+# ---------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize(("kernel", "suggestion"), [
+    ("poly", "TensorSRHT"),
+    ("polynomial", "PolynomialCountSketch"),
+    ("arccos", "ArcCosineSampler"),
+    ("additive_chi2", "AdditiveChi2Sampler"),
+    ("sigmoid", "Nystroem"),
+])
+def test_unsupported_kernel_names_the_map_to_use(kernel, suggestion):
+    with pytest.raises(ValueError, match=rf"not one\. Use .*{suggestion}"):
+        RandomFourierFeatures(kernel).fit(X_SMALL)
+
+
+@pytest.mark.parametrize("structure", ["orthogonal", "structured", "fastfood"])
+def test_laplacian_needs_iid_and_says_so(structure):
+    with pytest.raises(ValueError, match=r"isotropic.*structure='iid'.*matern"):
+        make("laplacian", structure).fit(X_SMALL)
+
+
+def test_gamma_for_a_kernel_without_gamma_is_an_error():
+    with pytest.raises(ValueError, match=r"gamma does not apply.*'matern'.*kernel_params"):
+        make("matern", gamma=1.0).fit(X_SMALL)
+
+
+def test_kernel_object_plus_parameters_is_an_error():
+    with pytest.raises(ValueError, match="Kernel object and gamma"):
+        make(get_kernel("rbf"), gamma=1.0).fit(X_SMALL)
+
+
+def test_unknown_kernel_params_is_an_error():
+    with pytest.raises(ValueError, match=r"kernel_params.*unexpected parameter.*'nuu'"):
+        make("matern", kernel_params={"nuu": 1.5}).fit(X_SMALL)
+
+
+@pytest.mark.parametrize(("param", "value"), [
+    ("structure", "hadamard"), ("output", "sin"), ("n_components", 0), ("kernel", "gauss"),
+])
+def test_invalid_parameter_values_name_the_parameter(param, value):
+    with pytest.raises(ValueError, match=rf"'{param}' parameter of RandomFourierFeatures"):
+        RandomFourierFeatures(**{param: value}).fit(X_SMALL)
+
+
+# ---------------------------------------------------------------------------- contract
+@parametrize_with_checks([
+    make("rbf", structure, output, n_components=20)
+    for structure in STRUCTURES for output in OUTPUTS
+] + [make("matern", "fastfood", kernel_params={"nu": 0.5}),
+     make("laplacian", "iid", gamma=0.5)])
+def test_check_estimator(estimator, check):
+    check(estimator)
