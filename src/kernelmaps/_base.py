@@ -19,8 +19,10 @@ blocks on threads, and refusing to return non-finite values — lives here, once
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from math import prod
 from typing import Any
 
 import numpy as np
@@ -58,6 +60,28 @@ _OVERFLOW_HINT = (
     "the input is too large in magnitude for this map's arithmetic (it overflowed). Rescale "
     "the features first, e.g. with sklearn.preprocessing.StandardScaler or MaxAbsScaler."
 )
+
+
+_scratch = threading.local()
+
+
+def scratch_buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A reusable per-thread work array of ``shape`` (contents undefined).
+
+    Blocks run one after another on each thread, so a block's temporaries can live in the
+    same memory as the previous block's. Allocating them afresh costs more than the work
+    for cache-sized blocks: multi-megabyte allocations come from ``mmap`` and every page
+    is faulted in and zeroed again. Buffers are per thread (transform stays thread-safe)
+    and are freed with the thread.
+    """
+    dtype = np.dtype(dtype)
+    buffers = _scratch.__dict__.setdefault("buffers", {})
+    size = prod(shape)
+    buffer = buffers.get((name, dtype))
+    if buffer is None or buffer.size < size:
+        buffer = np.empty(size, dtype=dtype)
+        buffers[(name, dtype)] = buffer
+    return buffer[:size].reshape(shape)
 
 
 def single_threaded_blas():

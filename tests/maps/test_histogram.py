@@ -99,3 +99,14 @@ def test_additive_chi2_float32_stays_float32(make, rng):
     Z64 = km.AdditiveChi2Sampler(sample_steps=3).fit_transform(X.astype(np.float64))
     dense = Z.toarray() if sp.issparse(Z) else Z
     np.testing.assert_allclose(dense, Z64, rtol=1e-5, atol=1e-6)
+
+
+def test_additive_chi2_sums_duplicates_without_touching_the_input():
+    # (0, 1) stored twice: the matrix holds 0.5 there.
+    X = sp.csr_matrix((np.array([0.2, 0.3, 0.4]), np.array([1, 1, 0]), np.array([0, 2, 3])),
+                      shape=(2, 2))
+    data_before = X.data.copy()
+    Z = km.AdditiveChi2Sampler().fit_transform(X)
+    np.testing.assert_allclose(Z.toarray(),
+                               km.AdditiveChi2Sampler().fit_transform(X.toarray()))
+    np.testing.assert_array_equal(X.data, data_before)

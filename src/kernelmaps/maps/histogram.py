@@ -165,7 +165,11 @@ class AdditiveChi2Sampler(FeatureMap):
 
     def _transform_sparse(self, X, interval):
         X = sp.csr_array(X)
-        X.sum_duplicates()
+        if not X.has_canonical_format:
+            # Duplicate entries must be summed before the non-linear map (f(a)+f(b) is not
+            # f(a+b)); on a copy, since csr_array(X) may share the caller's buffers.
+            X = X.copy()
+            X.sum_duplicates()
         parts = [
             sp.csr_array((data, X.indices, X.indptr), shape=X.shape)
             for data in self._steps(X.data, interval)

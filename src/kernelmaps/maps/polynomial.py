@@ -15,11 +15,42 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._base import FeatureMap
+from kernelmaps._base import FeatureMap, scratch_buffer
 from kernelmaps.maps._hadamard import fwht, next_power_of_two
 from kernelmaps.maps.fourier import project_into
 
 __all__ = ["PolynomialCountSketch", "PolynomialKernelMap", "RandomMaclaurin", "TensorSRHT"]
+
+
+def _scatter_layers(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray
+                    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Split the hashing matrix's entries into layers with distinct output columns.
+
+    Layer k holds the k-th entry of every column, so within a layer the scatter
+    ``sketch[:, cols] += X[:, rows] * vals`` has no repeated column and NumPy's buffered
+    fancy-index update is exact. Hash collisions are rare (n_features ≪ n_components), so
+    there are few layers.
+    """
+    order = np.argsort(cols, kind="stable")
+    rows, cols, vals = rows[order], cols[order], vals[order]
+    first = np.r_[0, np.flatnonzero(np.diff(cols)) + 1]
+    rank = np.arange(cols.size) - np.repeat(first, np.diff(np.r_[first, cols.size]))
+    return [(rows[rank == k], cols[rank == k], vals[rank == k])
+            for k in range(int(rank.max(initial=-1)) + 1)]
+
+
+def _count_sketches(X_block: np.ndarray, layers, width: int, sketches: np.ndarray
+                    ) -> np.ndarray:
+    """The side-by-side Count Sketches of a dense row block, C-ordered ``(b, width)``.
+
+    A gather and a scatter per layer: O(b·n_features) work on top of zeroing the buffer,
+    and the result is laid out for the row-wise FFTs that follow (a sparse product would
+    return it transposed, and re-laying it out costs more than the FFTs).
+    """
+    sketches.fill(0.0)
+    for rows, cols, vals in layers:
+        sketches[:, cols] += X_block[:, rows] * vals.astype(X_block.dtype, copy=False)
+    return sketches
 
 
 class PolynomialCountSketch(FeatureMap):
@@ -118,6 +149,7 @@ class PolynomialCountSketch(FeatureMap):
         self._hash_matrix = sp.csr_array(
             (vals, (rows, cols)), shape=(n_in, self.degree * D)
         )
+        self._scatter_layers = _scatter_layers(rows, cols, vals)
         if self.coef0 != 0:
             # The appended constant feature √c₀ adds a fixed vector to every sketch.
             self._constant_sketch = np.zeros(self.degree * D)
@@ -137,15 +169,21 @@ class PolynomialCountSketch(FeatureMap):
         hash_matrix = self._hash_matrix
         if X_block.dtype == np.float32:
             hash_matrix = hash_matrix.astype(np.float32)
-        sketches = X_block @ hash_matrix
-        if sp.issparse(sketches):  # CSR input: the sketch product is sparse too
-            sketches = sketches.toarray()
+        b = X_block.shape[0]
+        if sp.issparse(X_block):  # CSR input: the sketch product is sparse too
+            sketches = (X_block @ hash_matrix).toarray()
+        else:
+            sketches = _count_sketches(
+                X_block, self._scatter_layers, degree * D,
+                scratch_buffer("pcs_sketches", (b, degree * D), out.dtype))
         if self._constant_sketch is not None:
             sketches += self._constant_sketch.astype(sketches.dtype, copy=False)
         if degree == 1:  # the inverse FFT of the FFT: the Count Sketch itself
             out[...] = sketches
             return
-        spectra = np.fft.rfft(sketches.reshape(-1, degree, D), axis=2)
+        spectra = scratch_buffer("pcs_spectra", (b, degree, D // 2 + 1),
+                                 np.result_type(out.dtype, np.complex64))
+        np.fft.rfft(sketches.reshape(b, degree, D), axis=2, out=spectra)
         product = spectra[:, 0]
         for j in range(1, degree):
             product *= spectra[:, j]
