@@ -13,7 +13,7 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
-from kernelmaps._base import FLOAT_DTYPES, FeatureMap
+from kernelmaps._base import FLOAT_DTYPES, FeatureMap, scratch_buffer
 from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, get_kernel
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 
@@ -447,5 +447,12 @@ class Nystroem(FeatureMap):
             embedded = X_block[:, self.component_indices_]
             embedded = embedded.toarray() if sp.issparse(embedded) else embedded
         else:
-            embedded = self._evaluate(X_block, self.components_)
+            kernel = self._resolved_kernel()
+            if kernel is None:  # a user callable
+                embedded = self._evaluate(X_block, self.components_)
+            else:  # into a reused per-thread buffer: no fresh (b × m) allocation per block
+                embedded = scratch_buffer(
+                    "nystroem_kernel", (X_block.shape[0], self.components_.shape[0]),
+                    np.result_type(X_block.dtype, self.components_.dtype))
+                kernel.evaluate_into(X_block, self.components_, embedded)
         np.matmul(embedded, self.normalization_.T, out=out)
