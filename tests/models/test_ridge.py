@@ -195,3 +195,33 @@ def test_chi2_kernel_rejects_negative_inputs():
     X, y = regression_data(n=30)
     with pytest.raises(ValueError, match="negative values"):
         KernelRidge(kernel="chi2").fit(X, y)
+
+
+@pytest.mark.parametrize("landmarks", ["uniform", "kmeans", "leverage", "renyi"])
+def test_landmark_strategies_for_centres(landmarks):
+    X, y = regression_data(n=1500, d=3)
+    X_test, y_test = regression_data(n=500, d=3, seed=1)
+    model = KernelRidge(kernel="rbf", gamma=0.3, alpha=1.0, solver="nystrom", n_components=60,
+                        landmarks=landmarks, random_state=0).fit(X, y)
+    assert model.X_fit_.shape == (60, 3)
+    rmse = np.sqrt(np.mean((model.predict(X_test) - y_test) ** 2))
+    assert rmse < 0.5  # the signal's sd is ≈ 1.1; the noise is 0.1
+    # Rows of X are recorded as such; k-means centres are not rows.
+    assert hasattr(model, "center_indices_") == (landmarks != "kmeans")
+    if landmarks != "kmeans":
+        np.testing.assert_array_equal(model.X_fit_, X[model.center_indices_])
+
+
+def test_landmarks_with_precomputed_kernel():
+    X, y = regression_data(n=300)
+    K = rbf_kernel(X, gamma=0.3)
+    model = KernelRidge(kernel="precomputed", alpha=0.1, solver="nystrom", n_components=50,
+                        landmarks="leverage", tol=1e-12, max_iter=500, random_state=0).fit(K, y)
+    same = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1, solver="nystrom", n_components=50,
+                       landmarks="leverage", tol=1e-12, max_iter=500, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.center_indices_, same.center_indices_)
+    np.testing.assert_allclose(model.predict(K[:20]), same.predict(X[:20]), rtol=1e-6,
+                               atol=1e-8)
+    with pytest.raises(ValueError, match="kmeans"):
+        KernelRidge(kernel="precomputed", solver="nystrom", n_components=10,
+                    landmarks="kmeans").fit(K, y)

@@ -35,7 +35,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
     parameters and predictions as :class:`sklearn.kernel_ridge.KernelRidge` (a drop-in).
 
     ``solver="nystrom"`` restricts :math:`f` to the span of :math:`M` centres
-    :math:`\tilde x_1..\tilde x_M` drawn uniformly from the data, :math:`f(x) = k(x,
+    :math:`\tilde x_1..\tilde x_M` (uniform rows by default, see ``landmarks``), :math:`f(x) = k(x,
     \tilde X)\beta`, and solves the normal equations
 
     .. math::
@@ -67,6 +67,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         ``"auto"``: exact up to 5,000 samples, Nyström beyond.
     n_components : int, default=1000
         Number of Nyström centres M (clamped to n_samples).
+    landmarks : {"uniform", "kmeans", "leverage", "renyi"}, default="uniform"
+        How the centres are chosen (see :mod:`kernelmaps.landmarks`): uniformly drawn rows,
+        k-means centres (better spread, costs k-means), ridge-leverage-score sampling, or the
+        quadratic-Rényi-entropy subset.
+    landmark_params : dict, default=None
+        Options of the landmark strategy.
     max_iter : int, default=100
         Maximum conjugate-gradient iterations (data passes).
     tol : float, default=1e-4
@@ -82,7 +88,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
     X_fit_ : {ndarray, sparse matrix}
         Training data (exact) or the centres (Nyström), used by predict.
     center_indices_ : ndarray of shape (M,)
-        Rows of the training data used as centres (Nyström only).
+        Rows of the training data used as centres (Nyström, when the centres are rows:
+        not for k-means).
     solver_ : str
         The solver used.
     n_iter_ : int
@@ -113,6 +120,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         **KERNEL_PARAMETER_CONSTRAINTS,
         "solver": [StrOptions({"auto", "exact", "nystrom"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
+        "landmarks": [StrOptions({"uniform", "kmeans", "leverage", "renyi"})],
+        "landmark_params": [dict, None],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -121,7 +130,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
     def __init__(self, alpha: float | np.ndarray = 1.0, *, kernel: Any = "linear",
                  gamma: float | None = None, degree: float = 3, coef0: float = 1,
                  kernel_params: dict | None = None, solver: str = "auto",
-                 n_components: int = 1000, max_iter: int = 100, tol: float = 1e-4,
+                 n_components: int = 1000, landmarks: str = "uniform",
+                 landmark_params: dict | None = None, max_iter: int = 100, tol: float = 1e-4,
                  random_state: Any = None) -> None:
         self.alpha = alpha
         self.kernel = kernel
@@ -131,6 +141,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         self.kernel_params = kernel_params
         self.solver = solver
         self.n_components = n_components
+        self.landmarks = landmarks
+        self.landmark_params = landmark_params
         self.max_iter = max_iter
         self.tol = tol
         self.random_state = random_state
@@ -216,17 +228,20 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
     def _fit_nystrom(self, X, y, alpha, sample_weight) -> np.ndarray:
         n = X.shape[0]
         M = min(self.n_components, n)
-        rng = check_random_state(self.random_state)
-        self.center_indices_ = np.sort(rng.choice(n, size=M, replace=False))
+        centers, indices = self._choose_centers(X, M)
         if self._precomputed:
-            self.X_fit_ = self.center_indices_  # predict takes columns of k(X_new, X_train)
-            K_MM = np.asarray(X[self.center_indices_][:, self.center_indices_].toarray()
-                              if hasattr(X, "toarray") else
-                              X[np.ix_(self.center_indices_, self.center_indices_)],
+            # predict takes the kernel between new points and the training rows: keep the
+            # centres' row indices and read those columns.
+            self.center_indices_ = indices
+            self.X_fit_ = indices
+            K_MM = X[indices][:, indices]
+            K_MM = np.asarray(K_MM.toarray() if hasattr(K_MM, "toarray") else K_MM,
                               dtype=np.float64)
         else:
-            self.X_fit_ = X[self.center_indices_]
-            K_MM = np.asarray(self._kernel_matrix(self.X_fit_.astype(np.float64)),
+            if indices is not None:
+                self.center_indices_ = indices
+            self.X_fit_ = centers
+            K_MM = np.asarray(self._kernel_matrix(centers.astype(np.float64)),
                               dtype=np.float64)
         ravel = y.ndim == 1
         Y = y.reshape(-1, 1) if ravel else y
@@ -239,6 +254,18 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         return beta.ravel() if ravel else beta
 
     # Data passes of the normal equations, in row blocks ---------------------------------
+    def _choose_centers(self, X, M: int):
+        """Centres by the landmark strategy (:mod:`kernelmaps.landmarks`): (points, rows)."""
+        from kernelmaps.landmarks import select_landmarks
+        from kernelmaps.maps.nystroem import _CallableKernel
+
+        kernel = self._resolved()
+        if not isinstance(kernel, str) and not hasattr(kernel, "evaluate_into"):
+            kernel = _CallableKernel(kernel, dict(self.kernel_params or {}), None)
+        rng = check_random_state(self.random_state)
+        return select_landmarks(self.landmarks, X, kernel, M, random_state=rng,
+                                options=self.landmark_params)
+
     def _block_against_centers(self, X_block):
         if self._precomputed:
             block = X_block[:, self.center_indices_]
@@ -268,7 +295,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         from kernelmaps._base import reduce_blocks
         from kernelmaps._config import resolve_n_threads
 
-        M = self.center_indices_.size
+        M = self.X_fit_.shape[0]
         return reduce_blocks(np.arange(X.shape[0]), block, bytes_per_row=3 * 8 * M,
                              n_threads=resolve_n_threads(None))
 
