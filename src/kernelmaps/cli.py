@@ -277,7 +277,11 @@ def _error_ci(row: Any) -> str:
 # (_TERMINAL_COLUMNS) that fits 100 characters.
 _SUMMARY_COLUMNS: dict[str, Callable[[Any], str]] = {
     "method": lambda r: r["method"],
-    "D": lambda r: str(r["n_features_out"]),
+    # A map that rounds the output dimension (cos/sin pairs, Hadamard blocks) shows what was
+    # asked for too, so two requests that round to the same D are told apart.
+    "D": lambda r: (str(r["n_features_out"]) if r["method"] == "exact"
+                    or r["n_features_out"] == r["n_components"]
+                    else f"{r['n_features_out']} (n={r['n_components']})"),
     "runs": lambda r: str(r["runs"]),
     "kernel error": lambda r: f"{r['error']:.3g}",
     "95% CI": _error_ci,
