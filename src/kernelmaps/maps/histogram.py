@@ -137,7 +137,8 @@ class AdditiveChi2Sampler(FeatureMap):
         return super()._transform_validated(X)
 
     def _block_temp_bytes_per_row(self, n_features):
-        return 3 * n_features * 8
+        # _steps keeps ~8 block-sized arrays alive (mask, logs, step, factor, cos, sin, ...).
+        return 8 * n_features * 8
 
     def _steps(self, values: np.ndarray, interval: float):
         """Yield the 2n−1 feature blocks of ``values`` in scikit-learn's column order.
