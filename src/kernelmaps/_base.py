@@ -23,6 +23,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from math import prod
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import ThreadpoolController
 
@@ -43,6 +45,12 @@ __all__ = ["FLOAT_DTYPES", "FeatureMap", "check_finite_output"]
 
 #: The dtype policy: float32 is kept, every other input is computed in float64.
 FLOAT_DTYPES = (np.float64, np.float32)
+
+#: Constraints of the two parameters every randomised map shares (scikit-learn's names).
+RANDOM_MAP_CONSTRAINTS: dict = {
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+}
 
 _MIN_BLOCK_ROWS = 128
 _threadpool_controller: ThreadpoolController | None = None

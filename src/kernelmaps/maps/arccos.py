@@ -11,9 +11,9 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, Options
+from sklearn.utils._param_validation import Options
 
-from kernelmaps._base import FeatureMap
+from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.kernels import ArcCosineKernel
 from kernelmaps.maps.fourier import project_into
 
@@ -95,8 +95,7 @@ class ArcCosineSampler(FeatureMap):
 
     _parameter_constraints: dict = {
         "degree": [Options(Integral, {0, 1, 2})],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        **RANDOM_MAP_CONSTRAINTS,
     }
 
     def __init__(self, *, degree: int = 1, n_components: int = 100,

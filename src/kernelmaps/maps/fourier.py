@@ -19,7 +19,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._base import FeatureMap
+from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps._fastmath import cos_inplace
 from kernelmaps.kernels import KERNELS, Kernel, SpectralDensity, get_kernel
 from kernelmaps.maps._hadamard import fwht, next_power_of_two
@@ -107,8 +107,7 @@ class RBFSampler(FeatureMap):
 
     _parameter_constraints: dict = {
         "gamma": [StrOptions({"scale"}), Interval(Real, 0.0, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        **RANDOM_MAP_CONSTRAINTS,
     }
 
     def __init__(self, *, gamma: float | str = 1.0, n_components: int = 100,

@@ -16,7 +16,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from kernelmaps._base import FeatureMap, sparse_container_like
+from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap, sparse_container_like
 from kernelmaps._fastmath import cos_inplace
 from kernelmaps.maps.fourier import cos_features_into, project_into
 
@@ -268,8 +268,7 @@ class SkewedChi2Sampler(FeatureMap):
 
     _parameter_constraints: dict = {
         "skewedness": [Interval(Real, None, None, closed="neither")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        **RANDOM_MAP_CONSTRAINTS,
     }
 
     def __init__(self, *, skewedness: float = 1.0, n_components: int = 100,

@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._base import FeatureMap, scratch_buffer
+from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap, scratch_buffer
 from kernelmaps.maps._hadamard import fwht, next_power_of_two
 from kernelmaps.maps.fourier import project_into
 
@@ -114,8 +114,7 @@ class PolynomialCountSketch(FeatureMap):
         "gamma": [Interval(Real, 0, None, closed="left")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, None, None, closed="neither")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        **RANDOM_MAP_CONSTRAINTS,
     }
 
     def __init__(self, *, gamma: float = 1.0, degree: int = 2, coef0: float = 0.0,
@@ -613,8 +612,7 @@ class TensorSRHT(FeatureMap):
         "gamma": [Interval(Real, 0, None, closed="neither")],
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, 0, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "random_state": ["random_state"],
+        **RANDOM_MAP_CONSTRAINTS,
     }
 
     def __init__(self, *, gamma: float = 1.0, degree: int = 2, coef0: float = 0.0,
