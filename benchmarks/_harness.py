@@ -345,9 +345,9 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def format_machine(info: Mapping[str, Any], settings: Settings) -> str:
-    """The header block printed above the table."""
-    memory_runs = getattr(settings, "memory_runs", MEMORY_RUNS)
+def machine_lines(info: Mapping[str, Any] | None = None) -> str:
+    """Machine, versions, BLAS/OpenMP runtimes, kernelmaps settings: every script's header."""
+    info = machine_info() if info is None else info
     lines = [
         f"machine:    {info['platform']}; {info['cpu']}; nproc={info['nproc']} "
         f"(available to this process: {info['available_cores']}); RAM {info['ram_gb']} GB",
@@ -359,8 +359,15 @@ def format_machine(info: Mapping[str, Any], settings: Settings) -> str:
                             if pool.get(k))
         lines.append(f"{pool['user_api'] + ':':11} {pool['internal_api']} {pool['version']} "
                      f"({details}; {pool['num_threads']} threads)")
-    lines += [
-        f"kernelmaps: config {info['kernelmaps_config']}",
+    lines.append(f"kernelmaps: config {info['kernelmaps_config']}")
+    return "\n".join(lines)
+
+
+def format_machine(info: Mapping[str, Any], settings: Settings) -> str:
+    """The header block printed above the table."""
+    memory_runs = getattr(settings, "memory_runs", MEMORY_RUNS)
+    lines = [
+        machine_lines(info),
         f"settings:   n_samples={settings.n_samples}, n_features={N_FEATURES}, "
         f"repeats={settings.repeats} (interleaved, median), memory runs={memory_runs} "
         f"(1 if sklearn > {SLOW_SECONDS:g} s), seed={SEED}, csr density={SPARSE_DENSITY}"

@@ -53,7 +53,7 @@ import numpy as np
 from sklearn.linear_model import RidgeClassifier
 from threadpoolctl import threadpool_limits
 
-from benchmarks._harness import machine_info
+from benchmarks._harness import machine_info, machine_lines
 from kernelmaps.datasets import FASHION_MNIST_DIR, DataError, load_fashion_mnist
 from kernelmaps.evaluate import median_heuristic, relative_error
 from kernelmaps.kernels import Kernel, get_kernel
@@ -242,14 +242,7 @@ def print_problem(problem: Problem, cells: list[Cell], random_max: dict[int, flo
 
 
 def print_header(seeds: int, threads: int | None) -> None:
-    info = machine_info()
-    print(f"machine:    {info['platform']}; {info['cpu']}; nproc={info['nproc']} "
-          f"(available to this process: {info['available_cores']}); RAM {info['ram_gb']} GB")
-    print(f"versions:   python {info['python']}, numpy {info['numpy']}, scipy {info['scipy']}, "
-          f"scikit-learn {info['sklearn']}, kernelmaps {info['kernelmaps']}")
-    for pool in info["threadpools"]:
-        print(f"{pool['user_api'] + ':':11} {pool['internal_api']} {pool['version']} "
-              f"({pool['num_threads']} threads)")
+    print(machine_lines())
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     print(f"load avg:   {load} at start (a shared machine: other processes distort the "
           "selection times)")

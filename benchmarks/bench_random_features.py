@@ -48,7 +48,7 @@ from sklearn.kernel_approximation import RBFSampler as SklearnRBFSampler
 from sklearn.preprocessing import StandardScaler
 
 import kernelmaps
-from benchmarks._harness import machine_info, time_call
+from benchmarks._harness import machine_lines, time_call
 from kernelmaps.datasets import FASHION_MNIST_DIR, DataError, load_fashion_mnist
 from kernelmaps.evaluate import relative_error
 from kernelmaps.kernels import Kernel, get_kernel
@@ -68,15 +68,7 @@ MB = 1e6
 
 # ---------------------------------------------------------------------------- output
 def print_header() -> None:
-    info = machine_info()
-    print(f"machine:    {info['platform']}; {info['cpu']}; nproc={info['nproc']} "
-          f"(available to this process: {info['available_cores']}); RAM {info['ram_gb']} GB")
-    print(f"versions:   python {info['python']}, numpy {info['numpy']}, scipy {info['scipy']}, "
-          f"scikit-learn {info['sklearn']}, kernelmaps {info['kernelmaps']}")
-    for pool in info["threadpools"]:
-        print(f"{pool['user_api'] + ':':11} {pool['internal_api']} {pool['version']} "
-              f"({pool.get('architecture')}; {pool['num_threads']} threads)")
-    print(f"kernelmaps: config {info['kernelmaps_config']}")
+    print(machine_lines())
     print(f"load avg:   {load_average()} at start (the machine may be shared: other "
           "processes distort timings)\n")
 

@@ -126,11 +126,10 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(scale_run(args.n_samples, args.n_components)))
         return
 
-    from benchmarks._harness import format_machine, machine_info
+    from benchmarks._harness import machine_info, machine_lines
 
     info = machine_info()
-    print(format_machine(info, argparse.Namespace(n_samples=args.n_samples, repeats=1,
-                                                  quick=args.quick)).split("\nsettings")[0])
+    print(machine_lines(info))
     print(f"problem: {N_FEATURES} features, rbf gamma={GAMMA}, alpha={LAMBDA:g}·n, "
           f"noise sd {NOISE} (the best possible test RMSE is ≈ {NOISE})\n")
     child = subprocess.run(
