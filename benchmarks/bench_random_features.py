@@ -52,7 +52,7 @@ from benchmarks._harness import machine_lines, time_call
 from kernelmaps.datasets import FASHION_MNIST_DIR, DataError, load_fashion_mnist
 from kernelmaps.evaluate import relative_error
 from kernelmaps.kernels import Kernel, get_kernel
-from kernelmaps.maps._hadamard import is_power_of_two, next_power_of_two
+from kernelmaps.maps._structured import is_power_of_two, next_power_of_two
 from kernelmaps.maps.fourier import RandomFourierFeatures
 
 STRUCTURES = ("iid", "orthogonal", "structured", "fastfood")

@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 import kernelmaps as km
-from kernelmaps._base import run_blocks
+from kernelmaps._engine import run_blocks
 from tests.conftest import SKLEARN_MAPS, make_map
 
 

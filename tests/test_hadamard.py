@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.linalg import hadamard
 
-from kernelmaps.maps._hadamard import (
+from kernelmaps.maps._structured import (
     MAX_RADIX_BITS,
     fwht,
     is_power_of_two,

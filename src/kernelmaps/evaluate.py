@@ -40,7 +40,7 @@ from scipy import stats
 from scipy.spatial.distance import pdist
 from sklearn.base import BaseEstimator, clone
 from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
-from sklearn.metrics.pairwise import additive_chi2_kernel, pairwise_kernels
+from sklearn.metrics.pairwise import additive_chi2_kernel
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils import check_random_state
@@ -166,12 +166,7 @@ def _nystroem_kernel(feature_map: Nystroem) -> Any:
             "Nystroem(kernel='precomputed') is given kernel values, not points, so there is no "
             "kernel to evaluate: pass the kernel as kernel=."
         )
-    kernel = feature_map._resolved_kernel()
-    if kernel is not None:
-        return kernel
-    # A user callable on pairs of rows: scikit-learn's pairwise driver vectorises it.
-    return functools.partial(pairwise_kernels, metric=feature_map.kernel,
-                             **feature_map._kernel_params())
+    return feature_map._resolve_kernel()
 
 
 def _rbf_sampler_kernel(feature_map: RBFSampler) -> Kernel:

@@ -31,14 +31,13 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse as sp
 from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
-from kernelmaps._base import FLOAT_DTYPES, block_rows_for, reduce_blocks, single_threaded_blas
 from kernelmaps._config import resolve_n_threads
-from kernelmaps.kernels import Kernel, get_kernel
+from kernelmaps._engine import FLOAT_DTYPES, block_rows_for, reduce_blocks, single_threaded_blas
+from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
 
 __all__ = [
     "LANDMARK_STRATEGIES",
@@ -67,15 +66,16 @@ class _Gram:
     """Kernel values between rows of the training set, addressed by row index.
 
     The selection algorithms need only k(x_i, x_j) for index sets and the diagonal, so they
-    are written once against this interface and work both with coordinates and a
-    :class:`~kernelmaps.kernels.Kernel` and with a precomputed kernel matrix (``kernel=None``).
-    Blocks are returned in float64: the selections accumulate sums over thousands of
-    kernel values, where float32 rounding would decide swaps.
+    are written once against this interface; the :class:`~kernelmaps.kernels.Kernel` does the
+    rest, a :class:`~kernelmaps.kernels.PrecomputedKernel` included (its columns are
+    addressed by index). Blocks are returned in float64: the selections accumulate sums over
+    thousands of kernel values, where float32 rounding would decide swaps.
     """
 
-    def __init__(self, X: Any, kernel: Kernel | None) -> None:
+    def __init__(self, X: Any, kernel: Kernel) -> None:
         self.X = X
         self.kernel = kernel
+        self.precomputed = isinstance(kernel, PrecomputedKernel)
 
     @property
     def n(self) -> int:
@@ -87,54 +87,42 @@ class _Gram:
 
     def columns(self, idx: Any = None) -> Any:
         """A handle on the columns ``idx`` (``None``: all) to pass to :meth:`cross`."""
-        if self.kernel is None:
-            return slice(None) if idx is None else np.asarray(idx)
+        if self.precomputed:
+            return np.arange(self.n) if idx is None else np.asarray(idx)
         return self.X if idx is None else self.X[idx]
 
     def cross(self, rows: Any, columns: Any) -> np.ndarray:
         """The block k(rows, columns) as a float64 array."""
-        if self.kernel is None:
-            block = rows[:, columns]
-            block = block.toarray() if sp.issparse(block) else block
-        else:
-            with np.errstate(over="ignore", invalid="ignore"):
-                block = self.kernel.evaluate(rows, columns)
-        block = np.asarray(block, dtype=np.float64)
         with np.errstate(over="ignore", invalid="ignore"):
+            block = np.asarray(self.kernel.evaluate(rows, columns), dtype=np.float64)
             finite = np.isfinite(block.sum()) or np.isfinite(block).all()
         if not finite:
             raise ValueError(
-                f"The kernel {self.kernel if self.kernel is not None else 'matrix'} has "
-                "non-finite values on X while selecting landmarks: check the kernel's "
-                "parameters (e.g. a non-integer polynomial degree on negative inner products) "
-                "or rescale X."
+                f"The kernel {self.kernel} has non-finite values on X while selecting "
+                "landmarks: check the kernel's parameters (e.g. a non-integer polynomial "
+                "degree on negative inner products) or rescale X."
             )
         return block
 
     def diag(self) -> np.ndarray:
         """k(x_i, x_i) for every row, float64."""
-        values = self.X.diagonal() if self.kernel is None else self.kernel.diag(self.X)
-        return np.asarray(values, dtype=np.float64)
+        return np.asarray(self.kernel.diag(self.X), dtype=np.float64)
 
 
 def _as_gram(X: Any, kernel: Kernel | str) -> _Gram:
     """Validate ``X`` and ``kernel`` of a public selection function."""
-    if isinstance(kernel, str) and kernel == "precomputed":
-        K = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
-        if K.shape[0] != K.shape[1]:
-            raise ValueError(
-                "With kernel='precomputed', X must be the square kernel matrix of the "
-                f"training data, shape (n_samples, n_samples); got shape {K.shape}."
-            )
-        return _Gram(K, None)
-    if isinstance(kernel, str):
-        kernel = get_kernel(kernel)
-    if not isinstance(kernel, Kernel):
+    if not isinstance(kernel, (str, Kernel)):
         raise TypeError(
             "kernel must be a kernel name such as 'rbf', a kernelmaps.kernels.Kernel such as "
             f"get_kernel('rbf', gamma=0.5), or 'precomputed'; got {kernel!r}."
         )
+    kernel = resolve_kernel(kernel, owner="landmark selection")
     X = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
+    if isinstance(kernel, PrecomputedKernel) and X.shape[0] != X.shape[1]:
+        raise ValueError(
+            "With kernel='precomputed', X must be the square kernel matrix of the "
+            f"training data, shape (n_samples, n_samples); got shape {X.shape}."
+        )
     return _Gram(X, kernel)
 
 
@@ -726,7 +714,8 @@ def select_landmarks(strategy: str, X: Any, kernel: Kernel | str, n_components: 
             f"landmark_params {unknown} not accepted by the {strategy!r} strategy; it "
             f"accepts {accepted}."
         )
-    if strategy == "kmeans" and isinstance(kernel, str) and kernel == "precomputed":
+    if strategy == "kmeans" and (isinstance(kernel, PrecomputedKernel) or (
+            isinstance(kernel, str) and kernel == "precomputed")):
         raise ValueError(
             "landmarks='kmeans' needs the data's coordinates, but kernel='precomputed' gives "
             "only kernel values. Use landmarks='uniform', 'leverage' or 'renyi', which work "

@@ -10,7 +10,7 @@ from scipy.special import comb
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelmaps.kernels import get_kernel
-from kernelmaps.maps.polynomial import RandomMaclaurin, TensorSRHT
+from kernelmaps.maps.dot_product import RandomMaclaurin, TensorSRHT
 
 _rng = np.random.RandomState(0)
 # Rows of norm < 1: the variance of both maps grows with ‖x‖^(2·degree).

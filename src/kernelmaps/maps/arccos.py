@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Options
 
-from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
-from kernelmaps.kernels import ArcCosineKernel
-from kernelmaps.maps.fourier import project_into
+from kernelmaps.kernels import resolve_kernel
+from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
+from kernelmaps.maps._projection import project_into
 
 __all__ = ["ArcCosineSampler"]
 
@@ -105,7 +105,8 @@ class ArcCosineSampler(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X, random_state):
-        self.kernel_ = ArcCosineKernel(degree=int(self.degree))
+        self.kernel_ = resolve_kernel("arccos", kernel_params={"degree": int(self.degree)},
+                                      owner="ArcCosineSampler")
         weights = random_state.normal(size=(X.shape[1], self.n_components))
         self.random_weights_ = weights.astype(X.dtype, copy=False)
         self.n_features_out_ = self.n_components

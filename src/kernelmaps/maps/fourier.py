@@ -10,8 +10,6 @@ Fastfood) × output form (cos with random offset, or cos/sin pairs).
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-from collections.abc import Callable
 from numbers import Integral, Real
 from typing import Any
 
@@ -19,38 +17,24 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
-from kernelmaps._fastmath import cos_inplace
-from kernelmaps.kernels import KERNELS, Kernel, SpectralDensity, get_kernel
-from kernelmaps.maps._hadamard import fwht, next_power_of_two
+from kernelmaps.kernels import KERNELS, Kernel, SpectralDensity, resolve_kernel
+from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
+from kernelmaps.maps._projection import (
+    cast_projection,
+    cos_features_into,
+    cos_sin_into,
+    iid_projection,
+    project_into,
+    project_with,
+)
+from kernelmaps.maps._structured import (
+    fastfood_projection,
+    next_power_of_two,
+    orthogonal_projection,
+    sorf_projection,
+)
 
 __all__ = ["RBFSampler", "RandomFourierFeatures"]
-
-
-def cos_features_into(projection_into, X_block: Any, weights: Any,
-                      offset: np.ndarray, scale: float, out: np.ndarray, *,
-                      cosine_inplace: Callable[[np.ndarray], None] = cos_inplace
-                      ) -> None:
-    """``out = scale · cos(P + offset)`` where ``projection_into`` writes P into ``out``.
-
-    Shared by every "cosine with random offset" map (RBFSampler, SkewedChi2Sampler,
-    RandomFourierFeatures): one projection written straight into the output block, then
-    three in-place passes over a block that is still in cache. The cosine is
-    :func:`kernelmaps._fastmath.cos_inplace` (float64: ~4× faster than ``np.cos``, within
-    3.3e-16 of it, so RBFSampler's numbers stay scikit-learn's to rounding).
-    """
-    projection_into(X_block, weights, out)
-    out += offset
-    cosine_inplace(out)
-    out *= scale
-
-
-def project_into(X_block: Any, weights: np.ndarray, out: np.ndarray) -> None:
-    """``out[...] = X_block @ weights`` (BLAS in place for dense, scipy for CSR)."""
-    if sp.issparse(X_block):
-        out[...] = X_block @ weights
-    else:
-        np.matmul(X_block, weights, out=out)
 
 
 class RBFSampler(FeatureMap):
@@ -83,6 +67,8 @@ class RBFSampler(FeatureMap):
 
     Attributes
     ----------
+    kernel_ : RBFKernel
+        The Gaussian kernel approximated, with γ resolved (``gamma='scale'`` → its value).
     random_weights_ : ndarray of shape (n_features, n_components)
         The frequencies W, float32 when fitted on float32 data.
     random_offset_ : ndarray of shape (n_components,)
@@ -124,6 +110,7 @@ class RBFSampler(FeatureMap):
             self._gamma = 1.0 / (n_features * variance) if variance != 0 else 1.0
         else:
             self._gamma = self.gamma
+        self.kernel_ = resolve_kernel("rbf", gamma=float(self._gamma), owner="RBFSampler")
         # Same draws, order and shapes as scikit-learn: normal weights, then offsets.
         self.random_weights_ = (2.0 * self._gamma) ** 0.5 * random_state.normal(
             size=(n_features, self.n_components)
@@ -140,9 +127,8 @@ class RBFSampler(FeatureMap):
 
 
 # =========================================================================== the RFF engine
-# Random Fourier features = spectral density (from kernels.py) × projection structure ×
-# output form. The structures below draw the frequencies ω and apply X ↦ Xωᵀ to a row
-# block; RandomFourierFeatures turns the projections into cosine features.
+# Random Fourier features = spectral density (kernels.spectral) × projection structure
+# (maps._projection, maps._structured) × output form.
 
 #: Which map to use instead, for kernels that have no spectral density (not shift-invariant).
 _NOT_SHIFT_INVARIANT_ALTERNATIVES = {
@@ -156,236 +142,20 @@ _NOT_SHIFT_INVARIANT_ALTERNATIVES = {
     "skewed_chi2": "SkewedChi2Sampler",
     "linear": "no map at all (the data are their own features) or Nystroem",
 }
+
+
 _STRUCTURES = ("iid", "orthogonal", "structured", "fastfood")
+
+
 _HADAMARD_STRUCTURES = ("structured", "fastfood")
 
 
-def _dense(X_block: Any) -> np.ndarray:
-    return X_block.toarray() if sp.issparse(X_block) else X_block
-
-
-def _signed_padded_into(X_dense: np.ndarray, signs: np.ndarray, work: np.ndarray) -> None:
-    """``work = pad(X) * signs`` row by row: the zero padding to d_pad, then a ±1 diagonal."""
-    d = X_dense.shape[1]
-    np.multiply(X_dense, signs[:d], out=work[:, :d])
-    if d < work.shape[1]:
-        work[:, d:] = 0.0
-
-
-class _HadamardBlocks(ABC):
-    """Shared driver of the Hadamard structures: one block of d_pad frequencies at a time.
-
-    The row block is densified once (the only way a Hadamard transform can consume CSR
-    rows); each structure block is then computed in two contiguous (rows, d_pad) buffers and
-    written, scaled by its radii, into its slice of the output. Working on one block at a
-    time keeps the FWHT's working set in L2 (measured 1.6× faster at d = 1024, D = 8192
-    than transforming all blocks of the row block at once).
-    """
-
-    signs: np.ndarray  # (n_blocks, …, d_pad) in both structures
-    row_scale: np.ndarray
-
-    @property
-    def block_size(self) -> int:
-        """d_pad, the Hadamard transform length."""
-        return self.signs.shape[-1]
-
-    def temp_bytes_per_row(self, n_features: int) -> int:
-        # The densified input row and the two work buffers.
-        return 8 * (n_features + 2 * self.block_size)
-
-    @abstractmethod
-    def _block_into(self, X_dense: np.ndarray, k: int, work: np.ndarray,
-                    scratch: np.ndarray) -> np.ndarray:
-        """Unscaled projections of block ``k`` (returns the buffer holding them)."""
-
-    def project_into(self, X_block: Any, out: np.ndarray) -> None:
-        X_dense = _dense(X_block)
-        d_pad = self.block_size
-        work = np.empty((out.shape[0], d_pad), dtype=out.dtype)
-        scratch = np.empty_like(work)
-        row_scale = self.row_scale.astype(out.dtype, copy=False)
-        for k in range(out.shape[1] // d_pad):
-            columns = slice(k * d_pad, (k + 1) * d_pad)
-            result = self._block_into(X_dense, k, work, scratch)
-            np.multiply(result, row_scale[columns], out=out[:, columns])
-
-
-class _DenseProjection:
-    """Explicit frequencies: ``weights`` of shape (n_features, n_frequencies); O(d·D) memory.
-
-    Used by the "iid" and "orthogonal" structures; accepts CSR rows (sparse × dense BLAS).
-    """
-
-    def __init__(self, weights: np.ndarray) -> None:
-        self.weights = weights
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of fitted parameters."""
-        return self.weights.nbytes
-
-    def temp_bytes_per_row(self, n_features: int) -> int:
-        return 0
-
-    def project_into(self, X_block: Any, out: np.ndarray) -> None:
-        project_into(X_block, self.weights.astype(out.dtype, copy=False), out)
-
-
-class _SORFProjection(_HadamardBlocks):
-    r"""Structured orthogonal random features: :math:`\omega_i = r_i\,(HD_1HD_2HD_3)_i`.
-
-    Per block of :math:`d_{pad}` frequencies: three random ±1 diagonals (``signs``, shape
-    (n_blocks, 3, d_pad)) and the radii; :math:`H` is the normalised Hadamard matrix, so
-    the block is orthogonal with unit rows (Yu et al., 2016). The three unnormalised
-    transforms contribute :math:`d_{pad}^{3/2}`, folded into ``row_scale`` = r / d_pad^1.5.
-    """
-
-    def __init__(self, signs: np.ndarray, row_scale: np.ndarray) -> None:
-        self.signs = signs
-        self.row_scale = row_scale
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of fitted parameters."""
-        return self.signs.nbytes + self.row_scale.nbytes
-
-    def _block_into(self, X_dense, k, work, scratch):
-        signs = self.signs[k].astype(work.dtype, copy=False)
-        _signed_padded_into(X_dense, signs[2], work)  # D₃ x
-        fwht(work, scratch=scratch)                    # H D₃ x
-        work *= signs[1]
-        fwht(work, scratch=scratch)                    # H D₂ H D₃ x
-        work *= signs[0]
-        return fwht(work, scratch=scratch)             # H D₁ H D₂ H D₃ x
-
-
-class _FastfoodProjection(_HadamardBlocks):
-    r"""Fastfood (Le, Sarlós & Smola, 2013): :math:`V = S\,H\,G\,\Pi\,H\,B` per block.
-
-    :math:`B` random ±1 diagonal (``signs``), :math:`\Pi` a random permutation
-    (``permutation``: :math:`(\Pi v)_i = v_{\pi(i)}`), :math:`G` a Gaussian diagonal
-    (``gaussian``), :math:`H` the unnormalised Hadamard matrix; all of shape
-    (n_blocks, d_pad). Every row of :math:`HG\Pi HB` has length
-    :math:`\sqrt{d_{pad}}\,\|G\|`, so :math:`S_{ii} = r_i/(\sqrt{d_{pad}}\|G\|)`
-    (``row_scale``) gives frequency i the radius :math:`r_i` drawn from the kernel's radial
-    law.
-    """
-
-    def __init__(self, signs: np.ndarray, permutation: np.ndarray, gaussian: np.ndarray,
-                 row_scale: np.ndarray) -> None:
-        self.signs = signs
-        self.permutation = permutation
-        self.gaussian = gaussian
-        self.row_scale = row_scale
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of fitted parameters."""
-        return (self.signs.nbytes + self.permutation.nbytes + self.gaussian.nbytes
-                + self.row_scale.nbytes)
-
-    def _block_into(self, X_dense, k, work, scratch):
-        _signed_padded_into(X_dense, self.signs[k].astype(work.dtype, copy=False), work)  # B x
-        fwht(work, scratch=scratch)                                                        # HBx
-        # mode="clip": the indices are valid, and the default "raise" buffers the output.
-        np.take(work, self.permutation[k], axis=1, out=scratch, mode="clip")              # Π…
-        scratch *= self.gaussian[k].astype(work.dtype, copy=False)                         # G…
-        return fwht(scratch, scratch=work)                                                 # H…
-
-
-def _iid_projection(density: SpectralDensity, d: int, n_frequencies: int,
-                    random_state: np.random.RandomState) -> _DenseProjection:
-    return _DenseProjection(
-        np.ascontiguousarray(density.sample(d, n_frequencies, random_state).T))
-
-
-def _haar_orthogonal(d: int, random_state: np.random.RandomState) -> np.ndarray:
-    """A Haar-distributed d × d orthogonal matrix: QR of a Gaussian matrix, signs fixed.
-
-    Without the sign correction Q is not Haar (Mezzadri, 2007); with it every row is
-    uniform on the sphere, which is what makes each orthogonal frequency unbiased.
-    """
-    q, r = np.linalg.qr(random_state.normal(size=(d, d)))
-    return q * np.sign(np.diag(r))
-
-
-def _orthogonal_projection(density: SpectralDensity, d: int, n_frequencies: int,
-                           random_state: np.random.RandomState) -> _DenseProjection:
-    # Yu et al. (2016): blocks of d orthogonal directions, each with its own radius from
-    # the radial law. A partial last block keeps its first rows — still orthogonal and
-    # uniform — so n_frequencies needs no rounding.
-    blocks = []
-    for start in range(0, n_frequencies, d):
-        size = min(d, n_frequencies - start)
-        directions = _haar_orthogonal(d, random_state)[:size]
-        blocks.append(directions * density.sample_radii(d, size, random_state)[:, None])
-    return _DenseProjection(np.ascontiguousarray(np.vstack(blocks).T))
-
-
-def _random_signs(random_state: np.random.RandomState, shape: tuple[int, ...]) -> np.ndarray:
-    # int8: one byte per sign; a block's signs are cast to the data's dtype when used.
-    return (2 * random_state.randint(0, 2, size=shape) - 1).astype(np.int8)
-
-
-def _sorf_projection(density: SpectralDensity, d: int, n_frequencies: int,
-                     random_state: np.random.RandomState) -> _SORFProjection:
-    d_pad = next_power_of_two(d)
-    n_blocks = n_frequencies // d_pad
-    signs = _random_signs(random_state, (n_blocks, 3, d_pad))
-    # Radii of the padded dimension: the first d coordinates of an isotropic frequency in
-    # R^d_pad have exactly the kernel's spectral law in R^d (padding adds zeros to x).
-    radii = density.sample_radii(d_pad, n_frequencies, random_state)
-    return _SORFProjection(signs, radii / d_pad ** 1.5)
-
-
-def _fastfood_projection(density: SpectralDensity, d: int, n_frequencies: int,
-                         random_state: np.random.RandomState) -> _FastfoodProjection:
-    d_pad = next_power_of_two(d)
-    n_blocks = n_frequencies // d_pad
-    signs = _random_signs(random_state, (n_blocks, d_pad))
-    permutation = np.stack([random_state.permutation(d_pad) for _ in range(n_blocks)])
-    gaussian = random_state.normal(size=(n_blocks, d_pad))
-    radii = density.sample_radii(d_pad, n_frequencies, random_state).reshape(n_blocks, d_pad)
-    row_scale = radii / (np.sqrt(d_pad) * np.linalg.norm(gaussian, axis=1, keepdims=True))
-    return _FastfoodProjection(signs, permutation.astype(np.int32), gaussian,
-                               row_scale.ravel())
-
-
 _DRAW_PROJECTION = {
-    "iid": _iid_projection,
-    "orthogonal": _orthogonal_projection,
-    "structured": _sorf_projection,
-    "fastfood": _fastfood_projection,
+    "iid": iid_projection,
+    "orthogonal": orthogonal_projection,
+    "structured": sorf_projection,
+    "fastfood": fastfood_projection,
 }
-
-
-def _cast_projection(projection: Any, dtype: np.dtype) -> Any:
-    """The same projection with its floating-point arrays stored in ``dtype``."""
-    arrays = {name: (value.astype(dtype) if value.dtype.kind == "f" else value)
-              for name, value in vars(projection).items()}
-    return type(projection)(**arrays)
-
-
-def _project_with(X_block: Any, projection: Any, out: np.ndarray) -> None:
-    # Adapter to cos_features_into's (X_block, weights, out) projection signature.
-    projection.project_into(X_block, out)
-
-
-def _cos_sin_into(projections: np.ndarray, scale: float, out: np.ndarray) -> None:
-    """``out = scale · [cos P, sin P]`` (cosines in the first half of the columns)."""
-    n = projections.shape[1]
-    if out.dtype == np.float64:
-        # sin p = cos(p − π/2): one pass of the fast cosine over the whole contiguous
-        # block instead of NumPy's scalar sin; the shift adds at most half an ulp of p of
-        # argument error (≤ 1e-14 for |p| ≤ 100), far below the Monte Carlo error.
-        out[:, :n] = projections
-        np.subtract(projections, np.pi / 2, out=out[:, n:])
-        cos_inplace(out)
-    else:  # float32 np.cos / np.sin are SIMD-vectorised already
-        np.cos(projections, out=out[:, :n])
-        np.sin(projections, out=out[:, n:])
-    out *= scale
 
 
 class RandomFourierFeatures(FeatureMap):
@@ -556,20 +326,21 @@ class RandomFourierFeatures(FeatureMap):
                     "RandomFourierFeatures got a Kernel object and gamma/kernel_params: put "
                     "the parameters in the Kernel object (or pass the kernel by name)."
                 )
-            return self.kernel
-        params = dict(self.kernel_params or {})
-        kernel_class = KERNELS[self.kernel]
-        if self.gamma is not None:
-            if "gamma" not in kernel_class.param_names:
+        else:
+            accepted = KERNELS[self.kernel].param_names
+            if self.gamma is not None and "gamma" not in accepted:
                 raise ValueError(
                     f"gamma does not apply to the {self.kernel!r} kernel, whose parameters "
-                    f"are {list(kernel_class.param_names)}: pass them in kernel_params."
+                    f"are {list(accepted)}: pass them in kernel_params."
                 )
-            params["gamma"] = self.gamma
-        try:
-            return get_kernel(self.kernel, **params)
-        except TypeError as error:  # unknown parameter names: a value error of kernel_params
-            raise ValueError(f"kernel_params: {error}") from error
+            unknown = sorted(set(self.kernel_params or {}) - set(accepted))
+            if unknown:
+                raise ValueError(
+                    f"kernel_params: kernel {self.kernel!r} got unexpected parameter(s) "
+                    f"{unknown}; it accepts {list(accepted) or 'no parameters'}."
+                )
+        return resolve_kernel(self.kernel, gamma=self.gamma, kernel_params=self.kernel_params,
+                              owner="RandomFourierFeatures")
 
     def _spectral_density(self, kernel: Kernel, n_features: int) -> SpectralDensity:
         try:
@@ -613,7 +384,7 @@ class RandomFourierFeatures(FeatureMap):
             self.random_offset_ = random_state.uniform(0, 2 * np.pi, size=self.n_frequencies_)
         self._kernel_scale = float(density.scale)
         if X.dtype == np.float32:
-            projection = _cast_projection(projection, np.dtype(np.float32))
+            projection = cast_projection(projection, np.dtype(np.float32))
             if self.random_offset_ is not None:
                 self.random_offset_ = self.random_offset_.astype(np.float32)
         self.projection_ = projection
@@ -630,10 +401,10 @@ class RandomFourierFeatures(FeatureMap):
 
     def _transform_block(self, X_block, out):
         if self.output == "cos_offset":
-            cos_features_into(_project_with, X_block, self.projection_,
+            cos_features_into(project_with, X_block, self.projection_,
                               self.random_offset_.astype(out.dtype, copy=False),
                               np.sqrt(2.0 * self._kernel_scale / self.n_frequencies_), out)
             return
         projections = np.empty((out.shape[0], self.n_frequencies_), dtype=out.dtype)
         self.projection_.project_into(X_block, projections)
-        _cos_sin_into(projections, np.sqrt(self._kernel_scale / self.n_frequencies_), out)
+        cos_sin_into(projections, np.sqrt(self._kernel_scale / self.n_frequencies_), out)

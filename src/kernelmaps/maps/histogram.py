@@ -1,7 +1,7 @@
 r"""Feature maps for histogram kernels: additive chi² and skewed chi².
 
 Both are scikit-learn-compatible faces (same parameters, attributes and numbers), built on
-the shared engine of :mod:`kernelmaps._base`.
+the shared engine of :mod:`kernelmaps._engine`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,11 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap, sparse_container_like
+from kernelmaps._engine import sparse_container_like
 from kernelmaps._fastmath import cos_inplace
-from kernelmaps.maps.fourier import cos_features_into, project_into
+from kernelmaps.kernels import resolve_kernel
+from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
+from kernelmaps.maps._projection import cos_features_into, project_into
 
 __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]
 
@@ -58,6 +60,8 @@ class AdditiveChi2Sampler(FeatureMap):
 
     Attributes
     ----------
+    kernel_ : AdditiveChi2PSDKernel
+        The kernel approximated, :math:`\sum_i 2x_iy_i/(x_i+y_i)`.
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -107,6 +111,7 @@ class AdditiveChi2Sampler(FeatureMap):
 
     def _fit(self, X, random_state):
         self._resolved_interval()
+        self.kernel_ = resolve_kernel("additive_chi2_psd", owner="AdditiveChi2Sampler")
         return X.shape[1] * (2 * self.sample_steps - 1)
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -247,6 +252,8 @@ class SkewedChi2Sampler(FeatureMap):
 
     Attributes
     ----------
+    kernel_ : SkewedChi2Kernel
+        The kernel approximated, with this ``skewedness``.
     random_weights_ : ndarray of shape (n_features, n_components)
     random_offset_ : ndarray of shape (n_components,)
     n_features_in_ : int
@@ -279,6 +286,9 @@ class SkewedChi2Sampler(FeatureMap):
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]
+        self.kernel_ = resolve_kernel("skewed_chi2",
+                                      kernel_params={"skewedness": float(self.skewedness)},
+                                      owner="SkewedChi2Sampler")
         # Same draws, order and shapes as scikit-learn (inverse CDF of the sech density).
         uniform = random_state.uniform(size=(n_features, self.n_components))
         self.random_weights_ = 1.0 / np.pi * np.log(np.tan(np.pi / 2.0 * uniform))

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
-from kernelmaps._base import FLOAT_DTYPES, FeatureMap, scratch_buffer
-from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, get_kernel
+from kernelmaps._engine import FLOAT_DTYPES, scratch_buffer
+from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, resolve_kernel
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
+from kernelmaps.maps._base import FeatureMap
 
 __all__ = ["Nystroem"]
 
@@ -82,28 +82,6 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "sym
     peaks = np.abs(vectors).argmax(axis=0)
     vectors *= np.sign(vectors[peaks, np.arange(order.size)])
     return (vectors * scale[order]).T
-
-
-class _CallableKernel(Kernel):
-    """A user's pairwise callable ``k(x, y, **params) -> float`` seen as a :class:`Kernel`.
-
-    Lets the landmark strategies, which are written against :class:`Kernel`, use the same
-    callables as scikit-learn's Nystroem; values come from scikit-learn's pairwise driver.
-    """
-
-    name = "callable"
-
-    def __init__(self, function: Any, params: dict, n_jobs: int | None) -> None:
-        self.function = function
-        self.params = params
-        self.n_jobs = n_jobs
-
-    def get_params(self) -> dict[str, Any]:
-        return {"function": self.function, **self.params}
-
-    def evaluate_into(self, X, Y, out):
-        out[...] = pairwise_kernels(X, Y, metric=self.function, filter_params=True,
-                                    n_jobs=self.n_jobs, **self.params)
 
 
 class Nystroem(FeatureMap):
@@ -287,54 +265,20 @@ class Nystroem(FeatureMap):
     def _is_precomputed(self) -> bool:
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
-    def _kernel_params(self) -> dict:
-        params = dict(self.kernel_params or {})
-        named = isinstance(self.kernel, str) and self.kernel != "precomputed"
-        if named:
-            accepted = KERNELS[self.kernel].param_names
-            for name in ("gamma", "coef0", "degree"):
-                if name in accepted and getattr(self, name) is not None:
-                    params[name] = getattr(self, name)
-            # scikit-learn filters kernel_params down to what the kernel accepts.
-            return {k: v for k, v in params.items() if k in accepted}
-        if self.gamma is not None or self.coef0 is not None or self.degree is not None:
-            raise ValueError(
-                "Don't pass gamma, coef0 or degree to Nystroem if using a callable or "
-                "precomputed kernel (or a Kernel object): give the kernel's parameters "
-                "to the kernel itself (kernel_params for a callable)."
-            )
-        return params
+    def _resolve_kernel(self) -> Kernel:
+        return resolve_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
+                              coef0=self.coef0, kernel_params=self.kernel_params,
+                              n_jobs=self.n_jobs, strict=True, owner="Nystroem")
 
-    def _resolved_kernel(self) -> Kernel | None:
-        """The Kernel object, or None for callables and 'precomputed'."""
-        if isinstance(self.kernel, Kernel):
-            self._kernel_params()  # rejects stray gamma/coef0/degree
-            return self.kernel
-        params = self._kernel_params()  # also rejects stray gamma/coef0/degree
-        if isinstance(self.kernel, str) and self.kernel != "precomputed":
-            return get_kernel(self.kernel, **params)
-        return None
-
-    def _selection_kernel(self) -> Kernel | str:
-        """The kernel as the landmark strategies take it (callables wrapped)."""
-        if self._is_precomputed():
-            return "precomputed"
-        kernel = self._resolved_kernel()
-        if kernel is None:
-            return _CallableKernel(self.kernel, self._kernel_params(), self.n_jobs)
-        return kernel
-
-    def _evaluate(self, X: Any, Y: Any | None) -> np.ndarray:
-        """k(X, Y) (``Y=None``: symmetric k(X, X)) for validated inputs."""
-        kernel = self._resolved_kernel()
-        if kernel is not None:
-            if Y is None:
-                return kernel(X)
-            return kernel.evaluate(X, Y)
-        # A user callable: scikit-learn's pairwise driver calls it on pairs of rows (once
-        # per unordered pair when symmetric).
-        return pairwise_kernels(X, Y, metric=self.kernel, filter_params=True,
-                                n_jobs=self.n_jobs, **self._kernel_params())
+    def _symmetric_kernel(self, basis: Any) -> np.ndarray:
+        # k(C, C) with the exact diagonal of distance kernels; a non-finite value is reported
+        # by fit with the kernel's name, so the engine's generic check is not wanted here.
+        try:
+            return self.kernel_(basis)
+        except ValueError as error:
+            if "non-finite" not in str(error):
+                raise
+            return np.full((basis.shape[0],) * 2, np.nan)
 
     # -- landmarks ----------------------------------------------------------------
     def _choose_landmarks(self, X: Any, random_state: np.random.RandomState
@@ -358,7 +302,7 @@ class Nystroem(FeatureMap):
             )
         else:
             n_components = self.n_components
-        return select_landmarks(self.landmarks, X, self._selection_kernel(), n_components,
+        return select_landmarks(self.landmarks, X, self.kernel_, n_components,
                                 random_state=random_state, options=self.landmark_params)
 
     def _given_landmarks(self, X: Any) -> Any:
@@ -386,9 +330,8 @@ class Nystroem(FeatureMap):
                 "landmarks contains NaN or infinity; every landmark must be a finite point. "
                 "Remove or impute those rows."
             )
-        kernel = self._resolved_kernel()
-        if kernel is not None and kernel.requires_non_negative and values.size \
-                and values.min() < 0:
+        kernel = self.kernel_
+        if kernel.requires_non_negative and values.size and values.min() < 0:
             raise ValueError(
                 f"landmarks contains negative values, but the {kernel.name} kernel is "
                 "defined for non-negative data (histograms); give non-negative points."
@@ -398,19 +341,17 @@ class Nystroem(FeatureMap):
     # -- fit / transform ----------------------------------------------------------
     def _fit(self, X, random_state):
         precomputed = self._is_precomputed()
-        self._resolved_kernel()  # validate kernel parameters before anything else
+        self.kernel_ = self._resolve_kernel()  # validates the kernel's parameters first
         if precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(
                 "With kernel='precomputed', fit expects the square kernel matrix of the "
                 f"training data, shape (n_samples, n_samples); got shape {X.shape}."
             )
         basis, indices = self._choose_landmarks(X, random_state)
-        if precomputed:
-            basis_kernel = basis[:, indices]
-            basis_kernel = basis_kernel.toarray() if sp.issparse(basis_kernel) else basis_kernel
-        else:
-            with np.errstate(over="ignore", invalid="ignore"):
-                basis_kernel = self._evaluate(basis, None)
+        with np.errstate(over="ignore", invalid="ignore"):
+            # Precomputed: the landmarks' rows of K, against the landmarks' own columns.
+            basis_kernel = self.kernel_.evaluate(basis, indices) if precomputed \
+                else self._symmetric_kernel(basis)
         basis_kernel = np.asarray(basis_kernel)
         if not np.isfinite(basis_kernel).all():
             raise ValueError(
@@ -443,16 +384,10 @@ class Nystroem(FeatureMap):
         return 2 * self.normalization_.shape[1] * 8
 
     def _transform_block(self, X_block, out):
-        if self._is_precomputed():
-            embedded = X_block[:, self.component_indices_]
-            embedded = embedded.toarray() if sp.issparse(embedded) else embedded
-        else:
-            kernel = self._resolved_kernel()
-            if kernel is None:  # a user callable
-                embedded = self._evaluate(X_block, self.components_)
-            else:  # into a reused per-thread buffer: no fresh (b × m) allocation per block
-                embedded = scratch_buffer(
-                    "nystroem_kernel", (X_block.shape[0], self.components_.shape[0]),
-                    np.result_type(X_block.dtype, self.components_.dtype))
-                kernel.evaluate_into(X_block, self.components_, embedded)
+        columns = self.component_indices_ if self._is_precomputed() else self.components_
+        # Into a reused per-thread buffer: no fresh (b × m) allocation per block.
+        embedded = scratch_buffer(
+            "nystroem_kernel", (X_block.shape[0], self.normalization_.shape[1]),
+            self.kernel_._result_dtype(X_block, self.components_))
+        self.kernel_.evaluate_into(X_block, columns, embedded)
         np.matmul(embedded, self.normalization_.T, out=out)

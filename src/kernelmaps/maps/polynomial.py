@@ -1,25 +1,25 @@
-r"""Feature maps for polynomial kernels.
+r"""Feature maps for polynomial kernels: the Count Sketch and the exact map.
 
 :class:`PolynomialCountSketch` is the scikit-learn-compatible TensorSketch.
-:class:`PolynomialKernelMap` is the exact finite map. :class:`RandomMaclaurin` (any
-dot-product kernel with non-negative Maclaurin coefficients, e.g. polynomial and
-exponential) and :class:`TensorSRHT` (polynomial) are random features beyond scikit-learn.
+:class:`PolynomialKernelMap` is the exact finite map. The random features of general
+dot-product kernels (Random Maclaurin, TensorSRHT) are in :mod:`kernelmaps.maps.dot_product`.
 """
 
 from __future__ import annotations
 
+from math import comb
 from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
-from kernelmaps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap, scratch_buffer
-from kernelmaps.maps._hadamard import fwht, next_power_of_two
-from kernelmaps.maps.fourier import project_into
+from kernelmaps._engine import scratch_buffer
+from kernelmaps.kernels import resolve_kernel
+from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 
-__all__ = ["PolynomialCountSketch", "PolynomialKernelMap", "RandomMaclaurin", "TensorSRHT"]
+__all__ = ["PolynomialCountSketch", "PolynomialKernelMap"]
 
 
 def _scatter_layers(rows: np.ndarray, cols: np.ndarray, vals: np.ndarray
@@ -89,6 +89,8 @@ class PolynomialCountSketch(FeatureMap):
 
     Attributes
     ----------
+    kernel_ : PolynomialKernel
+        The kernel approximated, :math:`(\gamma\langle x, y\rangle + c_0)^d`.
     indexHash_ : ndarray of shape (degree, n_features + (coef0 != 0)), dtype=int64
         Hash buckets :math:`h_j` in ``[0, n_components)``.
     bitHash_ : ndarray of shape (degree, n_features + (coef0 != 0)), dtype=int64
@@ -132,6 +134,8 @@ class PolynomialCountSketch(FeatureMap):
                 f"got coef0={self.coef0!r}. A negative offset makes the polynomial kernel "
                 "indefinite, which no real feature map can reproduce."
             )
+        self.kernel_ = resolve_kernel("poly", gamma=float(self.gamma), degree=self.degree,
+                                      coef0=float(self.coef0), owner="PolynomialCountSketch")
         n_features = X.shape[1] + (self.coef0 != 0)
         # Same draws, order and shapes as scikit-learn.
         self.indexHash_ = random_state.randint(
@@ -256,6 +260,8 @@ class PolynomialKernelMap(FeatureMap):
 
     Attributes
     ----------
+    kernel_ : PolynomialKernel
+        The kernel whose dot products the features reproduce exactly.
     n_features_out_ : int
         Number of monomials.
     powers_ : ndarray of shape (n_features_out_, n_features_in_ + 1)
@@ -288,8 +294,8 @@ class PolynomialKernelMap(FeatureMap):
         self.max_bytes = max_bytes
 
     def _fit(self, X, random_state):
-        from math import comb
-
+        self.kernel_ = resolve_kernel("poly", gamma=float(self.gamma), degree=self.degree,
+                                      coef0=float(self.coef0), owner="PolynomialKernelMap")
         n_variables = X.shape[1] + (self.coef0 != 0)
         n_out = comb(n_variables + self.degree - 1, self.degree)
         itemsize = X.dtype.itemsize
@@ -364,304 +370,3 @@ class PolynomialKernelMap(FeatureMap):
                      if p and name != "1"]
             out.append(" ".join(terms) if terms else "1")
         return np.asarray(out, dtype=object)
-
-
-# =========================================================================== random features
-# Random Maclaurin (Kar & Karnick, 2012) and TensorSRHT (Ahle et al., 2020): unbiased random
-# features of dot-product kernels, beyond scikit-learn.
-
-
-def _maclaurin_coefficients(kernel: str, gamma: float, degree: int, coef0: float,
-                            orders: np.ndarray) -> np.ndarray:
-    r"""Coefficients :math:`a_n` of :math:`f(t) = \sum_n a_n t^n` at the given orders.
-
-    ``poly``: :math:`(\gamma t + c_0)^d`, :math:`a_n = \binom dn\gamma^n c_0^{d-n}` (0 past d);
-    ``exponential``: :math:`e^{\gamma t}`, :math:`a_n = \gamma^n/n!`.
-    """
-    from scipy.special import comb, gammaln
-
-    orders = np.asarray(orders, dtype=np.float64)
-    if kernel == "exponential":
-        return np.exp(orders * np.log(gamma) - gammaln(orders + 1.0))
-    with np.errstate(divide="ignore"):  # 0**0 = 1 is what the binomial theorem needs
-        return comb(degree, orders) * gamma ** orders * np.float64(coef0) ** (degree - orders)
-
-
-class RandomMaclaurin(FeatureMap):
-    r"""Random Maclaurin features of dot-product kernels (Kar & Karnick, 2012).
-
-    A dot-product kernel :math:`k(x, y) = f(\langle x, y\rangle)` whose Maclaurin
-    coefficients are non-negative, :math:`f(t) = \sum_{n\ge0} a_n t^n`, is positive definite
-    (Schoenberg) and has the unbiased random features
-
-    .. math::
-
-        z_i(x) = \sqrt{\frac{a_{N_i}}{q_{N_i} D}}\;\prod_{j=1}^{N_i} w_{ij}^\top x,
-        \qquad N_i \sim q,\quad w_{ij} \in \{-1, +1\}^d \text{ Rademacher},
-
-    since :math:`\mathbb E[(w^\top x)(w^\top y)] = \langle x, y\rangle` and
-    :math:`\mathbb E[z(x)^\top z(y)] = \sum_n q_n \frac{a_n}{q_n}\langle x,y\rangle^n = f`.
-    The order law is Kar & Karnick's geometric one,
-    :math:`q_n \propto \text{order\_decay}^{-n}`, restricted to the orders with
-    :math:`a_n > 0` (so no feature is spent on a zero coefficient).
-
-    Supported kernels:
-
-    * ``"poly"``: :math:`(\gamma\langle x,y\rangle + c_0)^d`,
-      :math:`a_n = \binom dn \gamma^n c_0^{d-n}` — ``get_kernel("poly", ...)``;
-    * ``"exponential"``: :math:`\exp(\gamma\langle x,y\rangle)`, :math:`a_n = \gamma^n/n!`
-      (``degree`` and ``coef0`` are ignored).
-
-    The variance grows with :math:`\|x\|^{2N}`; scale the rows (e.g. to unit norm) first.
-    For the polynomial kernel :class:`TensorSRHT` and :class:`PolynomialCountSketch` usually
-    have lower variance at equal D; Random Maclaurin is the one that also handles
-    :math:`\exp(\gamma\langle x,y\rangle)`.
-
-    Transform is one BLAS product (CSR input stays sparse) followed by products of groups
-    of its columns; float32 is preserved.
-
-    Parameters
-    ----------
-    kernel : {"poly", "polynomial", "exponential"}, default="poly"
-        The dot-product kernel.
-    gamma : float, default=1.0
-        Scale of the inner product (> 0).
-    degree : int, default=2
-        Degree of ``poly``.
-    coef0 : float, default=0.0
-        Offset :math:`c_0 \ge 0` of ``poly`` (a negative offset gives negative
-        coefficients: the kernel is then not positive definite).
-    n_components : int, default=100
-        Number of features D.
-    order_decay : float, default=2.0
-        Kar & Karnick's :math:`p > 1`: :math:`q_n \propto p^{-n}`. Larger values spend
-        more features on low orders.
-    random_state : int, RandomState instance or None, default=None
-        Controls the orders and the Rademacher vectors.
-
-    Attributes
-    ----------
-    orders_ : ndarray of shape (n_components,), dtype=int64
-        Order :math:`N_i` of each feature (sorted).
-    random_weights_ : ndarray of shape (n_features, orders_.sum())
-        The Rademacher vectors as columns, grouped feature by feature (float32 when fitted
-        on float32; ±1 values).
-    feature_scale_ : ndarray of shape (n_components,)
-        :math:`\sqrt{a_{N_i}/(q_{N_i} D)}`.
-    n_features_out_ : int
-        Equal to ``n_components``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-
-    References
-    ----------
-    P. Kar and H. Karnick, "Random Feature Maps for Dot Product Kernels", AISTATS 2012.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.maps.polynomial import RandomMaclaurin
-    >>> X = np.array([[0.6, 0.0], [0.0, 0.8]])
-    >>> rm = RandomMaclaurin("exponential", gamma=0.5, n_components=8, random_state=0)
-    >>> rm.fit_transform(X).shape
-    (2, 8)
-    """
-
-    _parameter_constraints: dict = {
-        "kernel": [StrOptions({"poly", "polynomial", "exponential"})],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, 0, None, closed="left")],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        "order_decay": [Interval(Real, 1, None, closed="neither")],
-        "random_state": ["random_state"],
-    }
-
-    def __init__(self, kernel: str = "poly", *, gamma: float = 1.0, degree: int = 2,
-                 coef0: float = 0.0, n_components: int = 100, order_decay: float = 2.0,
-                 random_state: Any = None) -> None:
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_components = n_components
-        self.order_decay = order_decay
-        self.random_state = random_state
-
-    def _draw_orders(self, random_state: np.random.RandomState) -> tuple[np.ndarray,
-                                                                          np.ndarray]:
-        """Orders N_i and their probabilities q_{N_i}."""
-        kind = "exponential" if self.kernel == "exponential" else "poly"
-        ratio = 1.0 / self.order_decay
-        if kind == "exponential":  # every a_n > 0: the geometric law on {0, 1, 2, ...}
-            orders = random_state.geometric(1.0 - ratio, size=self.n_components) - 1
-            return orders, (1.0 - ratio) * ratio ** orders
-        support = np.arange(self.degree + 1)
-        positive = _maclaurin_coefficients(kind, self.gamma, self.degree, self.coef0,
-                                           support) > 0
-        support = support[positive]
-        law = ratio ** support
-        law /= law.sum()
-        index = random_state.choice(support.size, size=self.n_components, p=law)
-        return support[index], law[index]
-
-    def _fit(self, X, random_state):
-        orders, probabilities = self._draw_orders(random_state)
-        by_order = np.argsort(orders, kind="stable")
-        self.orders_ = orders[by_order].astype(np.int64)
-        kind = "exponential" if self.kernel == "exponential" else "poly"
-        coefficients = _maclaurin_coefficients(kind, self.gamma, self.degree, self.coef0,
-                                               self.orders_)
-        self.feature_scale_ = np.sqrt(coefficients / (probabilities[by_order]
-                                                      * self.n_components))
-        weights = 2.0 * random_state.randint(0, 2, size=(X.shape[1], self.orders_.sum())) - 1.0
-        self.random_weights_ = weights.astype(X.dtype)
-        # (order, number of features) runs, in the column order of random_weights_.
-        values, counts = np.unique(self.orders_, return_counts=True)
-        self._order_runs = [(int(v), int(c)) for v, c in zip(values, counts, strict=True)]
-        self.n_features_out_ = self.n_components
-        return self.n_components
-
-    def _block_temp_bytes_per_row(self, n_features):
-        return 8 * int(self.orders_.sum())
-
-    def _transform_block(self, X_block, out):
-        rows = out.shape[0]
-        projections = np.empty((rows, self.random_weights_.shape[1]), dtype=out.dtype)
-        project_into(X_block, self.random_weights_.astype(out.dtype, copy=False), projections)
-        column = feature = 0
-        for order, count in self._order_runs:
-            target = out[:, feature:feature + count]
-            if order == 0:
-                target.fill(1.0)
-            else:
-                group = projections[:, column:column + order * count].reshape(rows, count, order)
-                np.multiply.reduce(group, axis=2, out=target)
-            column += order * count
-            feature += count
-        out *= self.feature_scale_.astype(out.dtype, copy=False)
-
-
-class TensorSRHT(FeatureMap):
-    r"""TensorSRHT random features of the polynomial kernel (Ahle et al., SODA 2020).
-
-    With :math:`\tilde x = (\sqrt\gamma\,x, \sqrt{c_0})` zero-padded to
-    :math:`d_{pad} = 2^{\lceil\log_2 \dim\tilde x\rceil}`, the unnormalised Walsh–Hadamard
-    matrix :math:`H`, independent random ±1 diagonals :math:`D_1, \dots, D_p` and
-    independent uniform coordinates :math:`r_{ji} \in \{1, \dots, d_{pad}\}`,
-
-    .. math::
-
-        z_i(x) = \frac{1}{\sqrt D}\prod_{j=1}^{p} (H D_j \tilde x)_{r_{ji}},
-        \qquad \mathbb E[z(x)^\top z(y)] = \langle\tilde x, \tilde y\rangle^p
-        = (\gamma\langle x, y\rangle + c_0)^p,
-
-    because :math:`\mathbb E_r[(HD\tilde x)_r (HD\tilde y)_r] = \langle\tilde x,\tilde
-    y\rangle` for every D and the p factors are independent. The random signs spread each
-    input's mass over all coordinates before sampling (the subsampled randomised Hadamard
-    transform), which keeps the variance close to that of Gaussian projections at
-    :math:`O(p\,(d\log d + D))` time per row instead of :math:`O(p\,dD)`. Each coordinate
-    list :math:`r_{j\cdot}` is a concatenation of random permutations of the
-    :math:`d_{pad}` coordinates (sampling without replacement within a run), which keeps
-    every :math:`r_{ji}` uniform.
-
-    The parameters are :class:`PolynomialCountSketch`'s. CSR input is densified one row
-    block at a time (the Hadamard transform is dense); float32 is preserved.
-    ``n_components`` is used as given (no rounding): only the transform length is padded,
-    internally.
-
-    Parameters
-    ----------
-    gamma : float, default=1.0
-        Scale of the inner product (> 0).
-    degree : int, default=2
-        Degree :math:`p \ge 1`.
-    coef0 : float, default=0.0
-        Offset :math:`c_0 \ge 0` (the map embeds :math:`\sqrt{c_0}`).
-    n_components : int, default=100
-        Output dimension D.
-    random_state : int, RandomState instance or None, default=None
-        Controls the signs and the sampled coordinates.
-
-    Attributes
-    ----------
-    signs_ : ndarray of shape (degree, d_pad), dtype=int8
-        The diagonals :math:`D_j` (±1).
-    indices_ : ndarray of shape (degree, n_components), dtype=int32
-        The sampled coordinates :math:`r_{ji}`.
-    n_features_out_ : int
-        Equal to ``n_components``.
-    n_features_in_ : int
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-
-    References
-    ----------
-    T. D. Ahle, M. Kapralov, J. B. T. Knudsen, R. Pagh, A. Velingker, D. P. Woodruff and
-    A. Zandieh, "Oblivious Sketching of High-Degree Polynomial Kernels", SODA 2020.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.maps.polynomial import TensorSRHT
-    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
-    >>> TensorSRHT(degree=3, n_components=8, random_state=0).fit_transform(X).shape
-    (2, 8)
-    """
-
-    _parameter_constraints: dict = {
-        "gamma": [Interval(Real, 0, None, closed="neither")],
-        "degree": [Interval(Integral, 1, None, closed="left")],
-        "coef0": [Interval(Real, 0, None, closed="left")],
-        **RANDOM_MAP_CONSTRAINTS,
-    }
-
-    def __init__(self, *, gamma: float = 1.0, degree: int = 2, coef0: float = 0.0,
-                 n_components: int = 100, random_state: Any = None) -> None:
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_components = n_components
-        self.random_state = random_state
-
-    def _fit(self, X, random_state):
-        d_pad = next_power_of_two(X.shape[1] + (self.coef0 != 0))
-        signs = 2 * random_state.randint(0, 2, size=(self.degree, d_pad)) - 1
-        self.signs_ = signs.astype(np.int8)  # cast to the data's dtype when used
-        n_runs = -(-self.n_components // d_pad)
-        self.indices_ = np.stack([
-            np.concatenate([random_state.permutation(d_pad) for _ in range(n_runs)])
-            [: self.n_components]
-            for _ in range(self.degree)
-        ]).astype(np.int32)
-        self.n_features_out_ = self.n_components
-        return self.n_components
-
-    def _block_temp_bytes_per_row(self, n_features):
-        # augmented input, transform and its scratch (d_pad each), gathered coordinates (D).
-        return 8 * (3 * self.signs_.shape[1] + self.n_components)
-
-    def _augmented(self, X_block: Any, dtype: np.dtype) -> np.ndarray:
-        """x̃ = (√γ x, √c₀, 0, …, 0) of length d_pad for each row."""
-        X_dense = X_block.toarray() if sp.issparse(X_block) else X_block
-        d = X_dense.shape[1]
-        augmented = np.zeros((X_dense.shape[0], self.signs_.shape[1]), dtype=dtype)
-        np.multiply(X_dense, np.sqrt(self.gamma), out=augmented[:, :d])
-        if self.coef0 != 0:
-            augmented[:, d] = np.sqrt(self.coef0)
-        return augmented
-
-    def _transform_block(self, X_block, out):
-        augmented = self._augmented(X_block, out.dtype)
-        transformed = np.empty_like(augmented)
-        scratch = np.empty_like(augmented)
-        gathered = np.empty_like(out)
-        signs = self.signs_.astype(out.dtype, copy=False)
-        for j in range(self.degree):
-            np.multiply(augmented, signs[j], out=transformed)
-            fwht(transformed, scratch=scratch)
-            # mode="clip": the indices are valid, and "raise" would buffer the output.
-            target = out if j == 0 else gathered
-            np.take(transformed, self.indices_[j], axis=1, out=target, mode="clip")
-            if j > 0:
-                out *= gathered
-        out *= 1.0 / np.sqrt(self.n_components)

@@ -7,11 +7,10 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._base import FLOAT_DTYPES, reduce_blocks, run_blocks
 from kernelmaps._config import resolve_n_threads
+from kernelmaps._engine import FLOAT_DTYPES, reduce_blocks, run_blocks
 from kernelmaps.kernels import KERNELS, Kernel, resolve_kernel
 
 __all__ = ["KERNEL_PARAMETER_CONSTRAINTS", "KernelModelMixin"]
@@ -46,26 +45,16 @@ class KernelModelMixin:
 
     def _kernel_block(self, A: Any, B: Any) -> np.ndarray:
         """k(A, B) for one block of validated rows A against the (small) set B."""
-        kernel = self._resolved()
-        if isinstance(kernel, Kernel):
-            return kernel.evaluate(A, B)
-        return pairwise_kernels(A, B, metric=kernel, **(self.kernel_params or {}))
+        return self._resolved().evaluate(A, B)
 
     def _kernel_matrix(self, A: Any, B: Any | None = None) -> np.ndarray:
         """The full k(A, B) (``B=None``: symmetric k(A, A)), blocked over rows of A."""
         if self._precomputed:
             return A.toarray() if sp.issparse(A) else np.asarray(A)
-        kernel = self._resolved()
-        if isinstance(kernel, Kernel):
-            return kernel(A, B)
-        return pairwise_kernels(A, B, metric=kernel, **(self.kernel_params or {}))
+        return self._resolved()(A, B)
 
     def _kernel_diag(self, A: Any) -> np.ndarray:
-        kernel = self._resolved()
-        if isinstance(kernel, Kernel):
-            return kernel.diag(A)
-        return np.array([self._kernel_block(A[i:i + 1], A[i:i + 1])[0, 0]
-                         for i in range(A.shape[0])])
+        return self._resolved().diag(A)
 
     def _kernel_times(self, X: Any, centers: Any, coefficients: np.ndarray) -> np.ndarray:
         """``k(X, centers) @ coefficients`` in row blocks, never holding k(X, centers)."""

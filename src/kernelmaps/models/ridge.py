@@ -257,11 +257,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
     def _choose_centers(self, X, M: int):
         """Centres by the landmark strategy (:mod:`kernelmaps.landmarks`): (points, rows)."""
         from kernelmaps.landmarks import select_landmarks
-        from kernelmaps.maps.nystroem import _CallableKernel
 
         kernel = self._resolved()
-        if not isinstance(kernel, str) and not hasattr(kernel, "evaluate_into"):
-            kernel = _CallableKernel(kernel, dict(self.kernel_params or {}), None)
         rng = check_random_state(self.random_state)
         return select_landmarks(self.landmarks, X, kernel, M, random_state=rng,
                                 options=self.landmark_params)
@@ -292,8 +289,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         return self._reduce(X, block)
 
     def _reduce(self, X, block) -> np.ndarray:
-        from kernelmaps._base import reduce_blocks
         from kernelmaps._config import resolve_n_threads
+        from kernelmaps._engine import reduce_blocks
 
         M = self.X_fit_.shape[0]
         return reduce_blocks(np.arange(X.shape[0]), block, bytes_per_row=3 * 8 * M,

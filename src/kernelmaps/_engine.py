@@ -1,0 +1,213 @@
+"""The engine: row blocks on threads, reductions, scratch buffers and finiteness checks.
+
+Everything that runs over the rows of a data set goes through here, so memory and speed are
+solved once: kernels evaluate K(X, Y) and K(X, Y) @ V with it, feature maps transform with
+it, landmark selection and the kernel machines reduce over the data with it. It knows
+nothing of maps, kernels or models: a caller hands it a function of one row block.
+
+``run_blocks``
+    preallocates an ``(n, n_out)`` output and fills cache-sized row blocks, on threads;
+``reduce_blocks``
+    sums a function of row blocks (the reduction counterpart, for small results);
+``scratch_buffer``
+    reusable per-thread temporaries for block functions;
+``check_finite_output``
+    refuses to return NaN/inf produced by overflow, with a clear error.
+
+Block boundaries depend only on the sizes, never on the thread count, so every result is
+identical for any number of threads.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from math import prod
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from threadpoolctl import ThreadpoolController
+
+from kernelmaps._config import get_config
+
+__all__ = [
+    "FLOAT_DTYPES",
+    "block_rows_for",
+    "check_finite_output",
+    "reduce_blocks",
+    "run_blocks",
+    "scratch_buffer",
+    "single_threaded_blas",
+    "sparse_container_like",
+]
+
+#: The dtype policy: float32 is kept, every other input is computed in float64.
+FLOAT_DTYPES = (np.float64, np.float32)
+
+_MIN_BLOCK_ROWS = 128
+_threadpool_controller: ThreadpoolController | None = None
+
+
+def _blas_controller() -> ThreadpoolController:
+    # Inspecting the loaded BLAS libraries costs milliseconds; do it once per process.
+    global _threadpool_controller
+    if _threadpool_controller is None:
+        _threadpool_controller = ThreadpoolController()
+    return _threadpool_controller
+
+
+_OVERFLOW_HINT = (
+    "the input is too large in magnitude for this map's arithmetic (it overflowed). Rescale "
+    "the features first, e.g. with sklearn.preprocessing.StandardScaler or MaxAbsScaler."
+)
+
+
+_scratch = threading.local()
+
+
+def scratch_buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A reusable per-thread work array of ``shape`` (contents undefined).
+
+    Blocks run one after another on each thread, so a block's temporaries can live in the
+    same memory as the previous block's. Allocating them afresh costs more than the work
+    for cache-sized blocks: multi-megabyte allocations come from ``mmap`` and every page
+    is faulted in and zeroed again. Buffers are per thread (transform stays thread-safe)
+    and are freed with the thread.
+    """
+    dtype = np.dtype(dtype)
+    buffers = _scratch.__dict__.setdefault("buffers", {})
+    size = prod(shape)
+    buffer = buffers.get((name, dtype))
+    if buffer is None or buffer.size < size:
+        buffer = np.empty(size, dtype=dtype)
+        buffers[(name, dtype)] = buffer
+    return buffer[:size].reshape(shape)
+
+
+def single_threaded_blas():
+    """Context manager limiting BLAS to one thread (for work that is already parallel, or
+    small products where thread start-up costs more than it saves)."""
+    return _blas_controller().limit(limits=1, user_api="blas")
+
+
+def check_finite_output(block: np.ndarray, what: str, start: int,
+                        hint: str = _OVERFLOW_HINT) -> None:
+    """Raise a clear error instead of returning NaN/inf produced by overflow.
+
+    The sum is a cheap single pass over a block that is still in cache; only if it is not
+    finite do we look element-wise (a finite block whose sum overflows is not an error).
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = block.sum()
+    if np.isfinite(total) or np.isfinite(block).all():
+        return
+    bad = np.argwhere(~np.isfinite(block))[0]
+    raise ValueError(
+        f"{what} produced a non-finite value ({block[tuple(bad)]}) at row {start + bad[0]}, "
+        f"column {bad[1]}: {hint}"
+    )
+
+
+def block_rows_for(n_rows: int, bytes_per_row: int) -> int:
+    """Rows per block so one block's working set is about ``block_bytes``."""
+    target = get_config()["block_bytes"]
+    rows = max(_MIN_BLOCK_ROWS, target // max(1, bytes_per_row))
+    return int(min(max(1, n_rows), rows))
+
+
+def run_blocks(
+    X: Any,
+    *,
+    n_out: int,
+    dtype: np.dtype,
+    block_fn: Callable[[Any, np.ndarray], None],
+    temp_bytes_per_row: int = 0,
+    n_threads: int = 1,
+    name: str = "transform",
+    nonfinite_hint: str = _OVERFLOW_HINT,
+) -> np.ndarray:
+    """The chunked transform engine.
+
+    Allocates the ``(n_samples, n_out)`` output once, cuts the rows into blocks whose
+    working set (output rows + temporaries) is about ``block_bytes``, and calls
+    ``block_fn(X[start:stop], out[start:stop])`` for each block — on a thread pool when
+    ``n_threads > 1`` and there is more than one block. Block boundaries depend only on the
+    sizes, never on the thread count, so the result is identical for any ``n_threads``.
+    Memory beyond the output is bounded by (number of threads) × (block working set).
+    """
+    n_samples = X.shape[0]
+    out = np.empty((n_samples, n_out), dtype=dtype)
+    if n_samples == 0:
+        return out
+    bytes_per_row = n_out * dtype.itemsize + temp_bytes_per_row
+    rows = block_rows_for(n_samples, bytes_per_row)
+    starts = range(0, n_samples, rows)
+
+    def work(start: int) -> None:
+        stop = min(start + rows, n_samples)
+        block = out[start:stop]
+        with np.errstate(over="ignore", invalid="ignore"):
+            block_fn(X[start:stop], block)
+        check_finite_output(block, name, start, nonfinite_hint)
+
+    n_threads = min(n_threads, len(starts))
+    if n_threads <= 1:
+        for start in starts:
+            work(start)
+        return out
+    # Blocks run concurrently; BLAS inside each block runs single-threaded so the
+    # machine is not oversubscribed (NumPy ufuncs and BLAS calls release the GIL).
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
+        for _ in pool.map(work, starts):
+            pass
+    return out
+
+
+def reduce_blocks(
+    X: Any,
+    block_fn: Callable[..., np.ndarray],
+    *,
+    bytes_per_row: int,
+    n_threads: int = 1,
+    aligned: tuple = (),
+) -> np.ndarray:
+    """Sum ``block_fn(X[start:stop], *(a[start:stop] for a in aligned))`` over row blocks.
+
+    The reduction counterpart of :func:`run_blocks`, for passes over the data that produce a
+    small result (e.g. ``K_bᵀ (K_b v)`` in kernel ridge's conjugate gradient): memory stays
+    at one block per thread whatever ``n`` is. ``aligned`` are arrays with one row per row
+    of ``X`` (weights, targets) cut into the same blocks. Partial sums are accumulated in
+    float64 in a fixed block order, so the result does not depend on the thread count.
+    """
+    n_samples = X.shape[0]
+    rows = block_rows_for(n_samples, bytes_per_row)
+    starts = list(range(0, n_samples, rows))
+
+    def work(start: int) -> np.ndarray:
+        stop = start + rows
+        parts = tuple(a[start:stop] for a in aligned)
+        return np.asarray(block_fn(X[start:stop], *parts), dtype=np.float64)
+
+    def accumulate(partials) -> np.ndarray:
+        total = None
+        for part in partials:  # in block order, so the sum is deterministic
+            if total is None:
+                total = part.copy()
+            else:
+                total += part
+        return total
+
+    n_threads = min(n_threads, len(starts))
+    if n_threads <= 1:
+        return accumulate(map(work, starts))
+    with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
+        return accumulate(pool.map(work, starts))
+
+
+def sparse_container_like(X: Any, result: sp.spmatrix | sp.sparray) -> Any:
+    """Return ``result`` in the same sparse interface (matrix vs array) as ``X``, as CSR."""
+    if sp.isspmatrix(X):
+        return sp.csr_matrix(result)
+    return sp.csr_array(result)

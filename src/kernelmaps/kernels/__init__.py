@@ -1,0 +1,102 @@
+r"""Kernels k(x, y): one definition each, evaluated in bounded-memory row blocks.
+
+Every part of kernelmaps that needs exact kernel values (Nystroem, the kernel machines, the
+approximation-error tools) goes through the objects here. The kernels named after
+:mod:`sklearn.metrics.pairwise` take the same parameters, defaults and values:
+
+==================  =======================================================  =================
+name                k(x, y)                                                   parameters
+==================  =======================================================  =================
+``linear``          :math:`\langle x, y\rangle`                               —
+``poly``            :math:`(\gamma\langle x, y\rangle + c_0)^d`               gamma, coef0, degree
+``rbf``             :math:`\exp(-\gamma\|x-y\|^2)`                             gamma
+``laplacian``       :math:`\exp(-\gamma\|x-y\|_1)`                             gamma
+``sigmoid``         :math:`\tanh(\gamma\langle x, y\rangle + c_0)` (not PSD)   gamma, coef0
+``cosine``          :math:`\langle x, y\rangle / (\|x\|\|y\|)`                 —
+``chi2``            :math:`\exp(-\gamma\sum_i (x_i-y_i)^2/(x_i+y_i))`          gamma
+``additive_chi2``   :math:`-\sum_i (x_i-y_i)^2/(x_i+y_i)` (conditionally PD)   —
+==================  =======================================================  =================
+
+``gamma=None`` means :math:`1/n_\text{features}` (``chi2``: 1), ``degree=None`` means 3 and
+``coef0=None`` means 1, exactly as in scikit-learn.
+
+Beyond scikit-learn: ``exponential``, ``student``, ``matern``, ``additive_chi2_psd``,
+``skewed_chi2`` and ``arccos`` (see each class).
+
+One package, one concern per module: :mod:`~kernelmaps.kernels._base` (the :class:`Kernel`
+currency, blocked products, the one resolver :func:`resolve_kernel`),
+:mod:`~kernelmaps.kernels.dot_product`, :mod:`~kernelmaps.kernels.shift_invariant`,
+:mod:`~kernelmaps.kernels.histogram`, :mod:`~kernelmaps.kernels.spectral` (spectral densities
+for random Fourier features) and :mod:`~kernelmaps.kernels.mercer` (the Mercer check).
+"""
+
+from kernelmaps.kernels._base import (
+    KERNELS,
+    CallableKernel,
+    IndefiniteKernelWarning,
+    Kernel,
+    PrecomputedKernel,
+    get_kernel,
+    register_kernel,
+    resolve_kernel,
+)
+from kernelmaps.kernels.dot_product import (
+    ArcCosineKernel,
+    CosineKernel,
+    ExponentialKernel,
+    LinearKernel,
+    PolynomialKernel,
+    SigmoidKernel,
+)
+from kernelmaps.kernels.histogram import (
+    AdditiveChi2Kernel,
+    AdditiveChi2PSDKernel,
+    Chi2Kernel,
+    SkewedChi2Kernel,
+)
+from kernelmaps.kernels.mercer import MercerReport, check_mercer
+from kernelmaps.kernels.shift_invariant import (
+    LaplacianKernel,
+    MaternKernel,
+    RBFKernel,
+    StudentKernel,
+)
+from kernelmaps.kernels.spectral import (
+    CauchyProductDensity,
+    GaussianDensity,
+    GaussianScaleMixtureDensity,
+    MultivariateTDensity,
+    SpectralDensity,
+)
+
+__all__ = [
+    "KERNELS",
+    "AdditiveChi2Kernel",
+    "AdditiveChi2PSDKernel",
+    "ArcCosineKernel",
+    "CallableKernel",
+    "CauchyProductDensity",
+    "Chi2Kernel",
+    "CosineKernel",
+    "ExponentialKernel",
+    "GaussianDensity",
+    "GaussianScaleMixtureDensity",
+    "IndefiniteKernelWarning",
+    "Kernel",
+    "LaplacianKernel",
+    "LinearKernel",
+    "MaternKernel",
+    "MercerReport",
+    "MultivariateTDensity",
+    "PolynomialKernel",
+    "PrecomputedKernel",
+    "RBFKernel",
+    "SigmoidKernel",
+    "SkewedChi2Kernel",
+    "SpectralDensity",
+    "StudentKernel",
+    "check_mercer",
+    "get_kernel",
+    "register_kernel",
+    "resolve_kernel",
+]

@@ -1,0 +1,209 @@
+r"""Dot-product kernels: functions of :math:`\langle x, y\rangle` (and the norms).
+
+Linear, polynomial, exponential, sigmoid, cosine and arc-cosine. Each is one BLAS call plus
+in-place ufuncs on the block and keeps float32.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.preprocessing import normalize
+
+from kernelmaps.kernels._base import (
+    Kernel,
+    check_positive,
+    check_real,
+    dot_into,
+    register_kernel,
+    row_sq_norms,
+)
+
+__all__ = [
+    "ArcCosineKernel",
+    "CosineKernel",
+    "ExponentialKernel",
+    "LinearKernel",
+    "PolynomialKernel",
+    "SigmoidKernel",
+]
+
+@register_kernel
+class LinearKernel(Kernel):
+    r"""Linear kernel :math:`k(x, y) = \langle x, y\rangle`."""
+
+    name = "linear"
+
+    def evaluate_into(self, X, Y, out):
+        dot_into(X, Y, out)
+
+    def _diag(self, X):
+        if sp.issparse(X):
+            return np.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
+        return np.einsum("ij,ij->i", X, X)
+
+
+@register_kernel(aliases=('polynomial',))
+class PolynomialKernel(Kernel):
+    r"""Polynomial kernel :math:`k(x, y) = (\gamma\langle x, y\rangle + c_0)^d`.
+
+    Parameters
+    ----------
+    gamma : float or None, default=None
+        Scale of the inner product; ``None`` means ``1 / n_features``.
+    degree : float or None, default=None
+        Degree ``d``; ``None`` means 3.
+    coef0 : float or None, default=None
+        Offset ``c_0``; ``None`` means 1.
+    """
+
+    name = "poly"
+    param_names = ("gamma", "degree", "coef0")
+
+    def __init__(self, gamma: float | None = None, degree: float | None = None,
+                 coef0: float | None = None) -> None:
+        check_positive("gamma", gamma, "polynomial")
+        check_real("coef0", coef0, "polynomial")
+        if degree is not None:
+            check_real("degree", degree, "polynomial")
+            if degree < 1:
+                raise ValueError(f"polynomial kernel: degree must be >= 1; got {degree!r}.")
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+
+    def evaluate_into(self, X, Y, out):
+        dot_into(X, Y, out)
+        out *= self._gamma(X.shape[1])
+        out += 1.0 if self.coef0 is None else self.coef0
+        out **= 3 if self.degree is None else self.degree
+
+
+@register_kernel
+class ExponentialKernel(Kernel):
+    r"""Exponential dot-product kernel :math:`k(x, y) = \exp(\gamma\langle x, y\rangle)`.
+
+    Positive definite: its Maclaurin coefficients :math:`\gamma^n/n!` are all positive
+    (Schoenberg; the kernel :class:`~kernelmaps.RandomMaclaurin` approximates, Kar & Karnick
+    2012). Note :math:`\exp(-\gamma\|x-y\|^2/2) = e^{-\gamma\|x\|^2/2}\,
+    \exp(\gamma\langle x, y\rangle)\,e^{-\gamma\|y\|^2/2}`. Large
+    :math:`\gamma\langle x, y\rangle` overflow: a clear error, never inf.
+
+    Parameters
+    ----------
+    gamma : float or None, default=None
+        Scale; ``None`` means ``1 / n_features``.
+    """
+
+    name = "exponential"
+    param_names = ("gamma",)
+
+    def __init__(self, gamma: float | None = None) -> None:
+        check_positive("gamma", gamma, "exponential")
+        self.gamma = gamma
+
+    def evaluate_into(self, X, Y, out):
+        dot_into(X, Y, out)
+        out *= self._gamma(X.shape[1])
+        np.exp(out, out=out)
+
+    def _diag(self, X):
+        return np.exp(self._gamma(X.shape[1]) * row_sq_norms(X))
+
+
+@register_kernel
+class SigmoidKernel(Kernel):
+    r"""Sigmoid kernel :math:`k(x, y) = \tanh(\gamma\langle x, y\rangle + c_0)`.
+
+    Not positive semi-definite in general (Lin & Lin, 2003): Nystroem warns when its
+    landmark matrix turns out indefinite.
+    """
+
+    name = "sigmoid"
+    param_names = ("gamma", "coef0")
+    is_psd = False
+
+    def __init__(self, gamma: float | None = None, coef0: float | None = None) -> None:
+        check_positive("gamma", gamma, "sigmoid")
+        check_real("coef0", coef0, "sigmoid")
+        self.gamma = gamma
+        self.coef0 = coef0
+
+    def evaluate_into(self, X, Y, out):
+        dot_into(X, Y, out)
+        out *= self._gamma(X.shape[1])
+        out += 1.0 if self.coef0 is None else self.coef0
+        np.tanh(out, out=out)
+
+
+@register_kernel
+class CosineKernel(Kernel):
+    r"""Cosine similarity :math:`k(x, y) = \langle x, y\rangle / (\|x\|\|y\|)`.
+
+    Rows of zeros give 0, as in scikit-learn.
+    """
+
+    name = "cosine"
+
+    def evaluate_into(self, X, Y, out):
+        dot_into(normalize(X), normalize(Y), out)
+
+
+@register_kernel
+class ArcCosineKernel(Kernel):
+    r"""Arc-cosine kernel of degree :math:`n \in \{0, 1, 2\}` (Cho & Saul, NeurIPS 2009).
+
+    .. math::
+
+        k_n(x, y) = \tfrac1\pi\|x\|^n\|y\|^n J_n(\theta),\quad
+        \theta = \arccos\frac{\langle x,y\rangle}{\|x\|\|y\|},
+
+    with :math:`J_0 = \pi-\theta`, :math:`J_1 = \sin\theta + (\pi-\theta)\cos\theta`,
+    :math:`J_2 = 3\sin\theta\cos\theta + (\pi-\theta)(1+2\cos^2\theta)`. It is the kernel of
+    an infinitely wide layer of step (n=0), ReLU (n=1) or squared-ReLU (n=2) units with
+    Gaussian weights, :math:`k_n(x,y) = 2\,\mathbb E_w[\Theta(w^\top x)\Theta(w^\top y)
+    (w^\top x)^n(w^\top y)^n]`. A zero vector is given :math:`\cos\theta = 0`.
+
+    Parameters
+    ----------
+    degree : {0, 1, 2}, default=1
+    """
+
+    name = "arccos"
+    param_names = ("degree",)
+
+    def __init__(self, degree: int = 1) -> None:
+        if degree not in (0, 1, 2) or isinstance(degree, bool):
+            raise ValueError(f"arccos kernel: degree must be 0, 1 or 2; got {degree!r}.")
+        self.degree = degree
+
+    def evaluate_into(self, X, Y, out):
+        dot_into(X, Y, out)
+        norms_x = np.sqrt(row_sq_norms(X))
+        norms_y = np.sqrt(row_sq_norms(Y))
+        denominator = norms_x[:, None] * norms_y[None, :]
+        cos = np.divide(out, denominator, out=np.zeros_like(out), where=denominator > 0)
+        np.clip(cos, -1.0, 1.0, out=cos)
+        theta = np.arccos(cos)
+        angle = np.pi - theta
+        if self.degree == 0:
+            np.divide(angle, np.pi, out=out)
+            return
+        sin = np.sqrt(1.0 - cos * cos)
+        if self.degree == 1:
+            j = sin + angle * cos
+        else:
+            j = 3.0 * sin * cos + angle * (1.0 + 2.0 * cos * cos)
+        np.multiply(denominator ** self.degree, j, out=out)
+        out /= np.pi
+
+    def _temp_bytes_per_row(self, Y):
+        return 48 * Y.shape[0]
+
+    def _fix_diagonal(self, X, K):
+        # arccos is ill-conditioned at 1 (θ ≈ √(2ε) from rounding): use the exact θ = 0.
+        np.fill_diagonal(K, self._diag(X))
+
+    def _diag(self, X):
+        sq = row_sq_norms(X)
+        return (sq ** self.degree) * {0: 1.0, 1: 1.0, 2: 3.0}[self.degree]

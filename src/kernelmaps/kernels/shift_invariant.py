@@ -1,0 +1,218 @@
+r"""Shift-invariant kernels :math:`k(x, y) = \kappa(x - y)`: Gaussian, Laplacian, Student, Matérn.
+
+Each also gives its spectral density (Bochner's theorem, :mod:`kernelmaps.kernels.spectral`),
+which random Fourier features sample from.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.metrics.pairwise import manhattan_distances
+
+from kernelmaps.kernels._base import (
+    Kernel,
+    check_positive,
+    dot_into,
+    register_kernel,
+    row_sq_norms,
+    sq_dist_into,
+)
+from kernelmaps.kernels.spectral import (
+    CauchyProductDensity,
+    GaussianDensity,
+    GaussianScaleMixtureDensity,
+    MultivariateTDensity,
+    SpectralDensity,
+)
+
+__all__ = ["LaplacianKernel", "MaternKernel", "RBFKernel", "StudentKernel"]
+
+@register_kernel
+class RBFKernel(Kernel):
+    r"""Gaussian (RBF) kernel :math:`k(x, y) = \exp(-\gamma\|x-y\|^2) = \exp(-\|x-y\|^2/2\sigma^2)`.
+
+    The squared distance is expanded as :math:`\|x\|^2 + \|y\|^2 - 2\langle x,y\rangle` (one
+    BLAS call) and clipped at zero against rounding, as scikit-learn does.
+
+    Parameters
+    ----------
+    gamma : float or None, default=None
+        Inverse squared length scale (>= 0; 0 is the constant kernel 1, the limit γ → 0);
+        ``None`` means ``1 / n_features`` (unless ``sigma``).
+    sigma : float or None, default=None
+        Bandwidth σ; gives ``gamma = 1 / (2 σ²)``. Pass ``gamma`` or ``sigma``, not both.
+    """
+
+    name = "rbf"
+    param_names = ("gamma", "sigma")
+
+    def __init__(self, gamma: float | None = None, sigma: float | None = None) -> None:
+        check_positive("gamma", gamma, "rbf", allow_zero=True)
+        check_positive("sigma", sigma, "rbf")
+        if gamma is not None and sigma is not None:
+            raise ValueError("rbf kernel: pass gamma or sigma (gamma = 1/(2 sigma²)), not both.")
+        self.gamma = gamma
+        self.sigma = sigma
+
+    def _gamma(self, n_features: int) -> float:
+        if self.sigma is not None:
+            return 1.0 / (2.0 * float(self.sigma) ** 2)
+        return super()._gamma(n_features)
+
+    def spectral_density(self, n_features: int) -> SpectralDensity:
+        """Normal frequencies, ω ~ N(0, 2γ I) (Rahimi & Recht, 2007)."""
+        return GaussianDensity(np.sqrt(2.0 * self._gamma(n_features)))
+
+    def evaluate_into(self, X, Y, out):
+        # exp(-γ‖x−y‖²) = exp(min(2γ⟨x,y⟩ − γ‖x‖² − γ‖y‖², 0)): the scale −2γ rides on the
+        # (small) Y operand of the BLAS call, saving one pass over the block.
+        gamma = self._gamma(X.shape[1])
+        dot_into(X, Y * (2.0 * gamma), out)
+        out -= (gamma * row_sq_norms(X))[:, None]
+        out -= (gamma * row_sq_norms(Y))[None, :]
+        np.minimum(out, 0.0, out=out)
+        np.exp(out, out=out)
+
+    def _fix_diagonal(self, X, K):
+        np.fill_diagonal(K, 1.0)
+
+    def _diag(self, X):
+        return np.ones(X.shape[0], dtype=X.dtype)
+
+
+@register_kernel
+class LaplacianKernel(Kernel):
+    r"""Laplacian kernel :math:`k(x, y) = \exp(-\gamma\|x-y\|_1)`.
+
+    Parameters
+    ----------
+    gamma : float or None, default=None
+        Inverse length scale; ``None`` means ``1 / n_features``.
+    """
+
+    name = "laplacian"
+    param_names = ("gamma",)
+
+    def __init__(self, gamma: float | None = None) -> None:
+        check_positive("gamma", gamma, "laplacian")
+        self.gamma = gamma
+
+    def spectral_density(self, n_features: int) -> SpectralDensity:
+        """The L1 Laplacian is a product of 1-D Laplacians: iid Cauchy(0, γ) coordinates."""
+        return CauchyProductDensity(self._gamma(n_features))
+
+    def evaluate_into(self, X, Y, out):
+        # scikit-learn's compiled L1 distance (dense: scipy cdist, sparse: Cython).
+        out[...] = manhattan_distances(X, Y)
+        out *= -self._gamma(X.shape[1])
+        np.exp(out, out=out)
+
+    def _temp_bytes_per_row(self, Y):
+        return 8 * Y.shape[0]
+
+    def _diag(self, X):
+        return np.ones(X.shape[0], dtype=X.dtype)
+
+
+def _pairwise_euclidean(X: Any, Y: Any, out: np.ndarray) -> None:
+    sq_dist_into(X, Y, out)
+    np.sqrt(out, out=out)
+
+
+@register_kernel
+class StudentKernel(Kernel):
+    r"""Student (inverse multiquadric-type) kernel :math:`k(x, y) = 1/(\alpha + \|x-y\|^2)`.
+
+    Positive definite for every :math:`\alpha > 0`: it is a mixture of Gaussians (see
+    :class:`GaussianScaleMixtureDensity`). :math:`k(x, x) = 1/\alpha`.
+
+    Parameters
+    ----------
+    alpha : float, default=1.0
+        The offset :math:`\alpha > 0`.
+    """
+
+    name = "student"
+    param_names = ("alpha",)
+
+    def __init__(self, alpha: float = 1.0) -> None:
+        check_positive("alpha", alpha, "student", allow_none=False)
+        self.alpha = alpha
+
+    def evaluate_into(self, X, Y, out):
+        sq_dist_into(X, Y, out)
+        out += self.alpha
+        np.reciprocal(out, out=out)
+
+    def _fix_diagonal(self, X, K):
+        np.fill_diagonal(K, 1.0 / self.alpha)
+
+    def _diag(self, X):
+        return np.full(X.shape[0], 1.0 / self.alpha, dtype=X.dtype)
+
+    def spectral_density(self, n_features: int) -> SpectralDensity:
+        return GaussianScaleMixtureDensity(self.alpha)
+
+
+@register_kernel
+class MaternKernel(Kernel):
+    r"""Matérn kernel with :math:`\nu \in \{1/2, 3/2, 5/2\}` and length scale :math:`\ell`.
+
+    With :math:`r = \|x-y\|/\ell`:
+    :math:`\nu=1/2`: :math:`e^{-r}`;
+    :math:`\nu=3/2`: :math:`(1+\sqrt3 r)e^{-\sqrt3 r}`;
+    :math:`\nu=5/2`: :math:`(1+\sqrt5 r+5r^2/3)e^{-\sqrt5 r}`
+    (Rasmussen & Williams, *Gaussian Processes for Machine Learning*, 2006, eq. 4.17). Values
+    equal :class:`sklearn.gaussian_process.kernels.Matern`.
+
+    Parameters
+    ----------
+    nu : {0.5, 1.5, 2.5}, default=1.5
+        Smoothness.
+    length_scale : float, default=1.0
+        Length scale :math:`\ell > 0`.
+    """
+
+    name = "matern"
+    param_names = ("nu", "length_scale")
+    _SUPPORTED_NU = (0.5, 1.5, 2.5)
+
+    def __init__(self, nu: float = 1.5, length_scale: float = 1.0) -> None:
+        if nu not in self._SUPPORTED_NU:
+            raise ValueError(
+                f"matern kernel: nu={nu!r} is not supported; use one of {self._SUPPORTED_NU} "
+                "(the closed forms), or the rbf kernel for nu=inf."
+            )
+        check_positive("length_scale", length_scale, "matern", allow_none=False)
+        self.nu = nu
+        self.length_scale = length_scale
+
+    def evaluate_into(self, X, Y, out):
+        _pairwise_euclidean(X, Y, out)
+        root = {0.5: 1.0, 1.5: np.sqrt(3.0), 2.5: np.sqrt(5.0)}[self.nu]
+        out *= root / self.length_scale  # out = c·r
+        if self.nu == 0.5:
+            np.negative(out, out=out)
+            np.exp(out, out=out)
+            return
+        scaled = out.copy()
+        np.negative(out, out=out)
+        np.exp(out, out=out)  # e^{-c r}
+        polynomial = 1.0 + scaled
+        if self.nu == 2.5:
+            polynomial += scaled * scaled / 3.0  # (√5 r)²/3 = 5r²/3
+        out *= polynomial
+
+    def _temp_bytes_per_row(self, Y):
+        return 16 * Y.shape[0]
+
+    def _fix_diagonal(self, X, K):
+        np.fill_diagonal(K, 1.0)
+
+    def _diag(self, X):
+        return np.ones(X.shape[0], dtype=X.dtype)
+
+    def spectral_density(self, n_features: int) -> SpectralDensity:
+        return MultivariateTDensity(2.0 * self.nu, self.length_scale)

@@ -1,0 +1,185 @@
+"""The base class of every feature map: validation, dtype policy and the fit/transform contract.
+
+A map implements three things only:
+
+``_fit(X, random_state)``
+    draw its randomness / pick its landmarks from validated ``X``, set ``kernel_`` (the
+    kernel it approximates, through :func:`kernelmaps.kernels.resolve_kernel`) and return
+    the output dimension;
+``_transform_block(X_block, out_block)``
+    write the features of a block of rows into the preallocated ``out_block`` (a view of
+    the final output), using in-place operations;
+``_block_temp_bytes_per_row(n_features)`` (optional)
+    how many bytes of temporaries one row needs inside ``_transform_block``, so the engine
+    can size blocks to stay in cache.
+
+Everything else — parameter validation, input validation at the boundary, the dtype policy
+(float32 in → float32 out, anything else → float64) — lives here once; blocks, threads and
+finiteness checks are the engine's (:mod:`kernelmaps._engine`).
+"""
+
+from __future__ import annotations
+
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    TransformerMixin,
+    _fit_context,
+)
+from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from kernelmaps._config import resolve_n_threads
+from kernelmaps._engine import FLOAT_DTYPES, run_blocks
+
+__all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap"]
+
+#: Constraints of the two parameters every randomised map shares (scikit-learn's names).
+RANDOM_MAP_CONSTRAINTS: dict = {
+    "n_components": [Interval(Integral, 1, None, closed="left")],
+    "random_state": ["random_state"],
+}
+
+
+class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Base class of every kernelmaps feature map z(x) with z(x)·z(y) ≈ k(x, y).
+
+    Subclasses implement ``_fit`` and ``_transform_block``; see the module docstring.
+    """
+
+    #: Sparse formats accepted (``False``: dense only). CSR is what row blocks need.
+    _accept_sparse: str | bool = "csr"
+    #: ``n_jobs``-like attribute name that overrides the global thread setting, if any.
+    _n_jobs_attr: str | None = None
+
+    # ------------------------------------------------------------------ validation
+    def _validate_X(self, X: Any, *, reset: bool) -> Any:
+        """Validate ``X`` at the fit/transform boundary and apply the dtype policy."""
+        try:
+            X = validate_data(
+                self,
+                X,
+                reset=reset,
+                accept_sparse=self._accept_sparse,
+                dtype=list(FLOAT_DTYPES),
+            )
+        except ValueError as error:
+            if "could not convert" in str(error) or "strings" in str(error):
+                raise ValueError(
+                    f"X passed to {type(self).__name__} must be numeric, but it holds strings "
+                    f"({error}). Encode text or categorical columns first, e.g. with "
+                    "sklearn.preprocessing.OneHotEncoder."
+                ) from error
+            raise
+        self._check_X_values(X)
+        return X
+
+    def _check_X_values(self, X: Any) -> None:
+        """Map-specific domain checks (e.g. non-negativity); default: none."""
+
+    # ------------------------------------------------------------------ fitting
+    def _fit(self, X: Any, random_state: np.random.RandomState) -> int:  # pragma: no cover
+        raise NotImplementedError
+
+    def _fit_validated(self, X: Any) -> None:
+        random_state = check_random_state(getattr(self, "random_state", None))
+        self._n_features_out = int(self._fit(X, random_state))
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any = None) -> FeatureMap:
+        """Fit the feature map to ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted map.
+        """
+        X = self._validate_X(X, reset=True)
+        self._fit_validated(X)
+        return self
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit to ``X`` and return its features, validating ``X`` only once.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data.
+        y : None
+            Ignored.
+        **fit_params : dict
+            Ignored; accepted for API compatibility.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            The features z(X).
+        """
+        X = self._validate_X(X, reset=True)
+        self._fit_validated(X)
+        return self._transform_validated(X)
+
+    # ------------------------------------------------------------------ transform
+    def transform(self, X: Any) -> Any:
+        """Map ``X`` to the approximate kernel feature space.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            New data.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_features_out)
+            The features z(X); float32 if ``X`` is float32, else float64.
+        """
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        return self._transform_validated(X)
+
+    def _transform_validated(self, X: Any) -> Any:
+        return run_blocks(
+            X,
+            n_out=self._n_out(X),
+            dtype=self._output_dtype(X),
+            block_fn=self._transform_block,
+            temp_bytes_per_row=self._block_temp_bytes_per_row(X.shape[1]),
+            n_threads=resolve_n_threads(
+                getattr(self, self._n_jobs_attr) if self._n_jobs_attr else None
+            ),
+            name=f"{type(self).__name__}.transform",
+        )
+
+    def _n_out(self, X: Any) -> int:
+        """Output dimension for ``X`` (fitted maps: fixed at fit time)."""
+        return self._n_features_out
+
+    def _output_dtype(self, X: Any) -> np.dtype:
+        return np.dtype(np.float32) if X.dtype == np.float32 else np.dtype(np.float64)
+
+    def _block_temp_bytes_per_row(self, n_features: int) -> int:
+        """Bytes of temporaries per row inside ``_transform_block`` (default: none)."""
+        return 0
+
+    def _transform_block(self, X_block: Any, out: np.ndarray) -> None:  # pragma: no cover
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ tags
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = bool(self._accept_sparse)
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
