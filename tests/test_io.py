@@ -83,7 +83,7 @@ def test_a_user_kernel_function_is_refused(tmp_path):
     model = Nystroem(kernel=np.dot, n_components=5, random_state=0).fit(X)
     path = tmp_path / "callable.skops"
     dump(model, path)
-    with pytest.raises(UntrustedTypeError, match="does not trust.*numpy"):
+    with pytest.raises(UntrustedTypeError, match=r"does not trust.*numpy"):
         load(path)
 
 
@@ -93,7 +93,7 @@ def test_a_foreign_object_inside_an_estimator_is_refused(tmp_path):
     model.smuggled_ = Ridge()  # any type outside kernelmaps: refused, listed by name
     path = tmp_path / "foreign.skops"
     dump(model, path)
-    with pytest.raises(UntrustedTypeError, match="sklearn.linear_model._ridge.Ridge"):
+    with pytest.raises(UntrustedTypeError, match=r"sklearn\.linear_model\._ridge\.Ridge"):
         load(path)
 
 
