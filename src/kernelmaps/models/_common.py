@@ -22,6 +22,7 @@ __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",
     "LANDMARK_PARAMETER_CONSTRAINTS",
     "centre_gram",
+    "expansion_points",
     "fit_kernel",
     "kernel_columns",
     "select_centres",
@@ -69,6 +70,15 @@ def select_centres(estimator: Any, X: Any, kernel: Kernel,
     return select_landmarks(estimator.landmarks, X, kernel, n_components,
                             random_state=check_random_state(estimator.random_state),
                             options=estimator.landmark_params)
+
+
+def expansion_points(estimator: Any, X: Any) -> Any:
+    """The points a model expands on: every row of ``X``, or ``estimator.n_components``
+    centres (:func:`select_centres`, with the fitted ``kernel_``) when that is fewer."""
+    if estimator.n_components is None or estimator.n_components >= X.shape[0]:
+        return X
+    points, _ = select_centres(estimator, X, estimator.kernel_, estimator.n_components)
+    return points
 
 
 def kernel_columns(kernel: Kernel, points: Any, indices: np.ndarray | None) -> Any:

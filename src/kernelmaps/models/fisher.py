@@ -23,8 +23,8 @@ from kernelmaps._engine import FLOAT_DTYPES
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
+    expansion_points,
     fit_kernel,
-    select_centres,
 )
 
 __all__ = ["KernelFisherDiscriminant"]
@@ -156,11 +156,7 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
                 "KernelFisherDiscriminant needs at least 2 classes in y; got 1 class "
                 f"({self.classes_.tolist()}). A discriminant separates classes.")
         self.kernel_ = fit_kernel(self, precomputed=False)
-        n = X.shape[0]
-        if self.n_components is None or self.n_components >= n:
-            self.X_fit_ = X
-        else:
-            self.X_fit_, _ = select_centres(self, X, self.kernel_, self.n_components)
+        self.X_fit_ = expansion_points(self, X)
         K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)  # n × p
         self.coef_, self.eigenvalues_ = self._directions(K, y_index)
         projections = K @ self.coef_

@@ -15,8 +15,8 @@ from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
     centre_gram,
+    expansion_points,
     fit_kernel,
-    select_centres,
 )
 
 __all__ = ["KernelMeanDistance"]
@@ -81,10 +81,9 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
 
     Notes
     -----
-    The landmarks come from :func:`kernelmaps.landmarks.select_landmarks`, whose uniform
-    draw is scikit-learn's (the first m entries of one permutation, in that order). Earlier
-    versions drew them by hand (sorted ``rng.choice``), so a model with ``n_components``
-    set differs from theirs for the same ``random_state``.
+    With ``n_components`` set, the scores for a given ``random_state`` differ from those of
+    earlier versions, which drew the landmarks by hand (sorted ``rng.choice``) instead of
+    scikit-learn's permutation draw of ``landmarks="uniform"``.
     """
 
     _parameter_constraints: dict = {
@@ -129,11 +128,10 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         # Scores need k(x, x) of new points, which a precomputed k(X_new, X_train) lacks.
         self.kernel_ = fit_kernel(self, precomputed=False)
         n = X.shape[0]
-        if self.n_components is None or self.n_components >= n:
-            self.X_fit_ = X
+        self.X_fit_ = expansion_points(self, X)
+        if self.X_fit_ is X:
             self.mean_coef_ = np.full(n, 1.0 / n)
         else:
-            self.X_fit_, _ = select_centres(self, X, self.kernel_, self.n_components)
             K_mm = centre_gram(self.kernel_, self.X_fit_, self.X_fit_)
             # Projection of μ onto span φ(c_j): β = K_mm⁺ (1/N) K_mN 1 (pinv: duplicates ok).
             K_mN_mean = self.kernel_.reduce(
