@@ -13,7 +13,9 @@ from kernelmaps.models import KernelFisherDiscriminant
 
 
 @parametrize_with_checks([KernelFisherDiscriminant(),
-                          KernelFisherDiscriminant(n_components=10, random_state=0)])
+                          KernelFisherDiscriminant(n_components=10, random_state=0),
+                          KernelFisherDiscriminant(n_components=10, landmarks="leverage",
+                                                   random_state=0)])
 def test_check_estimator(estimator, check):
     check(estimator)
 

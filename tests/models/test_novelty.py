@@ -11,7 +11,9 @@ from kernelmaps.models import KernelMeanDistance
 
 
 @parametrize_with_checks([KernelMeanDistance(),
-                          KernelMeanDistance(n_components=10, random_state=0)])
+                          KernelMeanDistance(n_components=10, random_state=0),
+                          KernelMeanDistance(n_components=10, landmarks="renyi",
+                                             random_state=0)])
 def test_check_estimator(estimator, check):
     check(estimator)
 

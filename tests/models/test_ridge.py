@@ -11,7 +11,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps as km
 from kernelmaps.models import KernelRidge
-from kernelmaps.models.ridge import falkon_solve
 
 NYSTROM_XFAIL = {
     name: "Nyström centres are drawn from the rows: repeating rows changes the centres, so "
@@ -93,20 +92,6 @@ def test_nystrom_close_to_exact_with_fewer_centres():
     rmse_nys = np.sqrt(np.mean((nys.predict(X_test) - y_test) ** 2))
     assert rmse_nys < 1.02 * rmse_exact
     assert nys.n_iter_ < 60  # the preconditioner works: unpreconditioned CG needs far more
-
-
-def test_falkon_solves_the_normal_equations():
-    rng = np.random.RandomState(0)
-    X = rng.normal(size=(500, 3))
-    C = X[:40]
-    KnM, KMM = rbf_kernel(X, C, gamma=0.5), rbf_kernel(C, gamma=0.5)
-    Y = rng.normal(size=(500, 2))
-    alpha = 0.3
-    beta, iterations = falkon_solve(lambda V: KnM.T @ (KnM @ V), KMM, alpha, rhs=KnM.T @ Y,
-                                    total_weight=500.0, max_iter=300, tol=1e-12)
-    expected = np.linalg.solve(KnM.T @ KnM + alpha * KMM, KnM.T @ Y)
-    np.testing.assert_allclose(beta, expected, rtol=1e-6, atol=1e-8)
-    assert 0 < iterations < 300
 
 
 def test_nystrom_multi_output_sparse_and_float32():
