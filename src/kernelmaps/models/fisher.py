@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.special
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -92,8 +93,13 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         The expansion points (training data or landmarks).
     eigenvalues_ : ndarray of shape (n_discriminants,)
         Generalised eigenvalues (Fisher ratios) of the kept directions.
-    lda_ : LinearDiscriminantAnalysis
-        The classifier in the discriminant space.
+    discriminant_coef_ : ndarray of shape (n_classes, n_discriminants) or (1, n_discriminants)
+        Weights of the linear discriminant analysis in the discriminant space (the ``coef_``
+        of :class:`sklearn.discriminant_analysis.LinearDiscriminantAnalysis` fitted on the
+        training projections; one row for two classes).
+    discriminant_intercept_ : ndarray of shape (n_classes,) or (1,)
+        Its intercepts. Kept as arrays, not as a fitted LDA object, so the model's state is
+        arrays only (safe to load with :mod:`kernelmaps.io`).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -160,7 +166,9 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)  # n × p
         self.coef_, self.eigenvalues_ = self._directions(K, y_index)
         projections = K @ self.coef_
-        self.lda_ = LinearDiscriminantAnalysis().fit(projections, y_index)
+        lda = LinearDiscriminantAnalysis().fit(projections, y_index)
+        self.discriminant_coef_ = lda.coef_
+        self.discriminant_intercept_ = lda.intercept_
         self._n_features_out = self.coef_.shape[1]
         return self
 
@@ -214,23 +222,28 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         -------
         scores : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
         """
-        projected = self.transform(X)
-        return self.lda_.decision_function(projected)
+        scores = self.transform(X) @ self.discriminant_coef_.T + self.discriminant_intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        projected = self.transform(X)
-        return self.classes_[self.lda_.predict(projected)]
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities from the Gaussian model in the discriminant space."""
-        projected = self.transform(X)
-        return self.lda_.predict_proba(projected)
+        scores = self.decision_function(X)
+        if scores.ndim == 1:  # two classes: the logistic of the LDA score
+            positive = scipy.special.expit(scores)
+            return np.column_stack([1.0 - positive, positive])
+        return scipy.special.softmax(scores, axis=1)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log of :meth:`predict_proba`."""
-        projected = self.transform(X)
-        return self.lda_.predict_log_proba(projected)
+        """Log of :meth:`predict_proba` (zeros lifted to the smallest normal float)."""
+        probabilities = self.predict_proba(X)
+        probabilities[probabilities == 0.0] += np.finfo(probabilities.dtype).smallest_normal
+        return np.log(probabilities)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
