@@ -175,7 +175,7 @@ class Kernel:
             np.matmul(kb, V, out=out)
 
         result = run_blocks(X, n_out=V.shape[1], dtype=dtype, block_fn=block,
-                            temp_bytes_per_row=m * dtype.itemsize + self._temp_bytes_per_row(Y),
+                            temp_bytes_per_row=8 * m + self._temp_bytes_per_row(Y),
                             n_threads=resolve_n_threads(n_threads), name=f"{self!r}.matmul",
                             nonfinite_hint=_NONFINITE_HINT)
         return result[:, 0] if squeeze else result
