@@ -7,26 +7,6 @@ import pytest
 import scipy.sparse as sp
 from threadpoolctl import threadpool_limits
 
-import kernelmaps as km
-
-#: The five scikit-learn-compatible maps, with small parameters for quick tests.
-SKLEARN_MAPS = {
-    "RBFSampler": dict(n_components=64),
-    "SkewedChi2Sampler": dict(n_components=64),
-    "AdditiveChi2Sampler": dict(),
-    "PolynomialCountSketch": dict(n_components=64),
-    "Nystroem": dict(n_components=20),
-}
-RANDOMIZED = {"RBFSampler", "SkewedChi2Sampler", "PolynomialCountSketch", "Nystroem"}
-
-
-def make_map(name: str, **params):
-    """A kernelmaps map by class name with the small default test parameters."""
-    merged = {**SKLEARN_MAPS[name], **params}
-    if name in RANDOMIZED:
-        merged.setdefault("random_state", 0)
-    return getattr(km, name)(**merged)
-
 
 def assert_same_numbers(ours, theirs, rtol: float = 1e-8) -> None:
     """Element-wise agreement to ``rtol`` relative, with an absolute floor at rtol × max|theirs|.
@@ -56,9 +36,3 @@ def _single_threaded_blas():
 @pytest.fixture
 def rng() -> np.random.RandomState:
     return np.random.RandomState(0)
-
-
-@pytest.fixture
-def X_pos(rng) -> np.ndarray:
-    """Non-negative data valid for every map (chi² maps need x >= 0)."""
-    return rng.uniform(0, 1, size=(120, 7))
