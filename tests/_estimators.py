@@ -38,8 +38,7 @@ from kernelmaps.maps import (
 )
 from kernelmaps.models import KernelFisherDiscriminant, KernelMeanDistance, KernelRidge
 
-__all__ = ["ENTRIES", "KINDS", "Entry", "entry", "make_data", "one_per_class",
-           "public_estimators"]
+__all__ = ["ENTRIES", "KINDS", "Entry", "make_data", "one_per_class", "public_estimators"]
 
 KINDS = ("transformer", "regressor", "classifier", "outlier")
 
@@ -187,14 +186,8 @@ ENTRIES: tuple[Entry, ...] = (
            n_components=10, random_state=0),
 )
 
-_BY_ID = {e.id: e for e in ENTRIES}
-assert len(_BY_ID) == len(ENTRIES), "registry ids must be unique"
+assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"
 assert all(e.kind in KINDS for e in ENTRIES)
-
-
-def entry(entry_id: str) -> Entry:
-    """The registered entry ``entry_id``."""
-    return _BY_ID[entry_id]
 
 
 def one_per_class(entries) -> list[Entry]:

@@ -1,11 +1,11 @@
-"""Shared fixtures and helpers for the kernelmaps test suite."""
+"""Shared fixtures and helpers for the kernelmaps test suite (the BLAS thread limit of every
+test is in the root conftest.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from threadpoolctl import threadpool_limits
 
 
 def assert_same_numbers(ours, theirs, rtol: float = 1e-8) -> None:
@@ -19,18 +19,6 @@ def assert_same_numbers(ours, theirs, rtol: float = 1e-8) -> None:
     assert ours.shape == theirs.shape
     scale = float(np.abs(theirs).max(initial=0.0))
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=rtol * scale)
-
-
-@pytest.fixture(autouse=True, scope="session")
-def _single_threaded_blas():
-    """One BLAS/OpenMP thread per test process.
-
-    pytest-xdist already runs one worker per core; nested BLAS threads oversubscribe the
-    machine, and OpenBLAS threads spin-waiting on busy cores make small products many-fold
-    slower. kernelmaps' own thread pool (what the engine tests exercise) is unaffected.
-    """
-    with threadpool_limits(limits=1):
-        yield
 
 
 @pytest.fixture
