@@ -50,6 +50,30 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     """Base class of every kernelmaps feature map z(x) with z(x)·z(y) ≈ k(x, y).
 
     Subclasses implement ``_fit`` and ``_transform_block``; see the module docstring.
+
+    Examples
+    --------
+    The exact map of the linear kernel, z(x) = x; validation, the dtype policy, row blocks
+    on threads, feature names and ``set_output`` come from the base:
+
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import resolve_kernel
+    >>> from kernelmaps.maps import FeatureMap
+    >>> class IdentityMap(FeatureMap):
+    ...     _parameter_constraints: dict = {}  # no parameters to validate
+    ...     _accept_sparse = False  # _transform_block below writes dense rows only
+    ...     def _fit(self, X, random_state):
+    ...         self.kernel_ = resolve_kernel("linear")
+    ...         return X.shape[1]  # the output dimension
+    ...     def _transform_block(self, X_block, out):
+    ...         out[...] = X_block
+    >>> X = np.random.RandomState(0).normal(size=(5, 3)).astype(np.float32)
+    >>> identity = IdentityMap().fit(X)
+    >>> Z = identity.transform(X)
+    >>> Z.dtype, identity.get_feature_names_out().tolist()
+    (dtype('float32'), ['identitymap0', 'identitymap1', 'identitymap2'])
+    >>> bool(np.allclose(Z @ Z.T, identity.kernel_(X)))
+    True
     """
 
     #: Sparse formats accepted (``False``: dense only). CSR is what row blocks need.
