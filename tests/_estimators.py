@@ -83,9 +83,6 @@ class Entry:
         the randomness only seeds a search that reaches the same optimum).
     expected_failed_checks : dict
         scikit-learn checks declared to fail, name → reason.
-    known_bad_input : dict
-        Bad-input cases of ``tests/test_contract.py`` (e.g. ``"strings"``) known not to give
-        the clear error yet, name → reason; run as strict xfails, so a fix is noticed.
     """
 
     id: str
@@ -98,7 +95,6 @@ class Entry:
     float32_out: bool = True
     seed_changes_output: bool = True
     expected_failed_checks: dict = field(default_factory=dict)
-    known_bad_input: dict = field(default_factory=dict)
 
     def make(self, **overrides: Any) -> BaseEstimator:
         """A fresh instance with the registered parameters (and ``overrides``)."""
@@ -125,18 +121,11 @@ def _rff(kernel: str, structure: str, output: str, **params: Any) -> Entry:
                       random_state=0, **params))
 
 
-#: The models validate X with scikit-learn's validate_data directly, whose error for text
-#: input ("could not convert string to float: 'a'") names neither X nor the fix.
-_MODEL_STRINGS = {"strings": "the models do not yet turn scikit-learn's 'could not convert "
-                             "string to float' into the clear message the maps give"}
-
-
 def _model(entry_id: str, cls: type, kind: str, *,
            expected_failed_checks: dict | None = None, **params: Any) -> Entry:
     """A kernel machine: outputs in float64 (its small systems are solved in float64)."""
     return Entry(entry_id, cls, params, kind=kind, float32_out=False,
-                 expected_failed_checks=expected_failed_checks or {},
-                 known_bad_input=_MODEL_STRINGS)
+                 expected_failed_checks=expected_failed_checks or {})
 
 
 ENTRIES: tuple[Entry, ...] = (
@@ -175,15 +164,20 @@ ENTRIES: tuple[Entry, ...] = (
           dict(degree=3, coef0=1.0, n_components=32, random_state=0)),
     Entry("PolynomialKernelMap", PolynomialKernelMap, dict(degree=2)),
     # ----------------------------------------------------------------- kernel machines
+    _model("KernelRidge-default", KernelRidge, "regressor"),  # linear kernel, solver="auto"
     _model("KernelRidge-exact", KernelRidge, "regressor", kernel="rbf", solver="exact"),
     _model("KernelRidge-nystrom", KernelRidge, "regressor", kernel="rbf", solver="nystrom",
            n_components=20, random_state=0, expected_failed_checks=_NYSTROM_CENTRES_XFAIL),
     _model("KernelFisherDiscriminant", KernelFisherDiscriminant, "classifier"),
     _model("KernelFisherDiscriminant-centres", KernelFisherDiscriminant, "classifier",
            n_components=10, random_state=0),
+    _model("KernelFisherDiscriminant-leverage", KernelFisherDiscriminant, "classifier",
+           n_components=10, landmarks="leverage", random_state=0),
     _model("KernelMeanDistance", KernelMeanDistance, "outlier"),
     _model("KernelMeanDistance-centres", KernelMeanDistance, "outlier",
            n_components=10, random_state=0),
+    _model("KernelMeanDistance-renyi", KernelMeanDistance, "outlier",
+           n_components=10, landmarks="renyi", random_state=0),
 )
 
 assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"

@@ -32,10 +32,11 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import FLOAT_DTYPES, run_blocks
+from kernelmaps._engine import run_blocks
+from kernelmaps._validation import validate_input
 
 __all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap"]
 
@@ -84,22 +85,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # ------------------------------------------------------------------ validation
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
         """Validate ``X`` at the fit/transform boundary and apply the dtype policy."""
-        try:
-            X = validate_data(
-                self,
-                X,
-                reset=reset,
-                accept_sparse=self._accept_sparse,
-                dtype=list(FLOAT_DTYPES),
-            )
-        except ValueError as error:
-            if "could not convert" in str(error) or "strings" in str(error):
-                raise ValueError(
-                    f"X passed to {type(self).__name__} must be numeric, but it holds strings "
-                    f"({error}). Encode text or categorical columns first, e.g. with "
-                    "sklearn.preprocessing.OneHotEncoder."
-                ) from error
-            raise
+        X = validate_input(self, X, reset=reset, accept_sparse=self._accept_sparse)
         self._check_X_values(X)
         return X
 

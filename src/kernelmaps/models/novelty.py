@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
@@ -124,7 +124,7 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         -------
         self : object
         """
-        X = validate_data(self, X, accept_sparse="csr", dtype=list(FLOAT_DTYPES))
+        X = validate_input(self, X, reset=True)
         # Scores need k(x, x) of new points, which a precomputed k(X_new, X_train) lacks.
         self.kernel_ = fit_kernel(self, precomputed=False)
         n = X.shape[0]
@@ -156,7 +156,7 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "mean_coef_")
-        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=list(FLOAT_DTYPES))
+        X = validate_input(self, X, reset=False)
         cross = self.kernel_.matmul(X, self.X_fit_, self.mean_coef_)
         distance = self.kernel_.diag(X) - 2.0 * cross + self.mean_sq_norm_
         return -np.maximum(distance, 0.0).astype(np.float64)
