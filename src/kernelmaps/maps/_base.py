@@ -61,7 +61,6 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     >>> from kernelmaps.kernels import resolve_kernel
     >>> from kernelmaps.maps import FeatureMap
     >>> class IdentityMap(FeatureMap):
-    ...     _parameter_constraints: dict = {}  # no parameters to validate
     ...     _accept_sparse = False  # _transform_block below writes dense rows only
     ...     def _fit(self, X, random_state):
     ...         self.kernel_ = resolve_kernel("linear")
@@ -77,6 +76,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     True
     """
 
+    #: scikit-learn's parameter constraints; a map without parameters keeps this empty dict.
+    _parameter_constraints: dict = {}
     #: Sparse formats accepted (``False``: dense only). CSR is what row blocks need.
     _accept_sparse: str | bool = "csr"
     #: ``n_jobs``-like attribute name that overrides the global thread setting, if any.
