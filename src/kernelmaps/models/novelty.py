@@ -64,6 +64,12 @@ class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
         Threshold subtracted from ``score_samples`` in ``decision_function``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    sklearn.linear_model.SGDOneClassSVM : on a kernelmaps feature map, the one-class SVM
+        recipe (a learned boundary around the data's support instead of the distance to
+        its mean); ``docs/kernel_methods.md`` says when to use which.
     """
 
     _parameter_constraints: dict = {
