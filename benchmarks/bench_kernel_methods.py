@@ -20,16 +20,22 @@ Measured
     fit wall time (``time.perf_counter``; median of up to 3 repeats, fewer when one fit of
     the model already takes more than 20 s — the count is printed), test accuracy (classes)
     or R² (regression) on the 5,000 test rows, and the predict time of those rows.
-    libsvm runs on one thread; kernelmaps' blocks and BLAS use the machine's cores.
+Threads
+    libsvm runs on one thread, so by default everything does (``--threads 1``: BLAS,
+    OpenMP and kernelmaps' row blocks): the comparison is core for core, and immune to
+    multi-threaded BLAS spin-waiting on a busy shared machine (which can make a 500 × 500
+    eigendecomposition 50× slower). ``--threads 0`` leaves the libraries' defaults.
 
-Run: ``python -m benchmarks kernel_methods [--quick] [--sizes N ...] [--json PATH]``
-(``--quick``: n = 1,000 and 3,000).
+Run: ``python -m benchmarks kernel_methods [--quick] [--sizes N ...] [--threads T]
+[--json PATH]`` (``--quick``: n = 1,000 and 3,000).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import statistics
 import time
 import warnings
@@ -42,10 +48,11 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC, SVR, LinearSVC, LinearSVR
+from threadpoolctl import threadpool_limits
 
 from benchmarks._harness import machine_info, machine_lines
 from benchmarks.bench_ridge import make_data
-from kernelmaps import Nystroem
+from kernelmaps import Nystroem, config_context
 
 GAMMA = 0.05
 C = 1.0
@@ -143,12 +150,14 @@ HEADER = (f"{'task':14s} {'n train':>7s}  {'exact fit':>9s} {'approx fit':>9s} "
           f"{'approx pr':>8s}  repeats")
 
 
-def run(sizes: Sequence[int]) -> list[Result]:
+def run(sizes: Sequence[int], threads: int) -> list[Result]:
     """Print the header and one line per task and size; return every measurement."""
     print(machine_lines(machine_info()))
     print(f"problem:    20 features, rbf gamma={GAMMA}, C={C}, SVR epsilon={EPSILON}; "
           f"approximate = Nystroem(n_components={N_COMPONENTS}) + liblinear; "
-          f"{N_TEST:,} test rows")
+          f"{N_TEST:,} test rows; threads: {threads or 'library defaults'}")
+    print(f"load avg:   {' '.join(f'{x:.2f}' for x in os.getloadavg())} at start (other "
+          "processes on the machine distort timings)")
     print("columns:    fit and predict (pr) wall seconds; speedup = exact fit / approx fit; "
           "acc = test accuracy, R² on the test rows; repeats = fits timed (median), "
           "exact/approx\n")
@@ -169,12 +178,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="n = 1,000 and 3,000 only")
     parser.add_argument("--sizes", type=int, nargs="+", default=None,
                         help=f"training rows (default {' '.join(map(str, SIZES))})")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="threads for BLAS, OpenMP and kernelmaps (default 1, as libsvm; "
+                             "0: the libraries' defaults)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args(argv)
     sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
     start = time.perf_counter()
-    results = run(sizes)
-    print(f"\ntotal wall time: {time.perf_counter() - start:.1f} s")
+    with contextlib.ExitStack() as limits:
+        if args.threads:
+            limits.enter_context(threadpool_limits(args.threads))
+            limits.enter_context(config_context(n_threads=args.threads))
+        results = run(sizes, args.threads)
+    print(f"\ntotal wall time: {time.perf_counter() - start:.1f} s; load avg "
+          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())} at end")
     if args.json:
         payload: dict[str, Any] = {"machine": machine_info(),
                                    "results": [asdict(r) for r in results]}
