@@ -3,8 +3,10 @@
 Every ```python block of the guide is executed in order in one namespace (as a reader
 pasting them into one session would). A ```text block right after a code block is the
 output the guide shows for it: the printed text must match, numbers within two units of
-their last printed digit (other BLAS builds round differently). The tests below then assert
-the agreements the guide claims, on the values the examples computed.
+their last printed digit (other BLAS builds round differently), and numbers printed in
+scientific notation — rounding-level errors such as 2e-11, whose value depends on the BLAS —
+within a factor of 100. The tests below then assert the agreements the guide claims, on the
+values the examples computed.
 """
 
 from __future__ import annotations
@@ -42,10 +44,10 @@ def assert_same_output(printed: str, shown: str, code: str) -> None:
     for got, want in zip(printed_lines, shown_lines, strict=True):
         assert NUMBER.sub("#", got) == NUMBER.sub("#", want), (got, want)
         for a, b in zip(NUMBER.findall(got), NUMBER.findall(want), strict=True):
-            decimals = len(b.split(".")[1].split("e")[0]) if "." in b else 0
             if "e" in b.lower():
-                assert float(a) == pytest.approx(float(b), rel=2 * 10.0 ** -decimals), (got, want)
+                assert float(b) / 100 <= float(a) <= float(b) * 100, (got, want)
             else:
+                decimals = len(b.split(".")[1]) if "." in b else 0
                 assert abs(float(a) - float(b)) <= 2 * 10.0 ** -decimals + 1e-12, (got, want)
 
 
@@ -82,19 +84,19 @@ def test_one_class_svm_agrees_with_the_exact_model(guide):
     assert guide["agreement"] >= 0.95
     assert guide["auc_exact"] > 0.9
     assert abs(guide["auc_approx"] - guide["auc_exact"]) < 0.02
-    assert abs(guide["auc_mean_distance"] - guide["auc_exact"]) < 0.05
+    assert guide["auc_mean_distance"] > guide["auc_exact"]
 
 
 def test_kernel_pca_agrees_with_sklearn(guide):
     assert guide["eigenvalue_error_all"] < 1e-8
-    assert guide["projection_error_all"] < 1e-6
-    assert guide["eigenvalue_error_300"] < 0.05
-    assert guide["projection_correlation_300"].min() > 0.98
+    assert guide["projection_error_all"] < 1e-5 * np.abs(guide["kpca_projection"]).max()
+    assert guide["eigenvalue_error_100"] < 0.05
+    assert guide["projection_correlation_100"].min() > 0.98
 
 
 def test_kernel_svm_and_svr_agree_with_libsvm(guide):
-    assert guide["svc_accuracy"] > 0.85 and guide["approx_svc_accuracy"] > 0.85
-    assert abs(guide["approx_svc_accuracy"] - guide["svc_accuracy"]) < 0.03
+    assert guide["svc_accuracy"] > 0.85
+    assert guide["approx_svc_accuracy"] > guide["svc_accuracy"] - 0.02
     assert guide["svc_agreement"] > 0.9
     assert guide["svr_r2"] > 0.85 and abs(guide["approx_svr_r2"] - guide["svr_r2"]) < 0.03
 

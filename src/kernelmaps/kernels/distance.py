@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils import _safe_indexing
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import run_blocks
@@ -129,32 +130,22 @@ def kernel_distance(X: Any, Y: Any = None, kernel: str | Kernel | Callable[..., 
     kernel = _resolve(kernel, kernel_params, vectorized=vectorized, n_jobs=n_jobs)
     symmetric = Y is None
     if isinstance(kernel, PrecomputedKernel):
-        K, Y = _check_precomputed(kernel, X, Y)
-        diag_Y = kernel._diag(K)
-
-        # A row block of a precomputed matrix does not hold its own k(x, x): that is on the
-        # diagonal, at the block's offset, so the blocks run over row indices.
-        def fill(index_block: np.ndarray, out: np.ndarray) -> np.ndarray:
-            start, stop = int(index_block[0]), int(index_block[-1]) + 1
-            kernel.evaluate_into(K[start:stop], Y, out)
-            return diag_Y[start:stop]
-
-        rows: Any = np.arange(K.shape[0])
-        dtype = np.dtype(K.dtype)
+        X, Y = _check_precomputed(kernel, X, Y)
+        diag_Y = diag_X = kernel._diag(X)
     else:
-        rows, Y = kernel._check_pair(X, Y)
+        X, Y = kernel._check_pair(X, Y)
         diag_Y = kernel._diag(Y)
-        dtype = kernel._result_dtype(rows, Y)
+        diag_X = diag_Y if symmetric else kernel._diag(X)
 
-        def fill(xb: Any, out: np.ndarray) -> np.ndarray:
-            kernel.evaluate_into(xb, Y, out)
-            return kernel._diag(xb)
+    def fill(start: int, stop: int, out: np.ndarray) -> np.ndarray:
+        kernel.evaluate_into(X[start:stop], Y, out)
+        return diag_X[start:stop]
 
     return _blocked_distances(
-        rows, n_out=len(diag_Y), dtype=dtype, fill=fill, diag_cols=diag_Y, squared=squared,
-        zero_diagonal=symmetric, check_indefinite=not kernel.is_psd,
-        temp_bytes_per_row=kernel._temp_bytes_per_row(Y), n_threads=resolve_n_threads(n_jobs),
-        name=f"kernel_distance({kernel!r})",
+        X.shape[0], n_out=len(diag_Y), dtype=kernel._result_dtype(X, Y), fill=fill,
+        diag_cols=diag_Y, squared=squared, zero_diagonal=symmetric,
+        check_indefinite=not kernel.is_psd, temp_bytes_per_row=kernel._temp_bytes_per_row(Y),
+        n_threads=resolve_n_threads(n_jobs), name=f"kernel_distance({kernel!r})",
     )
 
 
@@ -217,19 +208,20 @@ def feature_distance(feature_map: Any, X: Any, Y: Any = None, *, squared: bool =
                         f"(e.g. a fitted kernelmaps.Nystroem); got {type(feature_map).__name__}.")
     check_is_fitted(feature_map)
     symmetric = Y is None
-    if not hasattr(X, "shape"):
-        X = np.asarray(X)
     Z_Y = _features(feature_map, X if symmetric else Y)
     norms_Y = row_sq_norms(Z_Y)
 
-    def fill(xb: Any, out: np.ndarray) -> np.ndarray:
-        Z_b = _features(feature_map, xb).astype(out.dtype, copy=False)
-        dot_into(Z_b, Z_Y, out)
+    def fill(start: int, stop: int, out: np.ndarray) -> np.ndarray:
+        if symmetric:  # z(X) is already held as z(Y)
+            dot_into(Z_Y[start:stop], Z_Y, out)
+            return norms_Y[start:stop]
+        Z_b = _features(feature_map, _safe_indexing(X, slice(start, stop)))
+        dot_into(Z_b.astype(out.dtype, copy=False), Z_Y, out)
         return row_sq_norms(Z_b)
 
     return _blocked_distances(
-        X, n_out=Z_Y.shape[0], dtype=np.dtype(Z_Y.dtype), fill=fill, diag_cols=norms_Y,
-        squared=squared, zero_diagonal=symmetric, check_indefinite=False,
+        _num_samples(X), n_out=Z_Y.shape[0], dtype=np.dtype(Z_Y.dtype), fill=fill,
+        diag_cols=norms_Y, squared=squared, zero_diagonal=symmetric, check_indefinite=False,
         temp_bytes_per_row=8 * Z_Y.shape[1], n_threads=resolve_n_threads(n_jobs),
         name=f"feature_distance({type(feature_map).__name__})",
     )
@@ -273,24 +265,26 @@ def _features(feature_map: Any, X: Any) -> Any:
     return Z
 
 
-def _blocked_distances(X: Any, *, n_out: int, dtype: np.dtype,
-                       fill: Callable[[Any, np.ndarray], np.ndarray | None],
+def _blocked_distances(n_rows: int, *, n_out: int, dtype: np.dtype,
+                       fill: Callable[[int, int, np.ndarray], np.ndarray],
                        diag_cols: np.ndarray, squared: bool, zero_diagonal: bool,
                        check_indefinite: bool, temp_bytes_per_row: int, n_threads: int,
                        name: str) -> np.ndarray:
-    """Distances from inner products, one row block at a time.
+    r"""Distances from inner products, one block of rows at a time.
 
-    ``fill(X_block, out_block)`` writes the inner products :math:`G_{ij}` of the block into
-    ``out_block`` and returns the block's squared norms :math:`a_i`; with the columns'
-    squared norms :math:`b_j` the block becomes :math:`\\sqrt{\\max(a_i + b_j - 2G_{ij}, 0)}`
-    in place.
+    ``fill(start, stop, out_block)`` writes the inner products :math:`G_{ij}` of rows
+    ``start:stop`` into ``out_block`` and returns their squared norms :math:`a_i`; with the
+    columns' squared norms :math:`b_j` the block becomes
+    :math:`\sqrt{\max(a_i + b_j - 2G_{ij}, 0)}` in place. The engine cuts row indices into
+    blocks, so ``fill`` can take matching slices of anything row-aligned.
     """
     diag_cols = np.asarray(diag_cols, dtype=dtype)
     eps = np.finfo(dtype).eps
-    negative = [0.0]  # most negative squared distance relative to its scale (indefinite k)
+    negatives: list[float] = []  # squared distances below rounding, over their scale
 
-    def block(xb: Any, out: np.ndarray) -> None:
-        diag_rows = np.asarray(fill(xb, out), dtype=dtype)
+    def block(index_block: np.ndarray, out: np.ndarray) -> None:
+        start, stop = int(index_block[0]), int(index_block[-1]) + 1
+        diag_rows = np.asarray(fill(start, stop, out), dtype=dtype)
         out *= -2.0
         out += diag_rows[:, None]
         out += diag_cols[None, :]
@@ -298,19 +292,19 @@ def _blocked_distances(X: Any, *, n_out: int, dtype: np.dtype,
             scale = np.abs(diag_rows).max() + np.abs(diag_cols).max()
             lowest = float(out.min())
             if lowest < -_INDEFINITE_ULPS * eps * scale:
-                negative[0] = min(negative[0], lowest / max(scale, np.finfo(dtype).tiny))
+                negatives.append(lowest / max(scale, np.finfo(dtype).tiny))
         np.maximum(out, 0.0, out=out)
         if not squared:
             np.sqrt(out, out=out)
 
-    D = run_blocks(X, n_out=n_out, dtype=dtype, block_fn=block,
+    D = run_blocks(np.arange(n_rows), n_out=n_out, dtype=dtype, block_fn=block,
                    temp_bytes_per_row=temp_bytes_per_row, n_threads=n_threads, name=name)
     if zero_diagonal:
         np.fill_diagonal(D, 0.0)
-    if negative[0] < 0:
+    if negatives:
         warnings.warn(
             f"{name}: k(x, x) + k(y, y) - 2 k(x, y) is negative beyond rounding (down to "
-            f"{negative[0]:.3g} of its scale k(x, x) + k(y, y)): the kernel is not positive "
+            f"{min(negatives):.3g} of its scale k(x, x) + k(y, y)): the kernel is not positive "
             "semi-definite, so it has no feature space with these distances. Those values "
             "were clipped to 0; prefer a PSD kernel.",
             IndefiniteKernelWarning,
