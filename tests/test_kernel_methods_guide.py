@@ -104,3 +104,7 @@ def test_kernel_svm_and_svr_agree_with_libsvm(guide):
 def test_kernel_cca_example(guide):
     assert guide["kcca"].canonical_correlations_[0] > 0.9
     assert guide["held_out"] > 0.95 > 0.2 > guide["linear_held_out"]
+    scores = dict(zip(guide["search"].cv_results_["param_reg"],
+                      guide["search"].cv_results_["mean_test_score"], strict=True))
+    assert scores[1e-7] < 0.5 < 0.95 < scores[1e-5]  # overfitting without regularisation
+    assert scores[10.0] < scores[1e-1] < scores[1e-3]  # and over-smoothing with too much
