@@ -12,7 +12,9 @@ from kernelmaps.kernels import (
     Kernel,
     MercerReport,
     check_mercer,
+    feature_distance,
     get_kernel,
+    kernel_distance,
 )
 from kernelmaps.landmarks import quadratic_renyi_entropy, renyi_entropy_subset
 from kernelmaps.maps import (
@@ -49,8 +51,10 @@ __all__ = [
     "check_mercer",
     "compare",
     "config_context",
+    "feature_distance",
     "get_config",
     "get_kernel",
+    "kernel_distance",
     "quadratic_renyi_entropy",
     "renyi_entropy_subset",
     "set_config",

@@ -79,6 +79,12 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
+    See Also
+    --------
+    sklearn.linear_model.SGDOneClassSVM : on a kernelmaps feature map, the one-class SVM
+        recipe (a learned boundary around the data's support instead of the distance to
+        its mean); ``docs/kernel_methods.md`` says when to use which.
+
     Notes
     -----
     With ``n_components`` set, the scores for a given ``random_state`` differ from those of
