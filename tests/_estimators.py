@@ -36,7 +36,12 @@ from kernelmaps.maps import (
     SkewedChi2Sampler,
     TensorSRHT,
 )
-from kernelmaps.models import KernelFisherDiscriminant, KernelMeanDistance, KernelRidge
+from kernelmaps.models import (
+    KernelCCA,
+    KernelFisherDiscriminant,
+    KernelMeanDistance,
+    KernelRidge,
+)
 
 __all__ = ["ENTRIES", "KINDS", "Entry", "make_data", "one_per_class", "public_estimators"]
 
@@ -78,6 +83,12 @@ class Entry:
     float32_out : bool
         Whether float32 input gives float32 output (the maps; the models compute their
         small systems and outputs in float64).
+    sparse_rtol : float
+        Relative tolerance of sparse vs dense input (CCA's whitening amplifies the BLAS
+        rounding differences of the two paths, ~1e-16, to ~1e-7).
+    two_views : bool
+        Whether ``fit(X, y)`` takes a second view ``y`` (KernelCCA); its ``fit_transform``
+        returns both views' scores, as scikit-learn's CCA does.
     seed_changes_output : bool
         Whether different ``random_state`` values give different outputs (``False`` where
         the randomness only seeds a search that reaches the same optimum).
@@ -95,6 +106,8 @@ class Entry:
     float32_out: bool = True
     seed_changes_output: bool = True
     expected_failed_checks: dict = field(default_factory=dict)
+    two_views: bool = False
+    sparse_rtol: float = 1e-10
 
     def make(self, **overrides: Any) -> BaseEstimator:
         """A fresh instance with the registered parameters (and ``overrides``)."""
@@ -178,6 +191,17 @@ ENTRIES: tuple[Entry, ...] = (
            n_components=10, random_state=0),
     _model("KernelMeanDistance-renyi", KernelMeanDistance, "outlier",
            n_components=10, landmarks="renyi", random_state=0),
+    # Two views: fit(X, y) with y the second view. scikit-learn's checks compare
+    # fit_transform(X, y) with transform(X); like scikit-learn's CCA (which those checks
+    # exempt by name), KernelCCA.fit_transform(X, y) returns both views' variates.
+    Entry("KernelCCA", KernelCCA,
+          dict(n_components=2, x_map=Nystroem(n_components=20),
+               y_map=Nystroem(n_components=20), random_state=0),
+          two_views=True, sparse_rtol=1e-6,
+          expected_failed_checks={
+              name: "fit_transform(X, y) returns (x_scores, y_scores) as sklearn's CCA does"
+              for name in ("check_transformer_general", "check_transformer_data_not_an_array")
+          }),
 )
 
 assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"
@@ -218,6 +242,8 @@ def make_data(e: Entry, n_samples: int = 60, n_features: int = 5, *, seed: int =
         y = np.sin(3 * X[:, 0]) + X[:, 1]
     elif e.kind == "classifier":
         y = np.where(X[:, 0] + X[:, 1] > np.median(X[:, 0] + X[:, 1]), 1, 0)
+    elif e.two_views:  # a second view sharing a non-linear signal with X
+        y = np.column_stack([np.cos(3 * X[:, 0]), X[:, 1] ** 2, rng.uniform(size=n_samples)])
     else:
         y = None
     return X, y

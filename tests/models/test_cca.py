@@ -13,27 +13,12 @@ from sklearn.frozen import FrozenEstimator
 from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.model_selection import GridSearchCV
 from sklearn.utils._param_validation import InvalidParameterError
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps as km
 from kernelmaps.models import KernelCCA
 from kernelmaps.models import cca as cca_module
 
-# sklearn's checks compare fit_transform(X, y) with transform(X); like sklearn's CCA (which
-# the checks exempt by name), KernelCCA.fit_transform(X, y) returns both views' variates.
-# test_fit_transform_is_fit_then_transform checks what these two checks want.
-TUPLE_FIT_TRANSFORM = {
-    "check_transformer_general": "fit_transform(X, y) returns (x_scores, y_scores) as "
-                                 "sklearn's CCA does",
-    "check_transformer_data_not_an_array": "fit_transform(X, y) returns (x_scores, y_scores) "
-                                           "as sklearn's CCA does",
-}
-
-
-@parametrize_with_checks([KernelCCA(random_state=0)],
-                         expected_failed_checks=lambda est: TUPLE_FIT_TRANSFORM)
-def test_check_estimator(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
 
 # ------------------------------------------------------------------ the exact answer

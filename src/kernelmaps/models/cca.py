@@ -23,11 +23,11 @@ from sklearn.utils.validation import (
     check_array,
     check_consistent_length,
     check_is_fitted,
-    validate_data,
 )
 
+from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._validation import validate_input
 from kernelmaps.maps.nystroem import Nystroem
-from kernelmaps.models._common import float_dtypes
 
 __all__ = ["KernelCCA"]
 
@@ -111,6 +111,11 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
     ----------
     x_map_, y_map_ : transformer
         The fitted feature maps.
+    kernel_ : Kernel or None
+        The kernel of the first view, the one ``x_map_`` approximates (its ``kernel_``;
+        ``None`` for a map that does not expose one, e.g. scikit-learn's samplers).
+    y_kernel_ : Kernel or None
+        The same for the second view.
     x_mean_ : ndarray of shape (n_x_features,)
         Mean of the training features :math:`z_x(x)` (subtracted before projecting).
     y_mean_ : ndarray of shape (n_y_features,)
@@ -213,12 +218,13 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                              "the second view, of shape (n_samples, n_y_features) with one row "
                              "per row of X; call fit(X, y).")
         check_consistent_length(X, y)
-        X = validate_data(self, X, accept_sparse="csr", dtype=float_dtypes(),
-                          ensure_min_samples=2)
+        X = validate_input(self, X, reset=True, ensure_min_samples=2)
         y = _check_view(y)
         seeds = check_random_state(self.random_state).randint(np.iinfo(np.int32).max, size=2)
         self.x_map_, Z_x = _fit_map(self.x_map, X, int(seeds[0]), "x_map")
         self.y_map_, Z_y = _fit_map(self.y_map, y, int(seeds[1]), "y_map")
+        self.kernel_ = getattr(self.x_map_, "kernel_", None)
+        self.y_kernel_ = getattr(self.y_map_, "kernel_", None)
         n_max = min(Z_x.shape[1], Z_y.shape[1])
         if self.n_components > n_max:
             raise ValueError(
@@ -264,7 +270,7 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
             When ``y`` is given.
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=float_dtypes(), reset=False)
+        X = validate_input(self, X, reset=False)
         x_scores = _scores(self.x_map_.transform(X), self.x_mean_, self.x_weights_)
         if y is None:
             return x_scores
@@ -332,7 +338,7 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
 # ---------------------------------------------------------------------- helpers
 def _check_view(y: Any) -> Any:
     """The second view as a 2-D float array (a 1-D ``y`` is one feature)."""
-    y = check_array(y, input_name="y", accept_sparse="csr", dtype=float_dtypes(),
+    y = check_array(y, input_name="y", accept_sparse="csr", dtype=list(FLOAT_DTYPES),
                     ensure_2d=False)
     return y.reshape(-1, 1) if y.ndim == 1 else y
 
