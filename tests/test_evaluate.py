@@ -360,6 +360,20 @@ def test_compare_randomized_maps_of_other_kernels(digits, kernel, method):
     assert table["random_state"].notna().all()
 
 
+def test_compare_with_a_vectorised_callable_kernel(digits):
+    # A callable k(X, Y) is resolved by resolve_kernel(vectorized=True): only the methods for
+    # any kernel run on it, and they give the numbers of the same kernel given by name.
+    X, y = digits
+    settings = {"n_components": [20, 80], "n_seeds": 2, "error_sample": 150}
+    named = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["nystroem"],
+                    **settings)
+    function = compare(X, y, kernel=lambda A, B: rbf_kernel(A, B, gamma=0.05), **settings)
+    assert function["method"].tolist() == named["method"].tolist()  # exact + nystroem only
+    assert function["kernel"].iloc[0].startswith("CallableKernel(")
+    np.testing.assert_allclose(function["error"], named["error"], rtol=1e-6, atol=1e-12)
+    np.testing.assert_array_equal(function["score"], named["score"])
+
+
 def test_exact_baseline_is_the_kernel_machine():
     # Ridge without intercept on the exact features is kernel ridge regression (representer
     # theorem): the baseline row must score what sklearn's KernelRidge scores.

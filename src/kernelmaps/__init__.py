@@ -9,7 +9,7 @@ Importing kernelmaps loads NumPy, SciPy and scikit-learn only. The evaluation en
 :mod:`kernelmaps.evaluate`, imported on first use of one of these names (PEP 562).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelmaps._config import config_context, get_config, set_config
 from kernelmaps.kernels import (
@@ -61,6 +61,9 @@ __all__ = [
     "set_config",
     "summarize",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazily below
+    from kernelmaps.evaluate import approximation_error, compare, summarize
 
 #: Names served lazily from kernelmaps.evaluate: it imports the linear models, the SVMs and
 #: scipy.stats, which the feature maps do not need.

@@ -317,7 +317,7 @@ def compare(
     rng = check_random_state(random_state)
     split_seed, *seeds = _seed_values(rng, n_seeds + 1)
     splits = make_splits(X, y, task, test_size=test_size, cv=cv, test_data=test_data,
-                          seed=split_seed)
+                         seed=split_seed)
     for split in splits:
         check_split(split, task)
     run_exact, exact_reason = _resolve_exact(exact, max(s.X_train.shape[0] for s in splits))
