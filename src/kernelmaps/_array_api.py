@@ -156,7 +156,8 @@ def on_device(value: Any, xp: Any, device: Any, dtype: Any = None) -> Any:
     if dtype is not None and host.dtype.kind == "f":
         host = host.astype(np.float32 if xp.finfo(dtype).bits == 32 else np.float64,
                            copy=False)
-    return xp.asarray(np.ascontiguousarray(host), device=device)
+    # A copy: the device array must never share memory with a host array someone owns.
+    return xp.asarray(host, device=device, copy=True)
 
 
 # ------------------------------------------------------------------------ in-place helpers
