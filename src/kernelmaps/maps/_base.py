@@ -138,7 +138,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         if is_device_array(X):
             xp, device = namespace_and_device(X)
             for name in self._device_attributes:
-                setattr(self, name, place(getattr(self, name), xp, device, X.dtype))
+                if hasattr(self, name):  # some are fitted only for some parameters
+                    setattr(self, name, place(getattr(self, name), xp, device, X.dtype))
             self._device_cache = (_placement_key(xp, device, X.dtype),
                                   self._device_parameters(xp, device, X.dtype))
 
@@ -203,9 +204,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return self._transform_validated(X)
 
     def _transform_validated(self, X: Any) -> Any:
+        self._check_same_placement(X)
         if is_device_array(X):
             return self._transform_device(X)
-        self._check_fitted_on_host()
         return run_blocks(
             X,
             n_out=self._n_out(X),
@@ -234,21 +235,33 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             name=f"{type(self).__name__}.transform",
         )
 
-    def _check_fitted_on_host(self) -> None:
-        cache = getattr(self, "_device_cache", None)
-        if cache is not None and self._device_attributes:
-            namespace, device, _ = cache[0]
-            raise TypeError(
-                f"This {type(self).__name__} was fitted on {namespace} arrays on device "
-                f"{device}, so its fitted arrays live there; transform got a NumPy array. "
-                "Transform arrays of the same library and device under "
-                "sklearn.config_context(array_api_dispatch=True), or refit on NumPy data."
-            )
+    def _check_same_placement(self, X: Any) -> None:
+        """scikit-learn's rule: transform's input uses the namespace and device fit saw."""
+        if not hasattr(self, "_device_cache"):
+            return  # never fitted (a stateless map transforms without fit)
+        cache = self._device_cache
+        fitted = None if cache is None else cache[0][:2]
+        given = _placement_key(*namespace_and_device(X), X.dtype)[:2] \
+            if is_device_array(X) else None
+        if fitted == given:
+            return
+
+        def describe(placement: tuple[str, str] | None) -> str:
+            return "NumPy arrays" if placement is None else \
+                f"{placement[0]} arrays on device {placement[1]}"
+
+        raise ValueError(
+            f"Inputs passed to {type(self).__name__}.transform() must use the same namespace "
+            f"and the same device as those passed to fit(): it was fitted on "
+            f"{describe(fitted)} and got {describe(given)}. Pass arrays of the library and "
+            "device fit saw (non-NumPy arrays under "
+            "sklearn.config_context(array_api_dispatch=True)), or refit."
+        )
 
     def _device_parameters(self, xp: Any, device: Any, dtype: Any) -> dict[str, Any]:
         """The arrays the device transform needs (default: the ``_device_attributes``)."""
         return {name: place(getattr(self, name), xp, device, dtype)
-                for name in self._device_attributes}
+                for name in self._device_attributes if hasattr(self, name)}
 
     def _transform_block_device(self, xp: Any, params: dict[str, Any], X_block: Any,
                                 out: Any) -> Any:  # pragma: no cover

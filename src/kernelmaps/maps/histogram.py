@@ -317,7 +317,8 @@ class SkewedChi2Sampler(FeatureMap):
             self.random_offset_ = self.random_offset_.astype(np.float32)
         if self.skewedness > 0:
             # Offset of the sparse path: b + log(c)·1ᵀW (see the class docstring).
-            self._sparse_offset = self.random_offset_ + np.log(self.skewedness) * (
+            # (math.log: a Python float keeps float32 parameters float32.)
+            self._sparse_offset = self.random_offset_ + math.log(self.skewedness) * (
                 self.random_weights_.sum(axis=0))
         return self.n_components
 
@@ -366,7 +367,7 @@ class SkewedChi2Sampler(FeatureMap):
         cos_features_into(project_into, shifted, self.random_weights_, self.random_offset_,
                           scale, out)
 
-    _device_attributes = ("random_weights_", "random_offset_")
+    _device_attributes = ("random_weights_", "random_offset_", "_sparse_offset")
 
     def _transform_block_device(self, xp, params, X_block, out):
         return cos_features_device(

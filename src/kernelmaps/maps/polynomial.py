@@ -193,7 +193,7 @@ class PolynomialCountSketch(FeatureMap):
             product *= spectra[:, j]
         np.fft.irfft(product, n=D, axis=1, out=out)
 
-    _device_attributes = ("indexHash_", "bitHash_")
+    _device_attributes = ("indexHash_", "bitHash_", "_constant_sketch")
 
     def _device_parameters(self, xp, device, dtype):
         # On a device the Count Sketches are one dense product X @ H (H has one non-zero
@@ -370,6 +370,8 @@ class PolynomialKernelMap(FeatureMap):
         for parents, factor_index in self._plan:
             level = level[:, parents] * variables[:, factor_index]
         np.multiply(level, self._coefficients.astype(out.dtype, copy=False), out=out)
+
+    _device_attributes = ("_coefficients",)
 
     def _device_parameters(self, xp, device, dtype):
         return {"plan": [(on_device(parents, xp, device), on_device(factors, xp, device))
