@@ -140,9 +140,10 @@ def to_numpy(x: Any) -> np.ndarray:
 def on_device(value: Any, xp: Any, device: Any, dtype: Any = None) -> Any:
     """``value`` (NumPy or any namespace) as an array of ``xp`` on ``device``.
 
-    Floating arrays are cast to ``dtype`` when given; integer arrays keep their type.
-    Returns ``value`` itself when it already is such an array, so calling this on fitted
-    parameters costs nothing once they live on the device.
+    Floating arrays are cast to ``dtype`` when given (float64 without it becomes float32
+    on a device that has no float64); integer arrays keep their type. Returns ``value``
+    itself when it already is such an array, so calling this on fitted parameters costs
+    nothing once they live on the device.
     """
     if value is None:
         return None
@@ -153,11 +154,13 @@ def on_device(value: Any, xp: Any, device: Any, dtype: Any = None) -> Any:
             return value
         return xp.astype(value, dtype)
     host = to_numpy(value)
+    if dtype is None and host.dtype == np.float64:
+        dtype = float_dtypes(xp, device)[0]
     if dtype is not None and host.dtype.kind == "f":
         host = host.astype(np.float32 if xp.finfo(dtype).bits == 32 else np.float64,
                            copy=False)
     # A copy: the device array must never share memory with a host array someone owns.
-    return xp.asarray(host, device=device, copy=True)
+    return xp.asarray(np.ascontiguousarray(host), device=device, copy=True)
 
 
 # ------------------------------------------------------------------------ in-place helpers
@@ -268,7 +271,7 @@ def reduce_blocks_device(
     rows = device_block_rows(X.shape[0], bytes_per_row)
     total = None
     for start in range(0, X.shape[0], rows):
-        stop = start + rows
+        stop = min(start + rows, X.shape[0])
         part = block_fn(X[start:stop, ...], *(a[start:stop, ...] for a in aligned))
         part = xp.astype(xp.asarray(part, device=device), accumulate)
         total = part if total is None else total + part

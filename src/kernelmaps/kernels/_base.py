@@ -88,8 +88,9 @@ class Kernel:
     #: Whether the inputs must be non-negative (histogram kernels).
     requires_non_negative: ClassVar[bool] = False
 
-    def get_params(self) -> dict[str, Any]:
-        """The kernel's parameters as a dict."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The kernel's parameters as a dict (``deep`` is accepted for scikit-learn's
+        ``clone``, which copies a Kernel passed as an estimator parameter through it)."""
         return {p: getattr(self, p) for p in self.param_names}
 
     def __repr__(self) -> str:
@@ -359,7 +360,7 @@ class CallableKernel(Kernel):
         self.n_jobs = n_jobs
         self.vectorized = vectorized
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {"function": self.function, "params": self.params, "n_jobs": self.n_jobs,
                 "vectorized": self.vectorized}
 

@@ -139,7 +139,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             xp, device = namespace_and_device(X)
             for name in self._device_attributes:
                 if hasattr(self, name):  # some are fitted only for some parameters
-                    setattr(self, name, place(getattr(self, name), xp, device, X.dtype))
+                    # The dtype NumPy's fit gives it (cast for computing, per transform).
+                    setattr(self, name, place(getattr(self, name), xp, device))
             self._device_cache = (_placement_key(xp, device, X.dtype),
                                   self._device_parameters(xp, device, X.dtype))
 
