@@ -30,6 +30,7 @@ from kernelmaps.landmarks import select_landmarks
 from kernelmaps.maps import _base as maps_base
 from kernelmaps.maps._structured import fwht, fwht_device
 from kernelmaps.maps.fourier import RandomFourierFeatures
+from kernelmaps.models import KernelFisherDiscriminant, KernelMeanDistance, KernelRidge
 
 #: (namespace, device, dtype): strict's second device and both torch precisions on CPU.
 PLACEMENTS = [
@@ -395,3 +396,85 @@ def test_host_strategies_use_a_subsample_of_large_device_data(strategy, monkeypa
     if indices is not None:  # rows of the whole X, not of the subsample
         assert len(set(indices.tolist())) == 5
         np.testing.assert_array_equal(points.numpy(), X_DATA[indices.numpy()])
+
+
+# ----------------------------------------------------------------------------- models
+Y_DATA = np.column_stack([np.sin(3 * X_DATA[:, 0]) + X_DATA[:, 1], X_DATA[:, 2] ** 2])
+LABELS = np.digitize(X_DATA[:, 0] + X_DATA[:, 1], [0.8, 1.2])  # three classes
+
+MODELS = {
+    "KernelRidge-exact": (KernelRidge(alpha=0.1, kernel="rbf", gamma=1.0,
+                                                solver="exact"), "regressor"),
+    "KernelRidge-exact-alphas": (KernelRidge(alpha=[0.1, 1.0], kernel="laplacian",
+                                                       gamma=0.5, solver="exact"), "regressor"),
+    "KernelRidge-nystrom": (KernelRidge(alpha=1e-3, kernel="rbf", gamma=1.0,
+                                                  solver="nystrom", n_components=20, tol=1e-8,
+                                                  random_state=0), "regressor"),
+    "KernelRidge-nystrom-kmeans": (KernelRidge(
+        alpha=1e-2, kernel="matern", kernel_params={"nu": 1.5}, solver="nystrom",
+        n_components=12, landmarks="kmeans", tol=1e-8, random_state=0), "regressor"),
+    "KernelFisherDiscriminant": (KernelFisherDiscriminant(reg=1e-2, gamma=1.0),
+                                 "classifier"),
+    "KernelFisherDiscriminant-landmarks": (KernelFisherDiscriminant(
+        reg=1e-2, gamma=1.0, n_components=15, random_state=0), "classifier"),
+    "KernelMeanDistance": (KernelMeanDistance(gamma=1.0), "outlier"),
+    "KernelMeanDistance-landmarks": (KernelMeanDistance(
+        gamma=1.0, n_components=15, landmarks="renyi", random_state=0), "outlier"),
+}
+MODEL_METHODS = {"regressor": ("predict",),
+                 "classifier": ("transform", "decision_function", "predict_proba", "predict"),
+                 "outlier": ("score_samples", "decision_function", "predict")}
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_model_on_device_matches_numpy(name, placement):
+    model, kind = MODELS[name]
+    dtype = placement[2]
+    y = {"regressor": Y_DATA, "classifier": LABELS, "outlier": None}[kind]
+    fitted = sklearn.clone(model).fit(X_DATA.astype(dtype), y)
+    expected = {method: getattr(fitted, method)(X_NEW.astype(dtype))
+                for method in MODEL_METHODS[kind]}
+    X, X_new = on(placement, X_DATA), on(placement, X_NEW)
+    with dispatch():
+        device_model = sklearn.clone(model).fit(X, None if y is None else on(
+            (*placement[:2], "int64" if kind == "classifier" else dtype), y))
+        for method, value in expected.items():
+            result = getattr(device_model, method)(X_new)
+            assert array_api_compat.array_namespace(result) is \
+                array_api_compat.array_namespace(X)
+            assert array_api_compat.device(result) == array_api_compat.device(X)
+            if method == "predict" and kind != "regressor":
+                np.testing.assert_array_equal(to_numpy(result), value)
+            else:
+                assert_close_to_numpy(result, value, dtype)
+    for key, value in vars(fitted).items():  # every fitted array lives on the device
+        if isinstance(value, np.ndarray) and key not in ("classes_",) and \
+                key not in model.get_params():
+            assert array_api_compat.device(getattr(device_model, key)) == X.device, key
+
+
+def test_kernel_ridge_sample_weight_on_device():
+    weights = RNG.uniform(0.5, 2.0, size=X_DATA.shape[0])
+    for solver in ("exact", "nystrom"):
+        model = KernelRidge(alpha=0.1, kernel="rbf", gamma=1.0, solver=solver,
+                                      n_components=20, tol=1e-8, random_state=0)
+        expected = sklearn.clone(model).fit(X_DATA, Y_DATA[:, 0], sample_weight=weights)
+        with dispatch():
+            device_model = sklearn.clone(model).fit(
+                torch.asarray(X_DATA), torch.asarray(Y_DATA[:, 0]),
+                sample_weight=torch.asarray(weights))
+            predictions = device_model.predict(torch.asarray(X_NEW))
+        assert predictions.dtype == torch.float64
+        assert_close_to_numpy(predictions, expected.predict(X_NEW), "float64")
+
+
+def test_falkon_on_device_without_triangular_solves_matches_torch():
+    # array_api_strict has no triangular solve: the preconditioner applies inverses instead.
+    model = KernelRidge(alpha=1e-3, kernel="rbf", gamma=1.0, solver="nystrom",
+                                  n_components=30, tol=1e-10, random_state=0)
+    with dispatch():
+        strict = sklearn.clone(model).fit(on(PLACEMENTS[0].values[0], X_DATA), Y_DATA)
+        by_torch = sklearn.clone(model).fit(torch.asarray(X_DATA), torch.asarray(Y_DATA))
+    assert_close_to_numpy(strict.dual_coef_, to_numpy(by_torch.dual_coef_), "float64")
+    assert strict.n_iter_ == by_torch.n_iter_

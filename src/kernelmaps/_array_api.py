@@ -31,7 +31,9 @@ from array_api_compat import is_numpy_array, is_torch_array
 from kernelmaps._config import get_config
 
 __all__ = [
+    "array_placement",
     "check_convertible",
+    "check_same_placement",
     "device_block_rows",
     "dispatch_enabled",
     "float_dtypes",
@@ -120,6 +122,35 @@ def check_convertible(X: Any, owner: str) -> None:
             f"{owner} got an array of {type(X).__module__}.{type(X).__name__} on device "
             f"{array_api_compat.device(X)} that NumPy cannot read ({error}). {_DISPATCH_HINT}"
         ) from error
+
+
+def array_placement(x: Any) -> tuple[str, str] | None:
+    """``(namespace, device)`` of a non-NumPy array (whatever the dispatch setting); ``None``
+    for NumPy arrays, sparse matrices and everything else."""
+    if isinstance(x, np.ndarray) or sp.issparse(x) or not array_api_compat.is_array_api_obj(x) \
+            or is_numpy_array(x):
+        return None
+    return array_api_compat.array_namespace(x).__name__, str(array_api_compat.device(x))
+
+
+def check_same_placement(estimator: Any, X: Any, fitted: tuple[str, str] | None,
+                         method: str) -> None:
+    """scikit-learn's rule: ``method``'s validated input ``X`` must use the namespace and
+    device of fit (``fitted``, from :func:`array_placement` of a fitted array)."""
+    given = array_placement(X)
+    if fitted == given:
+        return
+
+    def describe(placement: tuple[str, str] | None) -> str:
+        return "NumPy arrays" if placement is None else \
+            f"{placement[0]} arrays on device {placement[1]}"
+
+    raise ValueError(
+        f"Inputs passed to {type(estimator).__name__}.{method}() must use the same namespace "
+        f"and the same device as those passed to fit(): it was fitted on {describe(fitted)} "
+        f"and got {describe(given)}. Pass arrays of the library and device fit saw "
+        "(non-NumPy arrays under sklearn.config_context(array_api_dispatch=True)), or refit."
+    )
 
 
 # ------------------------------------------------------------------------ moving arrays

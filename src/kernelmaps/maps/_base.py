@@ -49,7 +49,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from kernelmaps._array_api import is_device_array, namespace_and_device, on_device
+from kernelmaps._array_api import (
+    check_same_placement,
+    is_device_array,
+    namespace_and_device,
+    on_device,
+)
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import run_blocks
 from kernelmaps._validation import validate_input
@@ -243,23 +248,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         if not hasattr(self, "_device_cache"):
             return  # never fitted (a stateless map transforms without fit)
         cache = self._device_cache
-        fitted = None if cache is None else cache[0][:2]
-        given = _placement_key(*namespace_and_device(X), X.dtype)[:2] \
-            if is_device_array(X) else None
-        if fitted == given:
-            return
-
-        def describe(placement: tuple[str, str] | None) -> str:
-            return "NumPy arrays" if placement is None else \
-                f"{placement[0]} arrays on device {placement[1]}"
-
-        raise ValueError(
-            f"Inputs passed to {type(self).__name__}.transform() must use the same namespace "
-            f"and the same device as those passed to fit(): it was fitted on "
-            f"{describe(fitted)} and got {describe(given)}. Pass arrays of the library and "
-            "device fit saw (non-NumPy arrays under "
-            "sklearn.config_context(array_api_dispatch=True)), or refit."
-        )
+        check_same_placement(self, X, None if cache is None else cache[0][:2], "transform")
 
     def _device_parameters(self, xp: Any, device: Any, dtype: Any) -> dict[str, Any]:
         """The arrays the device transform needs (default: the ``_device_attributes``)."""
