@@ -4,9 +4,19 @@ All map families (Fourier, histogram, polynomial, Nyström) in one process and o
 each case is timed, memory-profiled and checked for agreement as described in
 :mod:`benchmarks._harness`. Options: ``--quick``, ``--repeats N``, ``--n-samples N``,
 ``--json PATH``.
+
+``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
+tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 """
 
 from __future__ import annotations
+
+import os
+import sys
+
+if sys.argv[1:2] == ["gpu"]:
+    # Array API dispatch needs SciPy's array API support, read when SciPy is first imported.
+    os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 from benchmarks import bench_fourier, bench_histogram, bench_nystroem, bench_polynomial
 from benchmarks._harness import Case, main
@@ -19,4 +29,9 @@ CASES: list[Case] = [
 ]
 
 if __name__ == "__main__":
-    main(CASES, __doc__)
+    if sys.argv[1:2] == ["gpu"]:
+        from benchmarks import bench_gpu  # torch is needed only here
+
+        bench_gpu.main(sys.argv[2:])
+    else:
+        main(CASES, __doc__)

@@ -214,11 +214,12 @@ def matmul(xp: Any, A: Any, B: Any, *, out: Any = None, bias: Any = None) -> Any
     return result
 
 
-def unary(xp: Any, name: str, x: Any) -> Any:
-    """``xp.<name>(x)``, in place for PyTorch (``x.cos_()``); use the returned array."""
+def unary(xp: Any, name: str, x: Any, **kwargs: Any) -> Any:
+    """``xp.<name>(x, **kwargs)``, in place for PyTorch (``x.cos_()``, ``x.clip_(max=0)``);
+    use the returned array."""
     if is_torch_array(x):
-        return getattr(x, name + "_")()
-    return getattr(xp, name)(x)
+        return getattr(x, name + "_")(**kwargs)
+    return getattr(xp, name)(x, **kwargs)
 
 
 def set_diagonal(xp: Any, K: Any, values: Any) -> Any:

@@ -227,9 +227,12 @@ class Kernel:
         if is_device_array(X):
             xp, _ = namespace_and_device(X)
             Y = self._device_columns(xp, X, Y)
+            # A device block holds its kernel rows and about one temporary of their size.
+            bytes_per_row = 2 * itemsize(xp, self._device_dtype(xp, X, Y)) * m \
+                + self._temp_bytes_per_row(Y)
             return reduce_blocks(
                 X, lambda xb, *parts: fn(self._evaluate_device(xp, xb, Y), *parts),
-                aligned=aligned, bytes_per_row=3 * 8 * m + self._temp_bytes_per_row(Y))
+                aligned=aligned, bytes_per_row=bytes_per_row)
         dtype = self._result_dtype(X, Y)
 
         def block(xb: Any, *parts: Any) -> np.ndarray:

@@ -13,11 +13,10 @@ import numpy as np
 from array_api_compat import is_torch_array
 from sklearn.metrics.pairwise import manhattan_distances
 
-from kernelmaps._array_api import unary
+from kernelmaps._array_api import matmul, unary
 from kernelmaps.kernels._base import (
     Kernel,
     check_positive,
-    dot_device,
     dot_into,
     feature_chunks,
     register_kernel,
@@ -102,11 +101,13 @@ class RBFKernel(Kernel):
     _exact_diagonal = True
 
     def _evaluate_device(self, xp, X, Y):
+        # As evaluate_into: 2γ⟨x, y⟩ − γ‖x‖² in one GEMM (PyTorch: addmm with the row
+        # term as its bias), then in-place passes.
         gamma = self._gamma(X.shape[1])
-        out = dot_device(xp, X, Y * (2.0 * gamma))
-        out -= (gamma * row_sq_norms_device(xp, X))[:, None]
+        out = matmul(xp, X, (Y * (2.0 * gamma)).T,
+                     bias=-(gamma * row_sq_norms_device(xp, X))[:, None])
         out -= (gamma * row_sq_norms_device(xp, Y))[None, :]
-        return unary(xp, "exp", xp.clip(out, max=0.0))
+        return unary(xp, "exp", unary(xp, "clip", out, max=0.0))
 
     def _diag_device(self, xp, X):
         return _ones_device(xp, X)
