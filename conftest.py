@@ -2,6 +2,15 @@
 
 from __future__ import annotations
 
+import os
+
+# scikit-learn's array API dispatch (tests/test_array_api.py, the array-API checks of
+# check_estimator, scikit-learn's own suite in tests/test_sklearn_suite.py) refuses to start
+# unless SciPy's array API support is on, and SciPy reads this variable once, when it is
+# first imported: set it here, in the first file pytest loads, before anything imports SciPy
+# (tests/test_array_api.py checks SciPy really saw it). xdist workers inherit it.
+os.environ["SCIPY_ARRAY_API"] = "1"
+
 import pytest
 from threadpoolctl import threadpool_limits
 

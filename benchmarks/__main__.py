@@ -7,11 +7,18 @@ each case is timed, memory-profiled and checked for agreement as described in
 
 ``python -m benchmarks kernel_methods [options]`` runs
 :mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
+``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
+tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 """
 
 from __future__ import annotations
 
+import os
 import sys
+
+if sys.argv[1:2] == ["gpu"]:
+    # Array API dispatch needs SciPy's array API support, read when SciPy is first imported.
+    os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 from benchmarks import (
     bench_fourier,
@@ -33,7 +40,11 @@ CASES: list[Case] = [
 ]
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1 and sys.argv[1] in FAMILIES:
+    if sys.argv[1:2] == ["gpu"]:
+        from benchmarks import bench_gpu  # torch is needed only here
+
+        bench_gpu.main(sys.argv[2:])
+    elif len(sys.argv) > 1 and sys.argv[1] in FAMILIES:
         FAMILIES[sys.argv[1]](sys.argv[2:])
     else:
         main(CASES, __doc__)

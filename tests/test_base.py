@@ -90,8 +90,9 @@ def test_bad_settings_rejected(setting, value):
 
 def test_config_context_restores():
     before = km.get_config()
-    with km.config_context(n_threads=1, block_bytes=8192):
-        assert km.get_config() == {"n_threads": 1, "block_bytes": 8192}
+    with km.config_context(n_threads=1, block_bytes=8192, device_block_bytes=4096):
+        assert km.get_config() == {"n_threads": 1, "block_bytes": 8192,
+                                   "device_block_bytes": 4096}
     assert km.get_config() == before
 
 

@@ -1,6 +1,6 @@
 """Process-wide settings of the transform engine.
 
-Two knobs matter for every map and are therefore set in one place rather than as a
+These knobs matter for every map and are therefore set in one place rather than as a
 constructor parameter on each estimator (which would break drop-in compatibility with
 scikit-learn's signatures):
 
@@ -14,6 +14,11 @@ scikit-learn's signatures):
     Target size in bytes of the working set of one row block (output rows plus the map's
     temporaries). The default keeps a block in the per-core L2/L3 cache, so the in-place
     ufunc passes after the matrix product hit cache rather than main memory.
+``device_block_bytes``
+    The same budget for arrays on an accelerator (PyTorch, CuPy, ... through scikit-learn's
+    ``array_api_dispatch``): one row block's output rows plus temporaries. Devices want
+    large blocks (one GEMM over many rows), so the default is 1 GiB; a transform whose
+    output and temporaries fit runs as one block. Lower it when device memory is short.
 """
 
 from __future__ import annotations
@@ -24,13 +29,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-_DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024}
+_DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024,
+                             "device_block_bytes": 1024 * 1024 * 1024}
 _lock = threading.Lock()
 _config: dict[str, Any] = dict(_DEFAULTS)
 
 
 def get_config() -> dict[str, Any]:
-    """Return a copy of the current kernelmaps settings (``n_threads``, ``block_bytes``)."""
+    """Return a copy of the current kernelmaps settings (``n_threads``, ``block_bytes``,
+    ``device_block_bytes``)."""
     return dict(_config)
 
 
@@ -41,15 +48,16 @@ def _check_setting(name: str, value: Any) -> None:
             raise ValueError(
                 f"n_threads must be None, -1 (all cores) or a positive int; got {value!r}."
             )
-    elif name == "block_bytes":
+    elif name in ("block_bytes", "device_block_bytes"):
         if not isinstance(value, int) or isinstance(value, bool) or value < 4096:
-            raise ValueError(f"block_bytes must be an int >= 4096; got {value!r}.")
+            raise ValueError(f"{name} must be an int >= 4096; got {value!r}.")
     else:  # pragma: no cover - guarded by the keyword-only signature
         raise ValueError(f"unknown setting {name!r}")
 
 
 def set_config(*, n_threads: int | str | None = "unchanged",
-               block_bytes: int | str = "unchanged") -> None:
+               block_bytes: int | str = "unchanged",
+               device_block_bytes: int | str = "unchanged") -> None:
     """Change kernelmaps settings for the whole process.
 
     Parameters
@@ -58,9 +66,13 @@ def set_config(*, n_threads: int | str | None = "unchanged",
         Threads used by the transform engine; ``None`` or ``-1`` means all available cores.
     block_bytes : int
         Target working-set size of one row block, in bytes (at least 4096).
+    device_block_bytes : int
+        The same for arrays on an accelerator (array API dispatch), in bytes (at least
+        4096; default 1 GiB).
     """
-    updates = {k: v for k, v in (("n_threads", n_threads), ("block_bytes", block_bytes))
-               if not (isinstance(v, str) and v == "unchanged")}
+    settings = (("n_threads", n_threads), ("block_bytes", block_bytes),
+                ("device_block_bytes", device_block_bytes))
+    updates = {k: v for k, v in settings if not (isinstance(v, str) and v == "unchanged")}
     for key, value in updates.items():
         _check_setting(key, value)
     with _lock:

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
+from kernelmaps._array_api import is_device_array, reduce_blocks_device, run_blocks_device
 from kernelmaps._config import get_config
 
 __all__ = [
@@ -136,7 +137,13 @@ def run_blocks(
     ``n_threads > 1`` and there is more than one block. Block boundaries depend only on the
     sizes, never on the thread count, so the result is identical for any ``n_threads``.
     Memory beyond the output is bounded by (number of threads) × (block working set).
+    An array on a device (array API dispatch) goes to
+    :func:`kernelmaps._array_api.run_blocks_device` instead.
     """
+    if is_device_array(X):
+        return run_blocks_device(X, n_out=n_out, dtype=dtype, block_fn=block_fn,
+                                 temp_bytes_per_row=temp_bytes_per_row, name=name,
+                                 nonfinite_hint=nonfinite_hint)
     n_samples = X.shape[0]
     out = np.empty((n_samples, n_out), dtype=dtype)
     if n_samples == 0:
@@ -180,7 +187,10 @@ def reduce_blocks(
     at one block per thread whatever ``n`` is. ``aligned`` are arrays with one row per row
     of ``X`` (weights, targets) cut into the same blocks. Partial sums are accumulated in
     float64 in a fixed block order, so the result does not depend on the thread count.
+    An array on a device goes to :func:`kernelmaps._array_api.reduce_blocks_device`.
     """
+    if is_device_array(X):
+        return reduce_blocks_device(X, block_fn, bytes_per_row=bytes_per_row, aligned=aligned)
     n_samples = X.shape[0]
     rows = block_rows_for(n_samples, bytes_per_row)
     starts = list(range(0, n_samples, rows))

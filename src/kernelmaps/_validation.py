@@ -3,7 +3,9 @@
 One function, :func:`validate_input`, wraps scikit-learn's ``validate_data`` (so the error
 messages are those ``check_estimator`` expects) with the dtype policy — float32 kept,
 everything else float64 — and turns scikit-learn's "could not convert string to float" into
-an error that says what to do about text columns.
+an error that says what to do about text columns. An array of another library (array API
+dispatch) keeps its namespace and device, with the same dtype policy in its own dtypes;
+without dispatch, one NumPy cannot read gets an error naming ``array_api_dispatch``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,12 @@ from typing import Any
 
 from sklearn.utils.validation import validate_data
 
+from kernelmaps._array_api import (
+    check_convertible,
+    float_dtypes,
+    is_device_array,
+    namespace_and_device,
+)
 from kernelmaps._engine import FLOAT_DTYPES
 
 __all__ = ["validate_input"]
@@ -34,9 +42,12 @@ def validate_input(estimator: Any, X: Any, y: Any = "no_validation", *, reset: b
     **check_params
         Passed to ``validate_data`` (e.g. ``multi_output=True``).
     """
+    check_convertible(X, type(estimator).__name__)
+    dtypes = float_dtypes(*namespace_and_device(X)) if is_device_array(X) \
+        else list(FLOAT_DTYPES)
     try:
         return validate_data(estimator, X, y, reset=reset, accept_sparse=accept_sparse,
-                             dtype=list(FLOAT_DTYPES), **check_params)
+                             dtype=dtypes, **check_params)
     except ValueError as error:
         if "could not convert" in str(error) or "strings" in str(error):
             raise ValueError(

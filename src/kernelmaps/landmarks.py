@@ -19,6 +19,15 @@ strategy        landmarks                               cost (n rows, m landmark
 Every function works from kernel values between rows of the training set only, so
 ``leverage`` and ``renyi`` also accept ``kernel="precomputed"`` (``X`` is then the square
 training kernel matrix); ``kmeans`` needs coordinates.
+
+Arrays on a device (PyTorch, CuPy, … with scikit-learn's ``array_api_dispatch=True``):
+:func:`select_landmarks` picks ``uniform`` landmarks on the device; ``kmeans``,
+``leverage`` and ``renyi`` — sequential, data-dependent algorithms — run on the host on
+the data (on a uniform subsample of :data:`HOST_SAMPLE_ROWS` rows when there are more, so
+the host never holds a device-sized copy), and the chosen rows or centres are taken on /
+moved to the device once. Up to :data:`HOST_SAMPLE_ROWS` rows the landmarks are exactly
+those of the NumPy path for the same ``random_state``. The strategy functions themselves
+compute on the host when given a device array.
 """
 
 from __future__ import annotations
@@ -35,11 +44,13 @@ from sklearn.cluster import KMeans, MiniBatchKMeans
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
+from kernelmaps._array_api import is_device_array, namespace_and_device, on_device, to_numpy
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import FLOAT_DTYPES, block_rows_for, reduce_blocks, single_threaded_blas
 from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
 
 __all__ = [
+    "HOST_SAMPLE_ROWS",
     "LANDMARK_STRATEGIES",
     "kmeans_landmarks",
     "quadratic_renyi_entropy",
@@ -55,6 +66,8 @@ LANDMARK_STRATEGIES = ("uniform", "kmeans", "leverage", "renyi")
 
 #: Candidates scored together in one vectorised step of the Rényi exchange.
 _RENYI_BLOCK = 256
+#: Rows of a device array the host strategies (kmeans, leverage, renyi) see at most.
+HOST_SAMPLE_ROWS = 50_000
 #: Smallest ridge of the leverage recursion, relative to the mean (weighted) kernel diagonal.
 #: Musco & Musco use 1e-5 when a level has too few samples to set λ; a low-rank kernel can
 #: also drive their λ formula to 0, where the scores would divide by rounding noise.
@@ -117,13 +130,18 @@ def _as_gram(X: Any, kernel: Kernel | str) -> _Gram:
             f"get_kernel('rbf', gamma=0.5), or 'precomputed'; got {kernel!r}."
         )
     kernel = resolve_kernel(kernel, owner="landmark selection")
-    X = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
+    X = check_array(_on_host(X), accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
     if isinstance(kernel, PrecomputedKernel) and X.shape[0] != X.shape[1]:
         raise ValueError(
             "With kernel='precomputed', X must be the square kernel matrix of the "
             f"training data, shape (n_samples, n_samples); got shape {X.shape}."
         )
     return _Gram(X, kernel)
+
+
+def _on_host(X: Any) -> Any:
+    """A device array as NumPy (the strategies other than uniform compute on the host)."""
+    return to_numpy(X) if is_device_array(X) else X
 
 
 def _check_n_components(n_components: Any, n_samples: int) -> int:
@@ -238,13 +256,18 @@ def kmeans_landmarks(X: Any, n_components: int, *,
     >>> sorted(np.round(kmeans_landmarks(X, 3, random_state=0)).astype(int).tolist())
     [[0, 0], [0, 5], [5, 5]]
     """
-    X = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
+    device_input = X if is_device_array(X) else None
+    X = check_array(_on_host(X), accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
     m = _check_n_components(n_components, X.shape[0])
     max_iter = _check_positive_int("max_iter", max_iter)
     cls = MiniBatchKMeans if minibatch else KMeans
     clustering = cls(n_clusters=m, init="k-means++", n_init=1, max_iter=max_iter,
                      random_state=check_random_state(random_state))
-    return np.asarray(clustering.fit(X).cluster_centers_, dtype=X.dtype)
+    centres = np.asarray(clustering.fit(X).cluster_centers_, dtype=X.dtype)
+    if device_input is None:
+        return centres
+    xp, device = namespace_and_device(device_input)
+    return on_device(centres, xp, device, device_input.dtype)
 
 
 # ------------------------------------------------------------------------ leverage
@@ -803,6 +826,8 @@ def select_landmarks(strategy: str, X: Any, kernel: Kernel | str, n_components: 
             "only kernel values. Use landmarks='uniform', 'leverage' or 'renyi', which work "
             "from kernel values alone."
         )
+    if is_device_array(X):
+        return _select_on_device(strategy, X, kernel, n_components, random_state, options)
     function = _STRATEGY_FUNCTIONS[strategy]
     if strategy in _KERNEL_STRATEGIES:
         result = function(X, kernel, n_components, random_state=random_state, **options)
@@ -811,3 +836,29 @@ def select_landmarks(strategy: str, X: Any, kernel: Kernel | str, n_components: 
     if strategy in _ROW_STRATEGIES:
         return X[result], result
     return result, None
+
+
+def _select_on_device(strategy: str, X: Any, kernel: Kernel | str, n_components: int,
+                      random_state: Any, options: dict[str, Any]) -> tuple[Any, Any]:
+    """:func:`select_landmarks` for a device array: points and indices on its device."""
+    xp, device = namespace_and_device(X)
+    random_state = check_random_state(random_state)
+    precomputed = isinstance(kernel, PrecomputedKernel) or (
+        isinstance(kernel, str) and kernel == "precomputed")
+    if strategy == "uniform":
+        indices = uniform_subset(X, n_components, random_state=random_state)
+    else:
+        rows = None
+        if X.shape[0] > HOST_SAMPLE_ROWS:
+            rows = np.sort(random_state.choice(X.shape[0], HOST_SAMPLE_ROWS, replace=False))
+        sample = X if rows is None else xp.take(X, on_device(rows, xp, device), axis=0)
+        if rows is not None and precomputed:  # the sample's own block of the kernel matrix
+            sample = xp.take(sample, on_device(rows, xp, device), axis=1)
+        points, indices = select_landmarks(strategy, to_numpy(sample), kernel, n_components,
+                                           random_state=random_state, options=options)
+        if indices is None:
+            return on_device(points, xp, device, X.dtype), None
+        if rows is not None:
+            indices = rows[indices]
+    indices = on_device(np.asarray(indices, dtype=np.int64), xp, device)
+    return xp.take(X, indices, axis=0), indices

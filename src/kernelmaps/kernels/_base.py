@@ -16,6 +16,11 @@ result as its fitted ``kernel_``; from then on kernel values come from that obje
 
 A user's function is a :class:`CallableKernel`, a user's matrix a :class:`PrecomputedKernel`,
 so callers never branch on what the user passed.
+
+Every kernel also computes on any array-API array (PyTorch, CuPy, ``array_api_strict``) with
+scikit-learn's ``array_api_dispatch=True``: each class has ``_evaluate_device(xp, X, Y)``
+(the block in the arrays' own namespace and device) and ``_diag_device(xp, X)``, and the
+public methods above dispatch to them, through the engine's device path.
 """
 
 from __future__ import annotations
@@ -29,7 +34,18 @@ from sklearn.metrics.pairwise import pairwise_kernels
 from sklearn.utils.extmath import safe_sparse_dot
 from sklearn.utils.validation import check_array
 
-from kernelmaps._config import resolve_n_threads
+from kernelmaps._array_api import (
+    float_dtypes,
+    is_device_array,
+    itemsize,
+    matmul,
+    min_value,
+    namespace_and_device,
+    on_device,
+    set_diagonal,
+    to_numpy,
+)
+from kernelmaps._config import get_config, resolve_n_threads
 from kernelmaps._engine import FLOAT_DTYPES, reduce_blocks, run_blocks, scratch_buffer
 
 if TYPE_CHECKING:
@@ -88,8 +104,9 @@ class Kernel:
     #: Whether the inputs must be non-negative (histogram kernels).
     requires_non_negative: ClassVar[bool] = False
 
-    def get_params(self) -> dict[str, Any]:
-        """The kernel's parameters as a dict."""
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The kernel's parameters as a dict (``deep`` is accepted for scikit-learn's
+        ``clone``, which copies a Kernel passed as an estimator parameter through it)."""
         return {p: getattr(self, p) for p in self.param_names}
 
     def __repr__(self) -> str:
@@ -104,14 +121,12 @@ class Kernel:
 
     # -- validation -----------------------------------------------------------------
     def _check(self, X: Any, name: str) -> Any:
-        X = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name=name)
-        if self.requires_non_negative:
-            values = X.data if sp.issparse(X) else X
-            if values.size and values.min() < 0:
-                raise ValueError(
-                    f"{name} contains negative values, but the {self.name} kernel is defined "
-                    "for non-negative data (histograms); shift or rescale the features."
-                )
+        X = check_array(X, accept_sparse="csr", dtype=_float_dtypes_of(X), input_name=name)
+        if self.requires_non_negative and min_value(X) < 0:
+            raise ValueError(
+                f"{name} contains negative values, but the {self.name} kernel is defined "
+                "for non-negative data (histograms); shift or rescale the features."
+            )
         return X
 
     def _check_pair(self, X: Any, Y: Any) -> tuple[Any, Any]:
@@ -139,6 +154,8 @@ class Kernel:
         """
         symmetric = Y is None
         X, Y = self._check_pair(X, Y)
+        if is_device_array(X):
+            return self._call_device(X, Y, symmetric)
         K = run_blocks(
             X,
             n_out=Y.shape[0],
@@ -176,6 +193,8 @@ class Kernel:
         return self._matmul(X, Y, V, n_threads=n_threads)
 
     def _matmul(self, X: Any, Y: Any, V: Any, *, n_threads: int | None = None) -> np.ndarray:
+        if is_device_array(X):
+            return self._matmul_device(X, Y, V)
         dtype = self._result_dtype(X, Y)
         V = np.asarray(V)
         if V.shape[0] != self._n_columns(Y):
@@ -205,6 +224,15 @@ class Kernel:
         depend on the thread count. Inputs are not validated (callers pass validated data).
         """
         m = self._n_columns(Y)
+        if is_device_array(X):
+            xp, _ = namespace_and_device(X)
+            Y = self._device_columns(xp, X, Y)
+            # A device block holds its kernel rows and about one temporary of their size.
+            bytes_per_row = 2 * itemsize(xp, self._device_dtype(xp, X, Y)) * m \
+                + self._temp_bytes_per_row(Y)
+            return reduce_blocks(
+                X, lambda xb, *parts: fn(self._evaluate_device(xp, xb, Y), *parts),
+                aligned=aligned, bytes_per_row=bytes_per_row)
         dtype = self._result_dtype(X, Y)
 
         def block(xb: Any, *parts: Any) -> np.ndarray:
@@ -218,6 +246,9 @@ class Kernel:
 
     def evaluate(self, X: Any, Y: Any) -> np.ndarray:
         """One block of the kernel matrix, without validation (inputs already checked)."""
+        if is_device_array(X):
+            xp, _ = namespace_and_device(X)
+            return self._evaluate_device(xp, X, self._device_columns(xp, X, Y))
         K = np.empty((X.shape[0], self._n_columns(Y)), dtype=self._result_dtype(X, Y))
         self.evaluate_into(X, Y, K)
         return K
@@ -241,6 +272,8 @@ class Kernel:
     def diag(self, X: Any) -> np.ndarray:
         """The values k(x, x) for each row of ``X``, shape (n_samples,)."""
         X = self._check(X, "X")
+        if is_device_array(X):
+            return self._diag_device(namespace_and_device(X)[0], X)
         return self._diag(X)
 
     def _diag(self, X: Any) -> np.ndarray:
@@ -249,6 +282,57 @@ class Kernel:
             row = X[i:i + 1]
             out[i] = self.evaluate(row, row)[0, 0]
         return out
+
+    # -- the device path (array API dispatch) -------------------------------------
+    def _evaluate_device(self, xp: Any, X: Any, Y: Any) -> Any:  # pragma: no cover
+        """The block ``k(X, Y)`` as a new array of ``X``'s namespace and device."""
+        raise NotImplementedError
+
+    def _diag_device(self, xp: Any, X: Any) -> Any:
+        """k(x, x) per row on the device; this default evaluates rows one at a time
+        (kernels with a closed form override it)."""
+        return xp.concat([self._evaluate_device(xp, X[i:i + 1, ...], X[i:i + 1, ...])[0, ...]
+                          for i in range(X.shape[0])])
+
+    #: Whether a symmetric evaluation gets the exact diagonal (see ``_fix_diagonal``).
+    _exact_diagonal: ClassVar[bool] = False
+
+    def _device_columns(self, xp: Any, X: Any, Y: Any) -> Any:
+        """``Y`` as the block functions need it next to ``X`` (same namespace/device)."""
+        return on_device(Y, xp, namespace_and_device(X)[1])
+
+    def _device_dtype(self, xp: Any, X: Any, Y: Any) -> Any:
+        return xp.result_type(X.dtype, Y.dtype)
+
+    def _call_device(self, X: Any, Y: Any, symmetric: bool) -> Any:
+        xp, _ = namespace_and_device(X)
+        Y = self._device_columns(xp, X, Y)
+        dtype = self._device_dtype(xp, X, Y)
+        K = run_blocks(X, n_out=self._n_columns(Y), dtype=dtype,
+                       block_fn=lambda xb, out: self._evaluate_device(xp, xb, Y),
+                       temp_bytes_per_row=self._temp_bytes_per_row(Y), name=repr(self),
+                       nonfinite_hint=_NONFINITE_HINT)
+        if symmetric and self._exact_diagonal:
+            K = set_diagonal(xp, K, xp.astype(self._diag_device(xp, X), K.dtype))
+        return K
+
+    def _matmul_device(self, X: Any, Y: Any, V: Any) -> Any:
+        xp, device = namespace_and_device(X)
+        Y = self._device_columns(xp, X, Y)
+        dtype = self._device_dtype(xp, X, Y)
+        V = on_device(V, xp, device, dtype)
+        if V.shape[0] != self._n_columns(Y):
+            raise ValueError(f"V has {V.shape[0]} rows but K(X, Y) has {self._n_columns(Y)} "
+                             "columns: V must have one row per row of Y.")
+        squeeze = V.ndim == 1
+        V = xp.reshape(V, (V.shape[0], -1))
+        m = self._n_columns(Y)
+        result = run_blocks(
+            X, n_out=V.shape[1], dtype=dtype,
+            block_fn=lambda xb, out: matmul(xp, self._evaluate_device(xp, xb, Y), V, out=out),
+            temp_bytes_per_row=m * itemsize(xp, dtype) + self._temp_bytes_per_row(Y),
+            name=f"{self!r}.matmul", nonfinite_hint=_NONFINITE_HINT)
+        return result[:, 0] if squeeze else result
 
     def _gamma(self, n_features: int) -> float:
         gamma = getattr(self, "gamma", None)
@@ -310,7 +394,7 @@ class CallableKernel(Kernel):
         self.n_jobs = n_jobs
         self.vectorized = vectorized
 
-    def get_params(self) -> dict[str, Any]:
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {"function": self.function, "params": self.params, "n_jobs": self.n_jobs,
                 "vectorized": self.vectorized}
 
@@ -322,8 +406,8 @@ class CallableKernel(Kernel):
             return super().__call__(X, Y)
         # scikit-learn's driver evaluates a symmetric matrix once per unordered pair.
         X = self._check(X, "X")
-        return np.asarray(pairwise_kernels(X, None, metric=self.function, n_jobs=self.n_jobs,
-                                           **self.params))
+        K = pairwise_kernels(X, None, metric=self.function, n_jobs=self.n_jobs, **self.params)
+        return K if is_device_array(X) else np.asarray(K)
 
     def evaluate_into(self, X, Y, out):
         if not self.vectorized:
@@ -338,6 +422,20 @@ class CallableKernel(Kernel):
                 f"({X.shape[0]}, {Y.shape[0]}) matrix k(X, Y)."
             )
         out[...] = block
+
+    def _evaluate_device(self, xp, X, Y):
+        if not self.vectorized:
+            # scikit-learn's pairwise driver keeps the namespace under array API dispatch.
+            return pairwise_kernels(X, Y, metric=self.function, n_jobs=self.n_jobs,
+                                    **self.params)
+        block = self.function(X, Y, **self.params)
+        if tuple(block.shape) != (X.shape[0], Y.shape[0]):
+            raise ValueError(
+                f"the kernel function returned shape {tuple(block.shape)} for blocks of "
+                f"{X.shape[0]} and {Y.shape[0]} rows; a vectorised kernel must return the "
+                f"({X.shape[0]}, {Y.shape[0]}) matrix k(X, Y)."
+            )
+        return block
 
 
 class PrecomputedKernel(Kernel):
@@ -366,28 +464,35 @@ class PrecomputedKernel(Kernel):
     name = "precomputed"
 
     def _check(self, X: Any, name: str) -> Any:
-        return check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name=name)
+        return check_array(X, accept_sparse="csr", dtype=_float_dtypes_of(X), input_name=name)
 
     def _check_pair(self, X: Any, Y: Any) -> tuple[Any, Any]:
         X = self._check(X, "X")
+        if is_device_array(X) and Y is not None:
+            xp, device = namespace_and_device(X)
+            self._check_columns(X, to_numpy(Y))
+            return X, on_device(Y, xp, device)
         columns = np.arange(X.shape[1]) if Y is None else np.asarray(Y)
+        self._check_columns(X, columns)
+        return X, columns
+
+    def _check_columns(self, X: Any, columns: np.ndarray) -> None:
         if columns.ndim != 1 or (columns.size and (
                 not np.issubdtype(columns.dtype, np.integer)
                 or columns.min() < 0 or columns.max() >= X.shape[1])):
             raise ValueError(
                 "With a precomputed kernel, Y must be the indices of training points (an "
-                f"integer array of columns of X, each in [0, {X.shape[1]})); got {Y!r}."
+                f"integer array of columns of X, each in [0, {X.shape[1]})); got {columns!r}."
             )
-        return X, columns
 
     def _n_columns(self, Y: Any) -> int:
-        return len(Y)
+        return Y.shape[0]
 
     def _result_dtype(self, X: Any, Y: Any) -> np.dtype:
         return np.dtype(X.dtype)
 
     def _temp_bytes_per_row(self, Y: Any) -> int:
-        return 8 * len(Y)
+        return 8 * Y.shape[0]
 
     def evaluate_into(self, X, Y, out):
         out[...] = dense_block(X[:, Y])
@@ -399,6 +504,22 @@ class PrecomputedKernel(Kernel):
                 f"only the square training matrix has it on its diagonal (got shape {X.shape})."
             )
         return np.asarray(dense_block(X).diagonal()).copy()
+
+    def _device_columns(self, xp, X, Y):
+        if Y is None:
+            return xp.arange(X.shape[1], device=namespace_and_device(X)[1])
+        return on_device(Y, xp, namespace_and_device(X)[1])
+
+    def _device_dtype(self, xp, X, Y):
+        return X.dtype
+
+    def _evaluate_device(self, xp, X, Y):
+        return xp.take(X, Y, axis=1)
+
+    def _diag_device(self, xp, X):
+        if X.shape[0] != X.shape[1]:
+            return self._diag(X)  # the same clear error
+        return xp.linalg.diagonal(X)
 
 
 #: Kernel classes by name (scikit-learn's names, plus aliases); filled by
@@ -589,3 +710,39 @@ def sq_dist_into(X: Any, Y: Any, out: np.ndarray) -> None:
 def dense_block(X: Any) -> np.ndarray:
     """A row block as a dense array (sparse blocks are small enough to densify)."""
     return X.toarray() if sp.issparse(X) else X
+
+
+# ----------------------------------------------------------------- the same, on a device
+def _float_dtypes_of(X: Any) -> list[Any]:
+    """The dtypes ``check_array`` may keep: NumPy's, or those of a device array's namespace."""
+    if is_device_array(X):
+        return float_dtypes(*namespace_and_device(X))
+    return list(FLOAT_DTYPES)
+
+
+def dot_device(xp: Any, X: Any, Y: Any) -> Any:
+    """``X @ Y.T`` as a new array."""
+    return X @ Y.T
+
+
+def row_sq_norms_device(xp: Any, X: Any) -> Any:
+    """Squared Euclidean norms of the rows."""
+    return xp.sum(X * X, axis=1)
+
+
+def sq_dist_device(xp: Any, X: Any, Y: Any) -> Any:
+    """Squared Euclidean distances, clipped at 0 against rounding (as :func:`sq_dist_into`)."""
+    out = dot_device(xp, X, Y)
+    out *= -2.0
+    out += row_sq_norms_device(xp, X)[:, None]
+    out += row_sq_norms_device(xp, Y)[None, :]
+    return xp.clip(out, min=0.0)
+
+
+def feature_chunks(xp: Any, X: Any, Y: Any, bytes_per_element: int = 8) -> list[slice]:
+    """Feature ranges for ``(n_X, n_Y, chunk)`` broadcasts within the device block budget
+    (the kernels without a matrix product: L1 distance, the χ² family)."""
+    budget = get_config()["device_block_bytes"]
+    per_feature = max(1, X.shape[0] * Y.shape[0] * bytes_per_element)
+    chunk = int(max(1, min(X.shape[1], budget // per_feature)))
+    return [slice(start, min(start + chunk, X.shape[1])) for start in range(0, X.shape[1], chunk)]

@@ -6,17 +6,22 @@ in-place ufuncs on the block and keeps float32.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
+from kernelmaps._array_api import unary
 from kernelmaps.kernels._base import (
     Kernel,
     check_positive,
     check_real,
+    dot_device,
     dot_into,
     register_kernel,
     row_sq_norms,
+    row_sq_norms_device,
 )
 
 __all__ = [
@@ -50,6 +55,12 @@ class LinearKernel(Kernel):
         if sp.issparse(X):
             return np.asarray(X.multiply(X).sum(axis=1), dtype=X.dtype).ravel()
         return np.einsum("ij,ij->i", X, X)
+
+    def _evaluate_device(self, xp, X, Y):
+        return dot_device(xp, X, Y)
+
+    def _diag_device(self, xp, X):
+        return row_sq_norms_device(xp, X)
 
 
 @register_kernel(aliases=('polynomial',))
@@ -99,6 +110,18 @@ class PolynomialKernel(Kernel):
         out += 1.0 if self.coef0 is None else self.coef0
         out **= 3 if self.degree is None else self.degree
 
+    def _finish_device(self, xp, inner, n_features):
+        inner *= self._gamma(n_features)
+        inner += 1.0 if self.coef0 is None else float(self.coef0)
+        degree = 3 if self.degree is None else self.degree
+        return inner ** (int(degree) if float(degree).is_integer() else float(degree))
+
+    def _evaluate_device(self, xp, X, Y):
+        return self._finish_device(xp, dot_device(xp, X, Y), X.shape[1])
+
+    def _diag_device(self, xp, X):
+        return self._finish_device(xp, row_sq_norms_device(xp, X), X.shape[1])
+
 
 @register_kernel
 class ExponentialKernel(Kernel):
@@ -141,6 +164,14 @@ class ExponentialKernel(Kernel):
     def _diag(self, X):
         return np.exp(self._gamma(X.shape[1]) * row_sq_norms(X))
 
+    def _evaluate_device(self, xp, X, Y):
+        inner = dot_device(xp, X, Y)
+        inner *= self._gamma(X.shape[1])
+        return unary(xp, "exp", inner)
+
+    def _diag_device(self, xp, X):
+        return xp.exp(self._gamma(X.shape[1]) * row_sq_norms_device(xp, X))
+
 
 @register_kernel
 class SigmoidKernel(Kernel):
@@ -178,6 +209,17 @@ class SigmoidKernel(Kernel):
         out += 1.0 if self.coef0 is None else self.coef0
         np.tanh(out, out=out)
 
+    def _finish_device(self, xp, inner, n_features):
+        inner *= self._gamma(n_features)
+        inner += 1.0 if self.coef0 is None else float(self.coef0)
+        return unary(xp, "tanh", inner)
+
+    def _evaluate_device(self, xp, X, Y):
+        return self._finish_device(xp, dot_device(xp, X, Y), X.shape[1])
+
+    def _diag_device(self, xp, X):
+        return self._finish_device(xp, row_sq_norms_device(xp, X), X.shape[1])
+
 
 @register_kernel
 class CosineKernel(Kernel):
@@ -199,6 +241,18 @@ class CosineKernel(Kernel):
 
     def evaluate_into(self, X, Y, out):
         dot_into(normalize(X), normalize(Y), out)
+
+    def _evaluate_device(self, xp, X, Y):
+        return dot_device(xp, _normalize_device(xp, X), _normalize_device(xp, Y))
+
+    def _diag_device(self, xp, X):
+        return xp.astype(row_sq_norms_device(xp, X) > 0, X.dtype)
+
+
+def _normalize_device(xp, X):
+    """Rows divided by their Euclidean norms; zero rows stay zero (as sklearn's normalize)."""
+    norms = xp.sqrt(row_sq_norms_device(xp, X))
+    return X / xp.where(norms > 0, norms, xp.ones_like(norms))[:, None]
 
 
 @register_kernel
@@ -262,6 +316,29 @@ class ArcCosineKernel(Kernel):
 
     def _temp_bytes_per_row(self, Y):
         return 48 * Y.shape[0]
+
+    def _evaluate_device(self, xp, X, Y):
+        norms_x = xp.sqrt(row_sq_norms_device(xp, X))
+        norms_y = xp.sqrt(row_sq_norms_device(xp, Y))
+        denominator = norms_x[:, None] * norms_y[None, :]
+        positive = denominator > 0
+        cos = dot_device(xp, X, Y) / xp.where(positive, denominator,
+                                              xp.ones_like(denominator))
+        cos = xp.clip(xp.where(positive, cos, xp.zeros_like(cos)), min=-1.0, max=1.0)
+        angle = math.pi - xp.acos(cos)
+        if self.degree == 0:
+            return angle / math.pi
+        sin = xp.sqrt(1.0 - cos * cos)
+        if self.degree == 1:
+            j = sin + angle * cos
+        else:
+            j = 3.0 * sin * cos + angle * (1.0 + 2.0 * cos * cos)
+        return denominator ** self.degree * j / math.pi
+
+    _exact_diagonal = True
+
+    def _diag_device(self, xp, X):
+        return row_sq_norms_device(xp, X) ** self.degree * {0: 1.0, 1: 1.0, 2: 3.0}[self.degree]
 
     def _fix_diagonal(self, X, K):
         # arccos is ill-conditioned at 1 (θ ≈ √(2ε) from rounding): use the exact θ = 0.

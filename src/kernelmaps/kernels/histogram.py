@@ -6,17 +6,19 @@ block: it is well kept and faster than a broadcast (n × m × d temporaries) ver
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from sklearn.metrics.pairwise import additive_chi2_kernel
 
+from kernelmaps._array_api import min_value, unary
 from kernelmaps.kernels._base import (
     Kernel,
     check_positive,
     check_real,
     dense_block,
+    feature_chunks,
     register_kernel,
 )
 
@@ -25,6 +27,20 @@ __all__ = ["AdditiveChi2Kernel", "AdditiveChi2PSDKernel", "Chi2Kernel", "SkewedC
 def _additive_chi2_into(X: Any, Y: Any, out: np.ndarray) -> None:
     # scikit-learn's compiled kernel needs dense input; a row block is small.
     out[...] = additive_chi2_kernel(dense_block(X), dense_block(Y))
+
+
+def _additive_chi2_device(xp: Any, X: Any, Y: Any) -> Any:
+    """−Σ_i (x_i − y_i)²/(x_i + y_i) on the device, 0/0 := 0 (scikit-learn's convention),
+    broadcast over chunks of features within the device block budget."""
+    out = xp.zeros((X.shape[0], Y.shape[0]), dtype=xp.result_type(X.dtype, Y.dtype),
+                   device=X.device)
+    for chunk in feature_chunks(xp, X, Y, bytes_per_element=24):
+        x, y = X[:, None, chunk], Y[None, :, chunk]
+        total = x + y
+        difference = x - y
+        out -= xp.sum(difference * difference
+                      / xp.where(total > 0, total, xp.ones_like(total)), axis=2)
+    return out
 
 
 @register_kernel
@@ -60,6 +76,12 @@ class AdditiveChi2Kernel(Kernel):
 
     def _diag(self, X):
         return np.zeros(X.shape[0], dtype=X.dtype)
+
+    def _evaluate_device(self, xp, X, Y):
+        return _additive_chi2_device(xp, X, Y)
+
+    def _diag_device(self, xp, X):
+        return xp.zeros(X.shape[0], dtype=X.dtype, device=X.device)
 
 
 @register_kernel
@@ -100,6 +122,14 @@ class Chi2Kernel(Kernel):
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
 
+    def _evaluate_device(self, xp, X, Y):
+        out = _additive_chi2_device(xp, X, Y)
+        out *= 1.0 if self.gamma is None else float(self.gamma)
+        return unary(xp, "exp", out)
+
+    def _diag_device(self, xp, X):
+        return xp.ones(X.shape[0], dtype=X.dtype, device=X.device)
+
 
 @register_kernel
 class AdditiveChi2PSDKernel(Kernel):
@@ -138,6 +168,16 @@ class AdditiveChi2PSDKernel(Kernel):
     def _diag(self, X):
         return np.asarray(X.sum(axis=1), dtype=X.dtype).ravel()
 
+    def _evaluate_device(self, xp, X, Y):
+        out = _additive_chi2_device(xp, X, Y)
+        out += xp.sum(X, axis=1)[:, None]
+        out += xp.sum(Y, axis=1)[None, :]
+        out *= 0.5
+        return out
+
+    def _diag_device(self, xp, X):
+        return xp.sum(X, axis=1)
+
 
 @register_kernel
 class SkewedChi2Kernel(Kernel):
@@ -172,8 +212,7 @@ class SkewedChi2Kernel(Kernel):
 
     def _check(self, X, name):
         X = super()._check(X, name)
-        values = X.data if sp.issparse(X) else X
-        if values.size and values.min() <= -self.skewedness:
+        if min_value(X) <= -self.skewedness:
             raise ValueError(
                 f"{name} contains values <= -skewedness ({-self.skewedness}); the skewed chi² "
                 "kernel is defined for x > -skewedness. Increase skewedness or shift the data."
@@ -196,3 +235,16 @@ class SkewedChi2Kernel(Kernel):
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
+
+    def _evaluate_device(self, xp, X, Y):
+        c = float(self.skewedness)
+        out = xp.zeros((X.shape[0], Y.shape[0]), dtype=xp.result_type(X.dtype, Y.dtype),
+                       device=X.device)
+        for chunk in feature_chunks(xp, X, Y):
+            out -= xp.sum(xp.log(X[:, None, chunk] + Y[None, :, chunk] + 2 * c), axis=2)
+        out += (0.5 * xp.sum(xp.log(X + c), axis=1) + X.shape[1] * math.log(2.0))[:, None]
+        out += 0.5 * xp.sum(xp.log(Y + c), axis=1)[None, :]
+        return unary(xp, "exp", out)
+
+    def _diag_device(self, xp, X):
+        return xp.ones(X.shape[0], dtype=X.dtype, device=X.device)

@@ -6,17 +6,23 @@ which random Fourier features sample from.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
+from array_api_compat import is_torch_array
 from sklearn.metrics.pairwise import manhattan_distances
 
+from kernelmaps._array_api import matmul, unary
 from kernelmaps.kernels._base import (
     Kernel,
     check_positive,
     dot_into,
+    feature_chunks,
     register_kernel,
     row_sq_norms,
+    row_sq_norms_device,
+    sq_dist_device,
     sq_dist_into,
 )
 from kernelmaps.kernels.spectral import (
@@ -92,6 +98,25 @@ class RBFKernel(Kernel):
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
 
+    _exact_diagonal = True
+
+    def _evaluate_device(self, xp, X, Y):
+        # As evaluate_into: 2γ⟨x, y⟩ − γ‖x‖² in one GEMM (PyTorch: addmm with the row
+        # term as its bias), then in-place passes.
+        gamma = self._gamma(X.shape[1])
+        out = matmul(xp, X, (Y * (2.0 * gamma)).T,
+                     bias=-(gamma * row_sq_norms_device(xp, X))[:, None])
+        out -= (gamma * row_sq_norms_device(xp, Y))[None, :]
+        return unary(xp, "exp", unary(xp, "clip", out, max=0.0))
+
+    def _diag_device(self, xp, X):
+        return _ones_device(xp, X)
+
+
+def _ones_device(xp: Any, X: Any, value: float = 1.0) -> Any:
+    """k(x, x) of a kernel that is constant on the diagonal."""
+    return xp.full(X.shape[0], value, dtype=X.dtype, device=X.device)
+
 
 @register_kernel
 class LaplacianKernel(Kernel):
@@ -134,6 +159,21 @@ class LaplacianKernel(Kernel):
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
+
+    def _evaluate_device(self, xp, X, Y):
+        if is_torch_array(X):
+            import torch  # only reached with torch tensors
+
+            distances = torch.cdist(X, Y, p=1.0)
+        else:  # no L1 distance in the standard: broadcast over chunks of features
+            distances = xp.zeros((X.shape[0], Y.shape[0]), dtype=X.dtype, device=X.device)
+            for chunk in feature_chunks(xp, X, Y):
+                distances += xp.sum(xp.abs(X[:, None, chunk] - Y[None, :, chunk]), axis=2)
+        distances *= -self._gamma(X.shape[1])
+        return unary(xp, "exp", distances)
+
+    def _diag_device(self, xp, X):
+        return _ones_device(xp, X)
 
 
 def _pairwise_euclidean(X: Any, Y: Any, out: np.ndarray) -> None:
@@ -182,6 +222,16 @@ class StudentKernel(Kernel):
 
     def _diag(self, X):
         return np.full(X.shape[0], 1.0 / self.alpha, dtype=X.dtype)
+
+    _exact_diagonal = True
+
+    def _evaluate_device(self, xp, X, Y):
+        out = sq_dist_device(xp, X, Y)
+        out += float(self.alpha)
+        return 1.0 / out
+
+    def _diag_device(self, xp, X):
+        return _ones_device(xp, X, 1.0 / float(self.alpha))
 
     def spectral_density(self, n_features: int) -> SpectralDensity:
         return GaussianScaleMixtureDensity(self.alpha)
@@ -254,6 +304,22 @@ class MaternKernel(Kernel):
 
     def _diag(self, X):
         return np.ones(X.shape[0], dtype=X.dtype)
+
+    _exact_diagonal = True
+
+    def _evaluate_device(self, xp, X, Y):
+        root = {0.5: 1.0, 1.5: math.sqrt(3.0), 2.5: math.sqrt(5.0)}[self.nu]
+        scaled = xp.sqrt(sq_dist_device(xp, X, Y)) * (root / float(self.length_scale))  # c·r
+        decay = xp.exp(-scaled)
+        if self.nu == 0.5:
+            return decay
+        polynomial = 1.0 + scaled
+        if self.nu == 2.5:
+            polynomial += scaled * scaled / 3.0
+        return decay * polynomial
+
+    def _diag_device(self, xp, X):
+        return _ones_device(xp, X)
 
     def spectral_density(self, n_features: int) -> SpectralDensity:
         return MultivariateTDensity(2.0 * self.nu, self.length_scale)

@@ -16,6 +16,20 @@ A map implements three things only:
 Everything else — parameter validation, input validation at the boundary, the dtype policy
 (float32 in → float32 out, anything else → float64) — lives here once; blocks, threads and
 finiteness checks are the engine's (:mod:`kernelmaps._engine`).
+
+Any array library (scikit-learn's ``array_api_dispatch=True`` with a PyTorch, CuPy or
+``array_api_strict`` array): ``_fit`` runs as for NumPy — random parameters are drawn with
+NumPy's ``RandomState`` exactly as for NumPy input — and the arrays named in
+``_device_attributes`` are then moved to the input's device once. A map computes on the
+device with
+
+``_device_parameters(xp, device, dtype)``
+    the arrays its device transform needs, in that namespace, device and dtype (built once
+    at fit, or converted when a map fitted on NumPy transforms a device array);
+``_transform_block_device(xp, params, X_block, out)``
+    the features of a block as an array of the input's namespace — written into ``out``
+    (a view of the output) where the library allows, else returned (see
+    :func:`kernelmaps._array_api.run_blocks_device`).
 """
 
 from __future__ import annotations
@@ -23,6 +37,7 @@ from __future__ import annotations
 from numbers import Integral
 from typing import Any
 
+import array_api_compat
 import numpy as np
 from sklearn.base import (
     BaseEstimator,
@@ -34,17 +49,41 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from kernelmaps._array_api import (
+    check_same_placement,
+    is_device_array,
+    namespace_and_device,
+    on_device,
+)
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import run_blocks
 from kernelmaps._validation import validate_input
 
-__all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap"]
+__all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap", "place"]
 
 #: Constraints of the two parameters every randomised map shares (scikit-learn's names).
 RANDOM_MAP_CONSTRAINTS: dict = {
     "n_components": [Interval(Integral, 1, None, closed="left")],
     "random_state": ["random_state"],
 }
+
+
+def place(value: Any, xp: Any, device: Any, dtype: Any = None) -> Any:
+    """A fitted value in namespace ``xp`` on ``device``: arrays are moved (floating ones
+    cast to ``dtype``), parameter objects (projections) rebuilt from their moved arrays,
+    anything else returned as it is."""
+    if value is None or isinstance(value, (int, float, str)):
+        return value
+    if isinstance(value, np.ndarray) or array_api_compat.is_array_api_obj(value):
+        return on_device(value, xp, device, dtype)
+    if hasattr(value, "__dict__"):
+        return type(value)(**{name: place(item, xp, device, dtype)
+                              for name, item in vars(value).items()})
+    return value
+
+
+def _placement_key(xp: Any, device: Any, dtype: Any) -> tuple[str, str, str]:
+    return (xp.__name__, str(device), str(dtype))
 
 
 class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -82,6 +121,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     _accept_sparse: str | bool = "csr"
     #: ``n_jobs``-like attribute name that overrides the global thread setting, if any.
     _n_jobs_attr: str | None = None
+    #: Fitted arrays that live on the input's device after a fit on a device array.
+    _device_attributes: tuple[str, ...] = ()
 
     # ------------------------------------------------------------------ validation
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
@@ -100,6 +141,15 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     def _fit_validated(self, X: Any) -> None:
         random_state = check_random_state(getattr(self, "random_state", None))
         self._n_features_out = int(self._fit(X, random_state))
+        self._device_cache = None
+        if is_device_array(X):
+            xp, device = namespace_and_device(X)
+            for name in self._device_attributes:
+                if hasattr(self, name):  # some are fitted only for some parameters
+                    # The dtype NumPy's fit gives it (cast for computing, per transform).
+                    setattr(self, name, place(getattr(self, name), xp, device))
+            self._device_cache = (_placement_key(xp, device, X.dtype),
+                                  self._device_parameters(xp, device, X.dtype))
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any = None) -> FeatureMap:
@@ -162,6 +212,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         return self._transform_validated(X)
 
     def _transform_validated(self, X: Any) -> Any:
+        self._check_same_placement(X)
+        if is_device_array(X):
+            return self._transform_device(X)
         return run_blocks(
             X,
             n_out=self._n_out(X),
@@ -173,6 +226,38 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
             ),
             name=f"{type(self).__name__}.transform",
         )
+
+    # ------------------------------------------------------------------ on a device
+    def _transform_device(self, X: Any) -> Any:
+        xp, device = namespace_and_device(X)
+        cache = getattr(self, "_device_cache", None)
+        key = _placement_key(xp, device, X.dtype)
+        params = cache[1] if cache is not None and cache[0] == key \
+            else self._device_parameters(xp, device, X.dtype)
+        return run_blocks(
+            X,
+            n_out=self._n_out(X),
+            dtype=X.dtype,
+            block_fn=lambda X_block, out: self._transform_block_device(xp, params, X_block, out),
+            temp_bytes_per_row=self._block_temp_bytes_per_row(X.shape[1]),
+            name=f"{type(self).__name__}.transform",
+        )
+
+    def _check_same_placement(self, X: Any) -> None:
+        """scikit-learn's rule: transform's input uses the namespace and device fit saw."""
+        if not hasattr(self, "_device_cache"):
+            return  # never fitted (a stateless map transforms without fit)
+        cache = self._device_cache
+        check_same_placement(self, X, None if cache is None else cache[0][:2], "transform")
+
+    def _device_parameters(self, xp: Any, device: Any, dtype: Any) -> dict[str, Any]:
+        """The arrays the device transform needs (default: the ``_device_attributes``)."""
+        return {name: place(getattr(self, name), xp, device, dtype)
+                for name in self._device_attributes if hasattr(self, name)}
+
+    def _transform_block_device(self, xp: Any, params: dict[str, Any], X_block: Any,
+                                out: Any) -> Any:  # pragma: no cover
+        raise NotImplementedError
 
     def _n_out(self, X: Any) -> int:
         """Output dimension for ``X`` (fitted maps: fixed at fit time)."""
@@ -193,4 +278,5 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = bool(self._accept_sparse)
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.array_api_support = True
         return tags

@@ -5,6 +5,9 @@ arc-cosine and dot-product sketches) projects a row block with :func:`project_in
 for cosine features, finishes in place with :func:`cos_features_into` or
 :func:`cos_sin_into`. Projections with explicit weights are :class:`DenseProjection`;
 the structured ones (orthogonal, SORF, Fastfood) live in :mod:`kernelmaps.maps._structured`.
+
+On a device (array API dispatch) the same steps are :func:`cos_features_device` and
+:func:`cos_sin_device`, with each projection's ``project_device``.
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from kernelmaps._array_api import matmul, unary
 from kernelmaps._fastmath import cos_inplace
 from kernelmaps.kernels import SpectralDensity
 
 __all__ = [
     "DenseProjection",
     "cast_projection",
+    "cos_features_device",
     "cos_features_into",
+    "cos_sin_device",
     "cos_sin_into",
     "iid_projection",
     "project_into",
@@ -78,6 +84,10 @@ class DenseProjection:
     def project_into(self, X_block: Any, out: np.ndarray) -> None:
         project_into(X_block, self.weights.astype(out.dtype, copy=False), out)
 
+    def project_device(self, xp: Any, X_block: Any, out: Any = None, bias: Any = None) -> Any:
+        """``X_block @ weights (+ bias)`` on the device (one ``addmm`` into ``out``)."""
+        return matmul(xp, X_block, self.weights, out=out, bias=bias)
+
 
 
 def iid_projection(density: SpectralDensity, d: int, n_frequencies: int,
@@ -121,3 +131,20 @@ def cos_sin_into(projections: np.ndarray, scale: float, out: np.ndarray) -> None
         np.cos(projections, out=out[:, :n])
         np.sin(projections, out=out[:, n:])
     out *= scale
+
+
+def cos_features_device(xp: Any, projection: Any, X_block: Any, offset: Any, scale: float,
+                        out: Any) -> Any:
+    """``scale · cos(X_block W + offset)`` on the device: the projection with its offset
+    (PyTorch: one ``addmm`` into the output), an in-place cosine and an in-place scale."""
+    features = projection.project_device(xp, X_block, out=out, bias=offset)
+    features = unary(xp, "cos", features)
+    features *= scale
+    return features
+
+
+def cos_sin_device(xp: Any, projections: Any, scale: float) -> Any:
+    """``scale · [cos P, sin P]`` on the device (cosines in the first half)."""
+    features = xp.concat([xp.cos(projections), xp.sin(projections)], axis=1)
+    features *= scale
+    return features

@@ -34,6 +34,11 @@ NumPy + the BLAS NumPy already ships are this fast and release the GIL.
 
 Stages ping-pong between the array and a scratch buffer of the same shape, so no stage
 allocates; when the number of stages is odd, one final copy puts the result back.
+
+On a device (array API dispatch), :func:`fwht_device` runs the same radix stages as
+batched matrix products of the array's own library, and the structured projections
+transform all the Hadamard blocks of a row block at once (a device wants few large
+operations, not many cache-sized ones).
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg import hadamard
 
+from kernelmaps._array_api import on_device
 from kernelmaps.kernels import SpectralDensity
 from kernelmaps.kernels._base import dense_block
 from kernelmaps.maps._projection import DenseProjection, random_signs
@@ -54,6 +60,7 @@ __all__ = [
     "SORFProjection",
     "fastfood_projection",
     "fwht",
+    "fwht_device",
     "haar_orthogonal",
     "is_power_of_two",
     "next_power_of_two",
@@ -163,6 +170,44 @@ def fwht(x: np.ndarray, *, scratch: np.ndarray | None = None) -> np.ndarray:
 
 
 
+_device_hadamard: dict[tuple[str, str, str, int], Any] = {}
+
+
+def _hadamard_device(xp: Any, m: int, device: Any, dtype: Any) -> Any:
+    key = (xp.__name__, str(device), str(dtype), m)
+    if key not in _device_hadamard:  # a few KiB per (device, dtype, radix), kept for reuse
+        _device_hadamard[key] = on_device(hadamard(m).astype(np.float64), xp, device, dtype)
+    return _device_hadamard[key]
+
+
+def fwht_device(xp: Any, x: Any) -> Any:
+    r"""Unnormalised Walsh–Hadamard transform along the last axis, on ``x``'s device.
+
+    The radix-m stages of :func:`fwht` as (batched) matrix products of ``x``'s namespace;
+    returns a new array (the input is left unchanged).
+    """
+    d = x.shape[-1]
+    if not is_power_of_two(d):
+        raise ValueError(f"fwht needs a power-of-two length along the last axis; got {d}.")
+    shape = x.shape
+    post = 1
+    for m in radix_stages(d):
+        block = _hadamard_device(xp, m, x.device, x.dtype)
+        # Innermost axis: one GEMM; the axis of stride `post`: H_m times each (m, post) slab.
+        x = (xp.reshape(x, (-1, m)) @ block if post == 1
+             else block @ xp.reshape(x, (-1, m, post)))
+        post *= m
+    return xp.reshape(x, shape)
+
+
+def padded_device(xp: Any, X: Any, width: int) -> Any:
+    """Rows of ``X`` padded with zeros to ``width`` columns, on the device."""
+    if X.shape[1] == width:
+        return X
+    zeros = xp.zeros((X.shape[0], width - X.shape[1]), dtype=X.dtype, device=X.device)
+    return xp.concat([X, zeros], axis=1)
+
+
 # ======================================================================== structured maps
 def signed_padded_into(X_dense: np.ndarray, signs: np.ndarray, work: np.ndarray) -> None:
     """``work = pad(X) * signs`` row by row: the zero padding to d_pad, then a ±1 diagonal."""
@@ -210,6 +255,19 @@ class HadamardBlocks(ABC):
             result = self._block_into(X_dense, k, work, scratch)
             np.multiply(result, row_scale[columns], out=out[:, columns])
 
+    @abstractmethod
+    def _blocks_device(self, xp: Any, X_padded: Any) -> Any:
+        """Unscaled projections of every block, shape (rows, n_blocks, d_pad)."""
+
+    def project_device(self, xp: Any, X_block: Any, out: Any = None, bias: Any = None) -> Any:
+        """The projections of a row block on its device, all blocks at once."""
+        work = self._blocks_device(xp, padded_device(xp, X_block, self.block_size))
+        projections = xp.reshape(work, (X_block.shape[0], -1))
+        projections *= self.row_scale
+        if bias is not None:
+            projections += bias
+        return projections
+
 
 class SORFProjection(HadamardBlocks):
     r"""Structured orthogonal random features: :math:`\omega_i = r_i\,(HD_1HD_2HD_3)_i`.
@@ -237,6 +295,14 @@ class SORFProjection(HadamardBlocks):
         fwht(work, scratch=scratch)                    # H D₂ H D₃ x
         work *= signs[0]
         return fwht(work, scratch=scratch)             # H D₁ H D₂ H D₃ x
+
+    def _blocks_device(self, xp, X_padded):
+        signs = xp.astype(self.signs, X_padded.dtype)[None, ...]  # (1, n_blocks, 3, d_pad)
+        work = fwht_device(xp, X_padded[:, None, :] * signs[:, :, 2, :])    # H D₃ x
+        work *= signs[:, :, 1, :]
+        work = fwht_device(xp, work)                                        # H D₂ H D₃ x
+        work *= signs[:, :, 0, :]
+        return fwht_device(xp, work)                                        # H D₁ H D₂ H D₃ x
 
 
 class FastfoodProjection(HadamardBlocks):
@@ -271,6 +337,18 @@ class FastfoodProjection(HadamardBlocks):
         np.take(work, self.permutation[k], axis=1, out=scratch, mode="clip")              # Π…
         scratch *= self.gaussian[k].astype(work.dtype, copy=False)                         # G…
         return fwht(scratch, scratch=work)                                                 # H…
+
+    def _blocks_device(self, xp, X_padded):
+        n_blocks, d_pad = self.signs.shape
+        signs = xp.astype(self.signs, X_padded.dtype)
+        work = fwht_device(xp, X_padded[:, None, :] * signs[None, ...])    # H B x
+        # Π per block as one gather over the flattened blocks: column k·d_pad + π_k(i).
+        offsets = xp.arange(0, n_blocks * d_pad, d_pad, device=X_padded.device)
+        gather = xp.reshape(xp.astype(self.permutation, offsets.dtype) + offsets[:, None], (-1,))
+        work = xp.take(xp.reshape(work, (X_padded.shape[0], -1)), gather, axis=1)
+        work = xp.reshape(work, (X_padded.shape[0], n_blocks, d_pad))
+        work *= self.gaussian                                              # G Π H B x
+        return fwht_device(xp, work)                                       # H G Π H B x
 
 
 def haar_orthogonal(d: int, random_state: np.random.RandomState) -> np.ndarray:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from sklearn.utils._param_validation import Options
 
+from kernelmaps._array_api import host_dtype, matmul
 from kernelmaps.kernels import resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._projection import project_into
@@ -108,7 +109,7 @@ class ArcCosineSampler(FeatureMap):
         self.kernel_ = resolve_kernel("arccos", kernel_params={"degree": int(self.degree)},
                                       owner="ArcCosineSampler")
         weights = random_state.normal(size=(X.shape[1], self.n_components))
-        self.random_weights_ = weights.astype(X.dtype, copy=False)
+        self.random_weights_ = weights.astype(host_dtype(X), copy=False)
         self.n_features_out_ = self.n_components
         return self.n_components
 
@@ -116,3 +117,16 @@ class ArcCosineSampler(FeatureMap):
         project_into(X_block, self.random_weights_.astype(out.dtype, copy=False), out)
         _ACTIVATIONS[int(self.degree)](out)
         out *= np.sqrt(2.0 / self.n_components)
+
+    _device_attributes = ("random_weights_",)
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        projections = matmul(xp, X_block, params["random_weights_"], out=out)
+        if self.degree == 0:
+            units = xp.astype(projections > 0, projections.dtype)
+        else:
+            units = xp.clip(projections, min=0.0)
+            if self.degree == 2:
+                units *= units
+        units *= float(np.sqrt(2.0 / self.n_components))
+        return units

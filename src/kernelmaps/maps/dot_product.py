@@ -15,10 +15,11 @@ import scipy.sparse as sp
 from scipy.special import comb, gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from kernelmaps._array_api import host_dtype, matmul
 from kernelmaps.kernels import resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._projection import project_into
-from kernelmaps.maps._structured import fwht, next_power_of_two
+from kernelmaps.maps._structured import fwht, fwht_device, next_power_of_two, padded_device
 
 __all__ = ["RandomMaclaurin", "TensorSRHT"]
 
@@ -174,7 +175,7 @@ class RandomMaclaurin(FeatureMap):
         self.feature_scale_ = np.sqrt(coefficients / (probabilities[by_order]
                                                       * self.n_components))
         weights = 2.0 * random_state.randint(0, 2, size=(X.shape[1], self.orders_.sum())) - 1.0
-        self.random_weights_ = weights.astype(X.dtype)
+        self.random_weights_ = weights.astype(host_dtype(X))
         # (order, number of features) runs, in the column order of random_weights_.
         values, counts = np.unique(self.orders_, return_counts=True)
         self._order_runs = [(int(v), int(c)) for v, c in zip(values, counts, strict=True)]
@@ -182,7 +183,7 @@ class RandomMaclaurin(FeatureMap):
         return self.n_components
 
     def _block_temp_bytes_per_row(self, n_features):
-        return 8 * int(self.orders_.sum())
+        return 8 * int(self.random_weights_.shape[1])  # = Σ orders
 
     def _transform_block(self, X_block, out):
         rows = out.shape[0]
@@ -199,6 +200,24 @@ class RandomMaclaurin(FeatureMap):
             column += order * count
             feature += count
         out *= self.feature_scale_.astype(out.dtype, copy=False)
+
+    _device_attributes = ("orders_", "random_weights_", "feature_scale_")
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        rows = X_block.shape[0]
+        projections = matmul(xp, X_block, params["random_weights_"])
+        features, column = [], 0
+        for order, count in self._order_runs:
+            if order == 0:
+                features.append(xp.ones((rows, count), dtype=X_block.dtype,
+                                        device=X_block.device))
+            else:
+                group = projections[:, column:column + order * count]
+                features.append(xp.prod(xp.reshape(group, (rows, count, order)), axis=2))
+            column += order * count
+        result = xp.concat(features, axis=1)
+        result *= params["feature_scale_"]
+        return result
 
 
 class TensorSRHT(FeatureMap):
@@ -334,3 +353,28 @@ class TensorSRHT(FeatureMap):
             if j > 0:
                 out *= gathered
         out *= 1.0 / np.sqrt(self.n_components)
+
+    _device_attributes = ("signs_", "indices_")
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        rows = X_block.shape[0]
+        d_pad = self.signs_.shape[1]
+        augmented = X_block * float(np.sqrt(self.gamma))
+        if self.coef0 != 0:
+            constant = xp.full((rows, 1), float(np.sqrt(self.coef0)), dtype=X_block.dtype,
+                               device=X_block.device)
+            augmented = xp.concat([augmented, constant], axis=1)
+        augmented = padded_device(xp, augmented, d_pad)
+        signs = xp.astype(params["signs_"], X_block.dtype)
+        # All p transforms H D_j x̃ at once, then one gather of every sampled coordinate:
+        # column j·d_pad + r_ji of the flattened (rows, p·d_pad) transforms.
+        transformed = xp.reshape(fwht_device(xp, augmented[:, None, :] * signs[None, ...]),
+                                 (rows, -1))
+        indices = params["indices_"]
+        offsets = xp.arange(0, self.degree * d_pad, d_pad, device=X_block.device)
+        gather = xp.reshape(xp.astype(indices, offsets.dtype) + offsets[:, None], (-1,))
+        sampled = xp.reshape(xp.take(transformed, gather, axis=1),
+                             (rows, self.degree, self.n_components))
+        result = xp.prod(sampled, axis=1)
+        result *= float(1.0 / np.sqrt(self.n_components))
+        return result

@@ -17,11 +17,15 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from kernelmaps._array_api import host_dtype, is_device_array, namespace_and_device
 from kernelmaps.kernels import KERNELS, Kernel, SpectralDensity, resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._projection import (
+    DenseProjection,
     cast_projection,
+    cos_features_device,
     cos_features_into,
+    cos_sin_device,
     cos_sin_into,
     iid_projection,
     project_into,
@@ -113,7 +117,7 @@ class RBFSampler(FeatureMap):
         n_features = X.shape[1]
         if isinstance(self.gamma, str):  # 'scale'
             sparse = sp.issparse(X)
-            variance = X.multiply(X).mean() - X.mean() ** 2 if sparse else X.var()
+            variance = X.multiply(X).mean() - X.mean() ** 2 if sparse else _variance(X)
             self._gamma = 1.0 / (n_features * variance) if variance != 0 else 1.0
         else:
             self._gamma = self.gamma
@@ -123,7 +127,7 @@ class RBFSampler(FeatureMap):
             size=(n_features, self.n_components)
         )
         self.random_offset_ = random_state.uniform(0, 2 * np.pi, size=self.n_components)
-        if X.dtype == np.float32:
+        if host_dtype(X) == np.float32:
             self.random_weights_ = self.random_weights_.astype(np.float32)
             self.random_offset_ = self.random_offset_.astype(np.float32)
         return self.n_components
@@ -131,6 +135,21 @@ class RBFSampler(FeatureMap):
     def _transform_block(self, X_block, out):
         cos_features_into(project_into, X_block, self.random_weights_, self.random_offset_,
                           (2.0 / self.n_components) ** 0.5, out)
+
+    _device_attributes = ("random_weights_", "random_offset_")
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        return cos_features_device(xp, DenseProjection(params["random_weights_"]), X_block,
+                                   params["random_offset_"], (2.0 / self.n_components) ** 0.5,
+                                   out)
+
+
+def _variance(X: Any) -> float:
+    """The variance of every entry of a dense NumPy or device array (``gamma='scale'``)."""
+    if is_device_array(X):
+        xp, _ = namespace_and_device(X)
+        return float(xp.var(X))
+    return X.var()
 
 
 # =========================================================================== the RFF engine
@@ -393,7 +412,7 @@ class RandomFourierFeatures(FeatureMap):
         if self.output == "cos_offset":
             self.random_offset_ = random_state.uniform(0, 2 * np.pi, size=self.n_frequencies_)
         self._kernel_scale = float(density.scale)
-        if X.dtype == np.float32:
+        if host_dtype(X) == np.float32:
             projection = cast_projection(projection, np.dtype(np.float32))
             if self.random_offset_ is not None:
                 self.random_offset_ = self.random_offset_.astype(np.float32)
@@ -418,3 +437,14 @@ class RandomFourierFeatures(FeatureMap):
         projections = np.empty((out.shape[0], self.n_frequencies_), dtype=out.dtype)
         self.projection_.project_into(X_block, projections)
         cos_sin_into(projections, np.sqrt(self._kernel_scale / self.n_frequencies_), out)
+
+    _device_attributes = ("projection_", "random_offset_")
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        projection = params["projection_"]
+        if self.output == "cos_offset":
+            return cos_features_device(
+                xp, projection, X_block, params["random_offset_"],
+                float(np.sqrt(2.0 * self._kernel_scale / self.n_frequencies_)), out)
+        return cos_sin_device(xp, projection.project_device(xp, X_block),
+                              float(np.sqrt(self._kernel_scale / self.n_frequencies_)))

@@ -16,11 +16,17 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from kernelmaps._array_api import host_dtype, min_value
 from kernelmaps._engine import sparse_container_like
 from kernelmaps._fastmath import cos_inplace
 from kernelmaps.kernels import resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
-from kernelmaps.maps._projection import cos_features_into, project_into
+from kernelmaps.maps._projection import (
+    DenseProjection,
+    cos_features_device,
+    cos_features_into,
+    project_into,
+)
 
 __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]
 
@@ -106,8 +112,7 @@ class AdditiveChi2Sampler(FeatureMap):
         return _DEFAULT_INTERVALS[self.sample_steps]
 
     def _check_X_values(self, X):
-        values = X.data if sp.issparse(X) else X
-        if values.size and values.min() < 0:
+        if min_value(X) < 0:
             raise ValueError(
                 f"Negative values in data passed to X in {type(self).__name__}: the additive "
                 "chi² kernel is defined for non-negative data such as histograms. Shift or "
@@ -181,6 +186,20 @@ class AdditiveChi2Sampler(FeatureMap):
         n_features = X_block.shape[1]
         for k, part in enumerate(self._steps(X_block, self._resolved_interval())):
             out[:, k * n_features:(k + 1) * n_features] = part
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        # The same 2n − 1 blocks as _steps, in the input's namespace (sin directly).
+        interval = self._resolved_interval()
+        parts = [xp.sqrt(X_block * interval)]
+        if self.sample_steps > 1:
+            positive = X_block > 0
+            log_step = xp.log(xp.where(positive, X_block, xp.ones_like(X_block))) * interval
+            step = 2 * X_block * interval
+            for j in range(1, self.sample_steps):
+                factor = xp.sqrt(step / math.cosh(math.pi * j * interval))
+                angle = j * log_step
+                parts += [xp.cos(angle) * factor, xp.sin(angle) * factor]
+        return xp.concat(parts, axis=1)
 
     def _transform_sparse(self, X, interval):
         X = sp.csr_array(X)
@@ -302,12 +321,13 @@ class SkewedChi2Sampler(FeatureMap):
         uniform = random_state.uniform(size=(n_features, self.n_components))
         self.random_weights_ = 1.0 / np.pi * np.log(np.tan(np.pi / 2.0 * uniform))
         self.random_offset_ = random_state.uniform(0, 2 * np.pi, size=self.n_components)
-        if X.dtype == np.float32:
+        if host_dtype(X) == np.float32:
             self.random_weights_ = self.random_weights_.astype(np.float32)
             self.random_offset_ = self.random_offset_.astype(np.float32)
         if self.skewedness > 0:
             # Offset of the sparse path: b + log(c)·1ᵀW (see the class docstring).
-            self._sparse_offset = self.random_offset_ + np.log(self.skewedness) * (
+            # (math.log: a Python float keeps float32 parameters float32.)
+            self._sparse_offset = self.random_offset_ + math.log(self.skewedness) * (
                 self.random_weights_.sum(axis=0))
         return self.n_components
 
@@ -331,9 +351,10 @@ class SkewedChi2Sampler(FeatureMap):
                 )
         else:
             values = X
-        if values.size and values.min() <= -c:
+        smallest = min_value(values)
+        if smallest <= -c:
             raise ValueError(
-                f"X may not contain entries smaller than -skewedness: found {values.min()!r} "
+                f"X may not contain entries smaller than -skewedness: found {smallest!r} "
                 f"<= -skewedness = {-c!r}. The skewed chi² kernel is defined for x > "
                 "-skewedness; increase skewedness or shift the data."
             )
@@ -354,3 +375,11 @@ class SkewedChi2Sampler(FeatureMap):
         np.log(shifted, out=shifted)
         cos_features_into(project_into, shifted, self.random_weights_, self.random_offset_,
                           scale, out)
+
+    _device_attributes = ("random_weights_", "random_offset_", "_sparse_offset")
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        return cos_features_device(
+            xp, DenseProjection(params["random_weights_"]),
+            xp.log(X_block + float(self.skewedness)), params["random_offset_"],
+            math.sqrt(2.0) / math.sqrt(self.n_components), out)

@@ -12,6 +12,14 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
+from kernelmaps._array_api import (
+    float_dtypes,
+    is_device_array,
+    matmul,
+    namespace_and_device,
+    on_device,
+    to_numpy,
+)
 from kernelmaps._engine import FLOAT_DTYPES, scratch_buffer
 from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, resolve_kernel
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
@@ -51,10 +59,49 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "sym
       (projection onto the PSD cone) and an :class:`IndefiniteKernelWarning` reports the
       negative eigenvalue mass. scikit-learn silently uses :math:`|\lambda|` instead.
     """
+    if is_device_array(K):
+        return _inverse_sqrt_psd_device(K, name=name, basis=basis, eigen_tol=eigen_tol)
     K64 = np.asarray(K, dtype=np.float64)
     K64 = 0.5 * (K64 + K64.T)
     eigenvalues, eigenvectors = scipy.linalg.eigh(K64, check_finite=False)
-    m = K64.shape[0]
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
+    scale, order = _eigen_scaling(eigenvalues, name, eigen_tol, stacklevel=4)
+    if basis == "symmetric":
+        return (eigenvectors * scale) @ eigenvectors.T
+    vectors = eigenvectors[:, order]
+    peaks = np.abs(vectors).argmax(axis=0)
+    vectors *= np.sign(vectors[peaks, np.arange(order.size)])
+    return (vectors * scale[order]).T
+
+
+def _inverse_sqrt_psd_device(K: Any, *, name: str, basis: str,
+                             eigen_tol: float | None) -> Any:
+    """:func:`inverse_sqrt_psd` on ``K``'s device: the eigendecomposition there (in
+    float64 where the device has it), the eigenvalue decisions on the m eigenvalues."""
+    xp, device = namespace_and_device(K)
+    K64 = xp.astype(K, float_dtypes(xp, device)[0])
+    eigenvalues, eigenvectors = xp.linalg.eigh(0.5 * (K64 + K64.T))
+    if basis not in BASES:
+        raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
+    scale, order = _eigen_scaling(to_numpy(eigenvalues).astype(np.float64), name, eigen_tol,
+                                  stacklevel=5)
+    scale = on_device(scale, xp, device, eigenvectors.dtype)
+    if basis == "symmetric":
+        return (eigenvectors * scale) @ eigenvectors.T
+    order = on_device(order, xp, device)
+    vectors = xp.take(eigenvectors, order, axis=1)
+    peaks = xp.argmax(xp.abs(vectors), axis=0)
+    vectors *= xp.sign(xp.take_along_axis(vectors, peaks[None, :], axis=0))
+    return (vectors * xp.take(scale, order)).T
+
+
+def _eigen_scaling(eigenvalues: np.ndarray, name: str, eigen_tol: float | None, *,
+                   stacklevel: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(scale, order)``: λ^{-1/2} for the retained eigenvalues (0 for the others) and the
+    retained ones' positions, largest first; warns about negative mass (see
+    :func:`inverse_sqrt_psd`)."""
+    m = eigenvalues.shape[0]
     largest = max(float(np.abs(eigenvalues).max(initial=0.0)), np.finfo(np.float64).tiny)
     rounding = m * np.finfo(np.float64).eps * largest
     negative = eigenvalues < -rounding
@@ -67,21 +114,14 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "sym
             "(sum of |eigenvalues|). Their directions are dropped (projection onto the PSD "
             "cone). The kernel is not a Mercer kernel on this data; prefer a PSD kernel.",
             IndefiniteKernelWarning,
-            stacklevel=3,
+            stacklevel=stacklevel,
         )
     threshold = rounding if eigen_tol is None else eigen_tol * largest
     keep = eigenvalues > threshold
     scale = np.zeros_like(eigenvalues)
     scale[keep] = 1.0 / np.sqrt(np.maximum(eigenvalues[keep], _EIGEN_FLOOR))
-    if basis == "symmetric":
-        return (eigenvectors * scale) @ eigenvectors.T
-    if basis != "eigen":
-        raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
     order = np.flatnonzero(keep)[::-1]  # eigh sorts ascending; features go largest first
-    vectors = eigenvectors[:, order]
-    peaks = np.abs(vectors).argmax(axis=0)
-    vectors *= np.sign(vectors[peaks, np.arange(order.size)])
-    return (vectors * scale[order]).T
+    return scale, order
 
 
 class Nystroem(FeatureMap):
@@ -278,7 +318,7 @@ class Nystroem(FeatureMap):
         except ValueError as error:
             if "non-finite" not in str(error):
                 raise
-            return np.full((basis.shape[0],) * 2, np.nan)
+            return None
 
     # -- landmarks ----------------------------------------------------------------
     def _choose_landmarks(self, X: Any, random_state: np.random.RandomState
@@ -313,7 +353,9 @@ class Nystroem(FeatureMap):
                 "kernel='precomputed' gives only the training kernel matrix. Pass a kernel, "
                 "or a strategy name ('uniform', 'leverage', 'renyi') to pick training rows."
             )
-        points = check_array(self.landmarks, accept_sparse="csr", dtype=list(FLOAT_DTYPES),
+        landmarks = to_numpy(self.landmarks) if is_device_array(self.landmarks) \
+            else self.landmarks  # validated on the host (small), then moved to X's device
+        points = check_array(landmarks, accept_sparse="csr", dtype=list(FLOAT_DTYPES),
                              ensure_all_finite=False, ensure_min_samples=0,
                              input_name="landmarks")
         if points.shape[0] == 0:
@@ -336,6 +378,10 @@ class Nystroem(FeatureMap):
                 f"landmarks contains negative values, but the {kernel.name} kernel is "
                 "defined for non-negative data (histograms); give non-negative points."
             )
+        if is_device_array(X):
+            xp, device = namespace_and_device(X)
+            return on_device(points.toarray() if sp.issparse(points) else points, xp,
+                             device, X.dtype)
         return points.astype(X.dtype, copy=False)
 
     # -- fit / transform ----------------------------------------------------------
@@ -352,8 +398,7 @@ class Nystroem(FeatureMap):
             # Precomputed: the landmarks' rows of K, against the landmarks' own columns.
             basis_kernel = self.kernel_.evaluate(basis, indices) if precomputed \
                 else self._symmetric_kernel(basis)
-        basis_kernel = np.asarray(basis_kernel)
-        if not np.isfinite(basis_kernel).all():
+        if basis_kernel is None or not _all_finite(basis_kernel):
             raise ValueError(
                 f"The kernel {self.kernel!r} produced non-finite values on the landmarks "
                 "(e.g. a polynomial kernel with a non-integer degree on negative inner "
@@ -368,8 +413,11 @@ class Nystroem(FeatureMap):
                 "(it is numerically zero), so basis='eigen' has no feature. Check the kernel "
                 "and its parameters, or lower eigen_tol."
             )
-        self.normalization_ = normalization.astype(
-            np.float32 if X.dtype == np.float32 else np.float64, copy=False)
+        if is_device_array(X):
+            self.normalization_ = namespace_and_device(X)[0].astype(normalization, X.dtype)
+        else:
+            self.normalization_ = normalization.astype(
+                np.float32 if X.dtype == np.float32 else np.float64, copy=False)
         self.components_ = basis
         if indices is None:
             # k-means centres and given points are not training rows: no stale indices
@@ -391,3 +439,21 @@ class Nystroem(FeatureMap):
             self.kernel_._result_dtype(X_block, self.components_))
         self.kernel_.evaluate_into(X_block, columns, embedded)
         np.matmul(embedded, self.normalization_.T, out=out)
+
+    _device_attributes = ("components_", "normalization_")
+
+    def _device_parameters(self, xp, device, dtype):
+        columns = self.component_indices_ if self._is_precomputed() else self.components_
+        return {"columns": on_device(columns, xp, device, dtype),
+                "normalization": on_device(self.normalization_, xp, device, dtype)}
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        embedded = self.kernel_.evaluate(X_block, params["columns"])
+        return matmul(xp, embedded, params["normalization"].T, out=out)
+
+
+def _all_finite(K: Any) -> bool:
+    if is_device_array(K):
+        xp, _ = namespace_and_device(K)
+        return bool(xp.all(xp.isfinite(K)))
+    return bool(np.isfinite(np.asarray(K)).all())

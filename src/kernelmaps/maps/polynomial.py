@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
+from kernelmaps._array_api import host_dtype, matmul, on_device
 from kernelmaps._engine import scratch_buffer
 from kernelmaps.kernels import resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
@@ -198,6 +199,27 @@ class PolynomialCountSketch(FeatureMap):
             product *= spectra[:, j]
         np.fft.irfft(product, n=D, axis=1, out=out)
 
+    _device_attributes = ("indexHash_", "bitHash_", "_constant_sketch")
+
+    def _device_parameters(self, xp, device, dtype):
+        # On a device the Count Sketches are one dense product X @ H (H has one non-zero
+        # per row and degree, d × degree·D: a GEMM beats scatters there), then the FFTs of
+        # the namespace's fft extension.
+        return {**super()._device_parameters(xp, device, dtype),
+                "hash_matrix": on_device(self._hash_matrix.toarray(), xp, device, dtype),
+                "constant_sketch": on_device(self._constant_sketch, xp, device, dtype)}
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        D, degree = self.n_components, self.degree
+        sketches = matmul(xp, X_block, params["hash_matrix"], bias=params["constant_sketch"])
+        if degree == 1:
+            return sketches
+        spectra = xp.fft.rfft(xp.reshape(sketches, (X_block.shape[0], degree, D)), axis=-1)
+        product = spectra[:, 0, :]
+        for j in range(1, degree):
+            product *= spectra[:, j, :]
+        return xp.fft.irfft(product, n=D, axis=-1)
+
 
 def _monomial_plan(n_variables: int, degree: int) -> tuple[list[tuple[np.ndarray, np.ndarray]],
                                                              np.ndarray]:
@@ -304,7 +326,7 @@ class PolynomialKernelMap(FeatureMap):
                                       coef0=float(self.coef0), owner="PolynomialKernelMap")
         n_variables = X.shape[1] + (self.coef0 != 0)
         n_out = comb(n_variables + self.degree - 1, self.degree)
-        itemsize = X.dtype.itemsize
+        itemsize = host_dtype(X).itemsize
         needed = n_out * max(1, X.shape[0]) * itemsize
         if needed > self.max_bytes:
             raise ValueError(
@@ -354,6 +376,24 @@ class PolynomialKernelMap(FeatureMap):
         for parents, factor_index in self._plan:
             level = level[:, parents] * variables[:, factor_index]
         np.multiply(level, self._coefficients.astype(out.dtype, copy=False), out=out)
+
+    _device_attributes = ("_coefficients",)
+
+    def _device_parameters(self, xp, device, dtype):
+        return {"plan": [(on_device(parents, xp, device), on_device(factors, xp, device))
+                         for parents, factors in self._plan],
+                "coefficients": on_device(self._coefficients, xp, device, dtype)}
+
+    def _transform_block_device(self, xp, params, X_block, out):
+        variables = X_block * float(np.sqrt(self.gamma))
+        if self.coef0 != 0:
+            constant = xp.full((X_block.shape[0], 1), float(np.sqrt(self.coef0)),
+                               dtype=X_block.dtype, device=X_block.device)
+            variables = xp.concat([variables, constant], axis=1)
+        level = variables
+        for parents, factor_index in params["plan"]:
+            level = xp.take(level, parents, axis=1) * xp.take(variables, factor_index, axis=1)
+        return level * params["coefficients"]
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """Names like ``x0^2 x1`` (the monomial), with ``1`` standing for √coef0.

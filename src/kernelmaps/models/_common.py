@@ -4,6 +4,11 @@ Every model resolves its kernel once in ``fit`` (:func:`fit_kernel`, the one res
 :mod:`kernelmaps.kernels` with scikit-learn's ``KernelRidge`` rules) and keeps it as
 ``kernel_``; every kernel value then comes from that object. Centres are chosen by
 :func:`kernelmaps.landmarks.select_landmarks` (:func:`select_centres`).
+
+On an array of another library (scikit-learn's ``array_api_dispatch``) the models compute
+in its namespace and on its device; :func:`float64_like` and :func:`as_float64` give the
+"float64 where the device has it" dtype there, :func:`check_fitted_placement` enforces
+scikit-learn's rule that prediction input uses fit's namespace and device.
 """
 
 from __future__ import annotations
@@ -15,15 +20,26 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from kernelmaps._array_api import (
+    array_placement,
+    check_same_placement,
+    float_dtypes,
+    is_device_array,
+    namespace_and_device,
+    on_device,
+)
 from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, resolve_kernel
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 
 __all__ = [
     "KERNEL_PARAMETER_CONSTRAINTS",
     "LANDMARK_PARAMETER_CONSTRAINTS",
+    "as_float64",
     "centre_gram",
+    "check_fitted_placement",
     "expansion_points",
     "fit_kernel",
+    "float64_like",
     "kernel_columns",
     "select_centres",
 ]
@@ -97,6 +113,30 @@ def centre_gram(kernel: Kernel, rows: Any, columns: Any) -> np.ndarray:
     :func:`kernel_columns` gave; when they are the same points the evaluation is the
     symmetric one, which makes the diagonal of distance kernels exact.
     """
-    rows64 = rows.astype(np.float64)
+    rows64 = as_float64(rows, rows)
     values = kernel(rows64) if columns is rows else kernel(rows64, columns)
+    return as_float64(values, rows)
+
+
+def float64_like(X: Any) -> Any:
+    """float64 in ``X``'s namespace — float32 on a device without float64."""
+    if is_device_array(X):
+        return float_dtypes(*namespace_and_device(X))[0]
+    return np.float64
+
+
+def as_float64(values: Any, X: Any) -> Any:
+    """``values`` as :func:`float64_like` ``X``, in ``X``'s namespace and on its device
+    (NumPy: ``np.asarray(values, dtype=np.float64)``; sparse matrices stay sparse)."""
+    if is_device_array(X):
+        xp, device = namespace_and_device(X)
+        return xp.astype(on_device(values, xp, device), float64_like(X), copy=False)
+    if hasattr(values, "astype") and not isinstance(values, np.ndarray):  # sparse
+        return values.astype(np.float64)
     return np.asarray(values, dtype=np.float64)
+
+
+def check_fitted_placement(estimator: Any, X: Any, fitted: Any, method: str) -> None:
+    """Refuse ``X`` in another namespace or on another device than the fitted array
+    ``fitted`` (scikit-learn's rule for array API inputs)."""
+    check_same_placement(estimator, X, array_placement(fitted), method)

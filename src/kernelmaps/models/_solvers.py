@@ -22,6 +22,12 @@ over the data, and this module does the rest in :math:`O(M^2)` memory.
 
 The small systems are solved in float64 whatever the dtype of the kernel blocks.
 
+On an array of another library (array API dispatch) the whole solve stays on its device:
+:func:`conjugate_gradient` is written in the array API, and
+:class:`DeviceFalkonPreconditioner` factors with the namespace's Cholesky and applies the
+factors by triangular solves (PyTorch) or by their inverses, computed once (libraries whose
+namespace has no triangular solve).
+
 References
 ----------
 A. Rudi, L. Carratino and L. Rosasco, "FALKON: An optimal large scale kernel method",
@@ -34,11 +40,15 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+import array_api_compat
 import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
+from kernelmaps._array_api import is_device_array, namespace_and_device
+
 __all__ = [
+    "DeviceFalkonPreconditioner",
     "FalkonPreconditioner",
     "cholesky_with_jitter",
     "conjugate_gradient",
@@ -98,25 +108,33 @@ def conjugate_gradient(operator: Callable[[np.ndarray], np.ndarray], b: np.ndarr
     converged : bool
         Whether every column reached the tolerance.
     """
-    x = np.zeros_like(b)
-    residual = b.copy()
-    direction = residual.copy()
-    rs_old = np.einsum("ij,ij->j", residual, residual)
-    threshold = (tol ** 2) * np.maximum(rs_old, np.finfo(np.float64).tiny)
+    xp = array_api_compat.array_namespace(b)  # NumPy, or the device's namespace
+    x = xp.zeros_like(b)
+    residual = xp.asarray(b, copy=True)
+    direction = xp.asarray(residual, copy=True)
+    rs_old = _column_dots(xp, residual, residual)
+    threshold = (tol ** 2) * xp.clip(rs_old, min=float(xp.finfo(b.dtype).smallest_normal))
     for iterations in range(max_iter):
         active = rs_old > threshold
-        if not active.any():
+        if not bool(xp.any(active)):
             return x, iterations, True
         H_direction = operator(direction)
-        curvature = np.einsum("ij,ij->j", direction, H_direction)
-        step = np.where(active, rs_old / np.where(curvature > 0, curvature, 1.0), 0.0)
+        curvature = _column_dots(xp, direction, H_direction)
+        step = xp.where(active, rs_old / xp.where(curvature > 0, curvature, 1.0), 0.0)
         x += direction * step
         residual -= H_direction * step
-        rs_new = np.einsum("ij,ij->j", residual, residual)
-        direction = residual + direction * np.where(active, rs_new / np.where(rs_old > 0,
+        rs_new = _column_dots(xp, residual, residual)
+        direction = residual + direction * xp.where(active, rs_new / xp.where(rs_old > 0,
                                                                               rs_old, 1.0), 0.0)
         rs_old = rs_new
-    return x, max_iter, bool(np.all(rs_old <= threshold))
+    return x, max_iter, bool(xp.all(rs_old <= threshold))
+
+
+def _column_dots(xp, a, b):
+    """Column-wise dot products (one per right-hand side)."""
+    if isinstance(a, np.ndarray):
+        return np.einsum("ij,ij->j", a, b)
+    return xp.sum(a * b, axis=0)
 
 
 class FalkonPreconditioner:
@@ -198,7 +216,8 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
     iterations : int
         CG iterations (data passes) run.
     """
-    preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight)
+    kind = DeviceFalkonPreconditioner if is_device_array(K_MM) else FalkonPreconditioner
+    preconditioner = kind(K_MM, alpha, total_weight)
     B, Bt = preconditioner.apply, preconditioner.apply_transpose
 
     def operator(V: np.ndarray) -> np.ndarray:
@@ -212,3 +231,63 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
                       "iterations; increase max_iter or alpha, or loosen tol.",
                       ConvergenceWarning, stacklevel=3)
     return B(gamma), iterations
+
+
+# ----------------------------------------------------------------------------- on a device
+def _cholesky_with_jitter_device(xp, matrix, jitter: float):
+    """:func:`cholesky_with_jitter` in ``matrix``'s namespace (upper factor R, RᵀR)."""
+    _, device = namespace_and_device(matrix)
+    identity = xp.eye(matrix.shape[0], dtype=matrix.dtype, device=device)
+    for _ in range(_JITTER_ATTEMPTS):
+        try:
+            factor = xp.linalg.cholesky(matrix + jitter * identity, upper=True)
+        except (RuntimeError, ValueError, np.linalg.LinAlgError):  # not positive definite
+            factor = None
+        # Some libraries (CuPy) return NaNs instead of raising: check the diagonal.
+        if factor is not None and bool(xp.all(xp.isfinite(xp.linalg.diagonal(factor)))):
+            return factor
+        jitter = max(jitter * 100, 1e-12)
+    raise ValueError("The centre kernel matrix is not positive definite even with jitter: the "
+                     "kernel is probably not PSD (see kernelmaps.check_mercer).")
+
+
+class _UpperTriangular:
+    """Solves with an upper-triangular factor R on its device: ``R⁻¹V`` and ``R⁻ᵀV``.
+
+    PyTorch has triangular solves; the array API standard does not, so other libraries use
+    R⁻¹, computed once (O(M³), like the factorisation) and applied by matrix products.
+    """
+
+    def __init__(self, xp, R) -> None:
+        self.xp, self.R = xp, R
+        self.inverse = None if array_api_compat.is_torch_array(R) else xp.linalg.inv(R)
+
+    def solve(self, V, *, transpose: bool = False):
+        if self.inverse is not None:
+            return (self.inverse.T if transpose else self.inverse) @ V
+        import torch  # only reached with torch tensors
+
+        R = self.R.mT if transpose else self.R
+        return torch.linalg.solve_triangular(R, V, upper=not transpose)
+
+
+class DeviceFalkonPreconditioner:
+    """:class:`FalkonPreconditioner` with its factors on ``K_MM``'s device (same algebra)."""
+
+    def __init__(self, K_MM, alpha: float, total_weight: float) -> None:
+        xp, _ = namespace_and_device(K_MM)
+        M = K_MM.shape[0]
+        trace = float(xp.sum(xp.linalg.diagonal(K_MM)))
+        # A Python float: a NumPy scalar would turn a CPU array into a NumPy array.
+        jitter = float(M * np.finfo(np.float64).eps * max(trace / M, 1e-300))
+        T = _cholesky_with_jitter_device(xp, K_MM, jitter)
+        A = _cholesky_with_jitter_device(xp, T @ T.T, alpha * M / total_weight)
+        self.T, self.A = _UpperTriangular(xp, T), _UpperTriangular(xp, A)
+
+    def apply(self, V):
+        """:math:`BV = T^{-1}A^{-1}V`."""
+        return self.T.solve(self.A.solve(V))
+
+    def apply_transpose(self, V):
+        """:math:`B^\\top V = A^{-\\top}T^{-\\top}V`."""
+        return self.A.solve(self.T.solve(V, transpose=True), transpose=True)

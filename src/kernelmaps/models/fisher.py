@@ -5,6 +5,7 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any
 
+import array_api_compat
 import numpy as np
 import scipy.linalg
 import scipy.special
@@ -20,10 +21,19 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
+from kernelmaps._array_api import (
+    array_placement,
+    is_device_array,
+    namespace_and_device,
+    on_device,
+    to_numpy,
+)
 from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
+    as_float64,
+    check_fitted_placement,
     expansion_points,
     fit_kernel,
 )
@@ -155,6 +165,7 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         self : object
         """
         X, y = validate_input(self, X, y, reset=True)
+        y = to_numpy(y) if array_placement(y) else y  # labels are handled on the host
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
@@ -163,27 +174,34 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
                 f"({self.classes_.tolist()}). A discriminant separates classes.")
         self.kernel_ = fit_kernel(self, precomputed=False)
         self.X_fit_ = expansion_points(self, X)
-        K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)  # n × p
+        K = as_float64(self.kernel_(X, self.X_fit_), X)  # n × p
         self.coef_, self.eigenvalues_ = self._directions(K, y_index)
         projections = K @ self.coef_
-        lda = LinearDiscriminantAnalysis().fit(projections, y_index)
-        self.discriminant_coef_ = lda.coef_
-        self.discriminant_intercept_ = lda.intercept_
+        # The (C−1)-dimensional LDA runs on the host; its coefficients go where X lives.
+        lda = LinearDiscriminantAnalysis().fit(to_numpy(projections), y_index)
+        self.discriminant_coef_ = as_float64(lda.coef_, X)
+        self.discriminant_intercept_ = as_float64(lda.intercept_, X)
         self._n_features_out = self.coef_.shape[1]
         return self
 
-    def _directions(self, K: np.ndarray, y_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _directions(self, K: Any, y_index: np.ndarray) -> tuple[Any, Any]:
+        """Discriminant directions and ratios. The scatter matrices are O(n·p²) work in K's
+        namespace (on its device); the p × p generalised eigenproblem — not in the array
+        API standard — is solved on the host and its vectors sent back."""
+        xp = array_api_compat.array_namespace(K)
         n_classes = self.classes_.size
-        overall = K.mean(axis=0)
-        between = np.zeros((K.shape[1], K.shape[1]))
-        within = np.zeros_like(between)
+        overall = xp.mean(K, axis=0)
+        between = xp.zeros((K.shape[1], K.shape[1]), dtype=K.dtype,
+                           device=array_api_compat.device(K))
+        within = xp.zeros_like(between)
         for c in range(n_classes):
-            rows = K[y_index == c]
-            mean = rows.mean(axis=0)
+            rows = xp.take(K, _like(np.flatnonzero(y_index == c), K), axis=0)
+            mean = xp.mean(rows, axis=0)
             difference = (mean - overall)[:, None]
             between += rows.shape[0] * (difference @ difference.T)
             centred = rows - mean
             within += centred.T @ centred
+        between, within = to_numpy(between), to_numpy(within)
         mu = self.reg * max(float(np.trace(within)) / within.shape[0], np.finfo(float).tiny)
         within.flat[:: within.shape[0] + 1] += mu
         # At most C−1 directions carry between-class scatter; fewer if the expansion is
@@ -194,7 +212,7 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
             between, within, subset_by_index=[between.shape[0] - n_directions,
                                               between.shape[0] - 1])
         order = np.argsort(ratios)[::-1]
-        return vectors[:, order], ratios[order]
+        return _like(vectors[:, order], K), _like(ratios[order], K)
 
     def transform(self, X: Any) -> np.ndarray:
         """Project onto the discriminant directions, shape (n_samples, n_classes − 1).
@@ -207,9 +225,13 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         -------
         X_new : ndarray of shape (n_samples, n_classes - 1)
         """
+        return self._project(X, "transform")
+
+    def _project(self, X: Any, method: str) -> Any:
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
-        return np.asarray(self.kernel_.matmul(X, self.X_fit_, self.coef_), dtype=np.float64)
+        check_fitted_placement(self, X, self.coef_, method)
+        return as_float64(self.kernel_.matmul(X, self.X_fit_, self.coef_), X)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Linear discriminant scores in the projected space (scikit-learn's LDA convention).
@@ -222,18 +244,41 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         -------
         scores : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
         """
-        scores = self.transform(X) @ self.discriminant_coef_.T + self.discriminant_intercept_
-        return scores.ravel() if scores.shape[1] == 1 else scores
+        return self._scores(X, "decision_function")
+
+    def _scores(self, X: Any, method: str) -> Any:
+        scores = self._project(X, method) @ self.discriminant_coef_.T \
+            + self.discriminant_intercept_
+        if scores.shape[1] != 1:
+            return scores
+        return scores.ravel() if isinstance(scores, np.ndarray) else scores[:, 0]
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted class labels."""
-        scores = self.decision_function(X)
-        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[index]
+        """Predicted class labels (in X's namespace when the classes are numbers)."""
+        scores = self._scores(X, "predict")
+        if isinstance(scores, np.ndarray):
+            index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+            return self.classes_[index]
+        xp = array_api_compat.array_namespace(scores)
+        index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 \
+            else xp.argmax(scores, axis=1)
+        if self.classes_.dtype.kind not in "biuf":  # labels NumPy alone can hold
+            return self.classes_[to_numpy(index)]
+        return xp.take(_like(self.classes_, scores), index)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities from the Gaussian model in the discriminant space."""
-        scores = self.decision_function(X)
+        return self._probabilities(X, "predict_proba")
+
+    def _probabilities(self, X: Any, method: str) -> Any:
+        scores = self._scores(X, method)
+        if not isinstance(scores, np.ndarray):
+            xp = array_api_compat.array_namespace(scores)
+            if scores.ndim == 1:
+                positive = 1.0 / (1.0 + xp.exp(-scores))
+                return xp.stack([1.0 - positive, positive], axis=1)
+            shifted = xp.exp(scores - xp.max(scores, axis=1, keepdims=True))
+            return shifted / xp.sum(shifted, axis=1, keepdims=True)
         if scores.ndim == 1:  # two classes: the logistic of the LDA score
             positive = scipy.special.expit(scores)
             return np.column_stack([1.0 - positive, positive])
@@ -241,12 +286,22 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
         """Log of :meth:`predict_proba` (zeros lifted to the smallest normal float)."""
-        probabilities = self.predict_proba(X)
-        probabilities[probabilities == 0.0] += np.finfo(probabilities.dtype).smallest_normal
-        return np.log(probabilities)
+        probabilities = self._probabilities(X, "predict_log_proba")
+        xp = array_api_compat.array_namespace(probabilities)
+        tiny = float(xp.finfo(probabilities.dtype).smallest_normal)
+        return xp.log(xp.where(probabilities == 0.0, tiny, probabilities))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.transformer_tags.preserves_dtype = ["float64"]
+        tags.array_api_support = True
         return tags
+
+
+def _like(values: np.ndarray, reference: Any) -> Any:
+    """Host ``values`` in ``reference``'s namespace and on its device (NumPy: unchanged)."""
+    if not is_device_array(reference):
+        return values
+    xp, device = namespace_and_device(reference)
+    return on_device(values, xp, device)

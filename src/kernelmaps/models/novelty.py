@@ -5,16 +5,20 @@ from __future__ import annotations
 from numbers import Integral, Real
 from typing import Any
 
+import array_api_compat
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
+from kernelmaps._array_api import to_numpy
 from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
+    as_float64,
     centre_gram,
+    check_fitted_placement,
     expansion_points,
     fit_kernel,
 )
@@ -136,18 +140,23 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         n = X.shape[0]
         self.X_fit_ = expansion_points(self, X)
         if self.X_fit_ is X:
-            self.mean_coef_ = np.full(n, 1.0 / n)
+            self.mean_coef_ = as_float64(np.full(n, 1.0 / n), X)
         else:
             K_mm = centre_gram(self.kernel_, self.X_fit_, self.X_fit_)
             # Projection of μ onto span φ(c_j): β = K_mm⁺ (1/N) K_mN 1 (pinv: duplicates ok).
-            K_mN_mean = self.kernel_.reduce(
-                X, self.X_fit_, lambda K_b: K_b.sum(axis=0, dtype=np.float64)) / n
+            K_mN_mean = self.kernel_.reduce(X, self.X_fit_, _column_sums) / n
             # Eigenvalues below 1e-12·λ_max are rounding noise of a smooth kernel's K_mm;
             # inverting them (numpy's default cut-off is 1e-15) amplifies that noise.
-            self.mean_coef_ = np.linalg.pinv(K_mm, rcond=1e-12, hermitian=True) @ K_mN_mean
+            if isinstance(K_mm, np.ndarray):
+                self.mean_coef_ = np.linalg.pinv(K_mm, rcond=1e-12, hermitian=True) @ K_mN_mean
+            else:
+                xp = array_api_compat.array_namespace(K_mm)
+                self.mean_coef_ = xp.linalg.pinv(K_mm, rtol=1e-12) @ K_mN_mean
         cross = self.kernel_.matmul(self.X_fit_, self.X_fit_, self.mean_coef_)
-        self.mean_sq_norm_ = float(self.mean_coef_ @ cross)
-        self.offset_ = float(np.percentile(self.score_samples(X), 100.0 * self.contamination))
+        self.mean_sq_norm_ = float(self.mean_coef_ @ as_float64(cross, X))
+        # The threshold is one number: the scores' percentile, taken on the host.
+        self.offset_ = float(np.percentile(to_numpy(self.score_samples(X)),
+                                           100.0 * self.contamination))
         return self
 
     def score_samples(self, X: Any) -> np.ndarray:
@@ -161,21 +170,40 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         -------
         scores : ndarray of shape (n_samples,)
         """
+        return self._scores(X, "score_samples")
+
+    def _scores(self, X: Any, method: str) -> Any:
         check_is_fitted(self, "mean_coef_")
         X = validate_input(self, X, reset=False)
+        check_fitted_placement(self, X, self.mean_coef_, method)
         cross = self.kernel_.matmul(X, self.X_fit_, self.mean_coef_)
         distance = self.kernel_.diag(X) - 2.0 * cross + self.mean_sq_norm_
-        return -np.maximum(distance, 0.0).astype(np.float64)
+        if isinstance(distance, np.ndarray):
+            return -np.maximum(distance, 0.0).astype(np.float64)
+        xp = array_api_compat.array_namespace(distance)
+        return -as_float64(xp.clip(distance, min=0.0), X)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """``score_samples(X) - offset_``: negative for outliers."""
-        return self.score_samples(X) - self.offset_
+        return self._scores(X, "decision_function") - self.offset_
 
     def predict(self, X: Any) -> np.ndarray:
         """+1 for inliers, −1 for outliers."""
-        return np.where(self.decision_function(X) >= 0, 1, -1)
+        scores = self._scores(X, "predict") - self.offset_
+        if isinstance(scores, np.ndarray):
+            return np.where(scores >= 0, 1, -1)
+        xp = array_api_compat.array_namespace(scores)
+        return xp.astype(scores >= 0, xp.int64) * 2 - 1
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.array_api_support = True
         return tags
+
+
+def _column_sums(K_b: Any) -> Any:
+    """Σ_rows of a kernel block, in float64 (or the device's widest float)."""
+    if isinstance(K_b, np.ndarray):
+        return K_b.sum(axis=0, dtype=np.float64)
+    return array_api_compat.array_namespace(K_b).sum(K_b, axis=0)

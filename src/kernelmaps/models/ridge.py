@@ -6,18 +6,23 @@ import warnings
 from numbers import Integral, Real
 from typing import Any
 
+import array_api_compat
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from kernelmaps._array_api import is_device_array, namespace_and_device
 from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
+    as_float64,
     centre_gram,
+    check_fitted_placement,
     fit_kernel,
+    float64_like,
     kernel_columns,
     select_centres,
 )
@@ -56,6 +61,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     :math:`O(M^2 + \text{block})`. Kernel blocks are computed in the dtype of ``X`` (pass
     float32 data for speed); the small systems are solved in float64. Sample weights
     :math:`w` enter as :math:`K_{nM}^\top W K_{nM}` and :math:`K_{nM}^\top W y`.
+
+    Any array library: with ``sklearn.config_context(array_api_dispatch=True)`` and X, y of
+    PyTorch (CPU or CUDA), CuPy or ``array_api_strict``, both solvers run on X's device —
+    kernel blocks, the data passes, the FALKON factorisations and CG — and the fitted arrays
+    live there (float64 where the device has it). The centres are drawn as for NumPy input
+    (the same ``random_state`` gives the same centres).
 
     Parameters
     ----------
@@ -184,20 +195,21 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             raise ValueError("With kernel='precomputed', X must be the square (n_samples, "
                              f"n_samples) training kernel matrix; got shape {X.shape}.")
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=float64_like(X))
         alpha = np.atleast_1d(np.asarray(self.alpha, dtype=np.float64))
         targets = 1 if y.ndim == 1 else y.shape[1]
         if alpha.ndim != 1 or alpha.size not in (1, targets) or np.any(alpha <= 0):
             raise ValueError(f"alpha must be a positive float or an array of {targets} positive "
                              f"values (one per target); got {self.alpha!r}.")
         self.solver_ = self._choose_solver(X.shape[0])
-        y64 = np.asarray(y, dtype=np.float64)
+        y64 = as_float64(y, X)
         # A refit must not keep the centres of an earlier Nyström fit.
         self.__dict__.pop("center_indices_", None)
         if self.solver_ == "exact":
             self.X_fit_ = X
-            self._columns = kernel_columns(self.kernel_, X, np.arange(X.shape[0]))
-            self.dual_coef_ = self._fit_exact(X, y64, alpha, sample_weight)
+            self._columns = kernel_columns(self.kernel_, X, _row_indices(X))
+            fit_exact = self._fit_exact_device if is_device_array(X) else self._fit_exact
+            self.dual_coef_ = fit_exact(X, y64, alpha, sample_weight)
             self.n_iter_ = 1  # one direct solve
         else:
             if alpha.size > 1 and np.ptp(alpha) > 0:
@@ -246,6 +258,25 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
             coefficients *= np.sqrt(sample_weight)[:, None]
         return coefficients.ravel() if ravel else coefficients
 
+    def _fit_exact_device(self, X, y, alpha, sample_weight):
+        """:meth:`_fit_exact` on X's device: the same weighted system, solved there."""
+        xp, device = namespace_and_device(X)
+        K = as_float64(self.kernel_(X), X)
+        Y = y[:, None] if y.ndim == 1 else y
+        if sample_weight is not None:
+            root = xp.sqrt(sample_weight)
+            K = K * (root[:, None] * root[None, :])
+            Y = Y * root[:, None]
+        identity = xp.eye(K.shape[0], dtype=K.dtype, device=device)
+        if alpha.size == 1:
+            coefficients = _solve_psd_device(xp, K + float(alpha[0]) * identity, Y)
+        else:  # one system per target
+            coefficients = xp.concat([_solve_psd_device(xp, K + a * identity, Y[:, j:j + 1])
+                                      for j, a in enumerate(alpha.tolist())], axis=1)
+        if sample_weight is not None:
+            coefficients *= xp.sqrt(sample_weight)[:, None]
+        return coefficients[:, 0] if y.ndim == 1 else coefficients
+
     def _fit_nystrom(self, X, y, alpha, sample_weight) -> np.ndarray:
         n = X.shape[0]
         centres, indices = select_centres(self, X, self.kernel_, min(self.n_components, n))
@@ -254,29 +285,32 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         # A precomputed kernel reaches the centres by their row indices (its columns).
         self._columns = self.X_fit_ = kernel_columns(self.kernel_, centres, indices)
         K_MM = centre_gram(self.kernel_, centres, self._columns)
+        xp = array_api_compat.array_namespace(y)  # NumPy, or X's namespace on its device
         ravel = y.ndim == 1
-        Y = y.reshape(-1, 1) if ravel else y
-        weights = np.ones(n) if sample_weight is None else sample_weight
+        Y = xp.reshape(y, (-1, 1)) if ravel else y
+        weights = as_float64(np.ones(n), X) if sample_weight is None else sample_weight
         beta, self.n_iter_ = falkon_solve(
             lambda V: self._weighted_gram_times(X, V, weights), K_MM, alpha,
-            rhs=self._weighted_cross(X, Y, weights), total_weight=float(weights.sum()),
+            rhs=self._weighted_cross(X, Y, weights), total_weight=float(xp.sum(weights)),
             max_iter=self.max_iter, tol=self.tol,
         )
-        return beta.ravel() if ravel else beta
+        return xp.reshape(beta, (-1,)) if ravel else beta
 
     # The two data passes of the normal equations, one block of K_nM per thread ----------
     def _weighted_gram_times(self, X, V, weights) -> np.ndarray:
         """K_nMᵀ diag(w) K_nM V."""
         def block(K_b, w_b):
-            KV = K_b @ V.astype(K_b.dtype, copy=False)
-            KV *= w_b[:, None].astype(K_b.dtype, copy=False)
+            xp = array_api_compat.array_namespace(K_b)
+            KV = K_b @ xp.astype(V, K_b.dtype, copy=False)
+            KV *= xp.astype(w_b[:, None], K_b.dtype, copy=False)
             return K_b.T @ KV
         return self.kernel_.reduce(X, self._columns, block, weights)
 
     def _weighted_cross(self, X, Y, weights) -> np.ndarray:
         """K_nMᵀ diag(w) Y."""
         def block(K_b, w_b, Y_b):
-            return K_b.T @ (Y_b * w_b[:, None]).astype(K_b.dtype, copy=False)
+            xp = array_api_compat.array_namespace(K_b)
+            return K_b.T @ xp.astype(Y_b * w_b[:, None], K_b.dtype, copy=False)
         return self.kernel_.reduce(X, self._columns, block, weights, Y)
 
     # ------------------------------------------------------------------ predict
@@ -295,14 +329,42 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         """
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
-        return self.kernel_.matmul(X, self._columns, self.dual_coef_).astype(np.float64,
-                                                                             copy=False)
+        check_fitted_placement(self, X, self.dual_coef_, "predict")
+        return as_float64(self.kernel_.matmul(X, self._columns, self.dual_coef_), X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = not self._pairwise
         tags.input_tags.pairwise = self._pairwise
+        tags.array_api_support = True
         return tags
+
+
+def _row_indices(X: Any) -> Any:
+    """0 … n−1, on X's device for a device array (a precomputed kernel's columns)."""
+    if is_device_array(X):
+        xp, device = namespace_and_device(X)
+        return xp.arange(X.shape[0], device=device)
+    return np.arange(X.shape[0])
+
+
+def _solve_psd_device(xp: Any, system: Any, Y: Any) -> Any:
+    """``system⁻¹ Y`` on the device for a symmetric system; least squares (pseudo-inverse)
+    with scikit-learn's warning when it is not positive definite, as :meth:`_fit_exact`."""
+    try:
+        factor = xp.linalg.cholesky(system)
+        positive_definite = bool(xp.all(xp.isfinite(xp.linalg.diagonal(factor))))
+    except (RuntimeError, ValueError, np.linalg.LinAlgError):
+        positive_definite = False
+    if positive_definite:
+        if array_api_compat.is_torch_array(factor):
+            import torch  # only reached with torch tensors
+
+            return torch.cholesky_solve(Y, factor)
+        return xp.linalg.solve(system, Y)
+    warnings.warn("Singular matrix in solving dual problem (is the kernel PSD?). "
+                  "Using least-squares solution instead.", stacklevel=4)
+    return xp.linalg.pinv(system) @ Y
 
 
 def _alpha_groups(alpha: np.ndarray, n_targets: int):
