@@ -35,7 +35,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import FLOAT_DTYPES, run_blocks
+from kernelmaps._engine import FLOAT_DTYPES, is_dask_collection, run_blocks
 
 __all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap"]
 
@@ -106,6 +106,9 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         self : object
             The fitted map.
         """
+        if is_dask_collection(X):  # Dask (optional): fit without collecting X
+            from kernelmaps.distributed import fit as fit_on_dask
+            return fit_on_dask(self, X)
         X = self._validate_X(X, reset=True)
         self._fit_validated(X)
         return self
@@ -128,6 +131,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         X_new : ndarray of shape (n_samples, n_features_out)
             The features z(X).
         """
+        if is_dask_collection(X):  # Dask (optional): fit without collecting, lazy features
+            return self.fit(X).transform(X)
         X = self._validate_X(X, reset=True)
         self._fit_validated(X)
         return self._transform_validated(X)
@@ -144,8 +149,12 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features_out)
-            The features z(X); float32 if ``X`` is float32, else float64.
+            The features z(X); float32 if ``X`` is float32, else float64. For a dask
+            ``X``: the same, as a lazy dask array (:func:`kernelmaps.distributed.transform`).
         """
+        if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
+            from kernelmaps.distributed import transform as transform_on_dask
+            return transform_on_dask(self, X)
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         return self._transform_validated(X)
