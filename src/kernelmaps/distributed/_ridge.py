@@ -163,10 +163,10 @@ class _FeatureRidgeBase(BaseEstimator):
     def _set_solution(self, gram: np.ndarray) -> None:
         D = gram.shape[0] - 1 - self._n_targets
         coef, intercept = ridge_solve(gram, D, float(self.alpha), self.fit_intercept)
-        if self._ravel:
-            self.coef_, self.intercept_ = coef[:, 0], float(intercept[0])
-        else:
-            self.coef_, self.intercept_ = coef.T, intercept
+        # As scikit-learn's Ridge/RidgeClassifier: one target column gives a 1-D coef_; the
+        # intercept is a float only for a 1-D y.
+        self.coef_ = coef[:, 0] if coef.shape[1] == 1 else coef.T
+        self.intercept_ = float(intercept[0]) if self._ravel else intercept
 
     # ------------------------------------------------------------------ predict
     def _decision(self, X: Any) -> Any:
@@ -257,7 +257,7 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     feature_map_ : FeatureMap
         The fitted map.
     coef_ : ndarray of shape (D,) or (n_targets, D)
-        The weights w of the features.
+        The weights w of the features (1-D for a single target, as scikit-learn's Ridge).
     intercept_ : float or ndarray of shape (n_targets,)
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -335,7 +335,9 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
     ----------
     feature_map_ : FeatureMap
     classes_ : ndarray of shape (n_classes,)
-    coef_ : ndarray of shape (1, D) or (n_classes, D)
+    coef_ : ndarray of shape (D,) or (n_classes, D)
+        1-D for two classes (the weights of ``classes_[1]``), as scikit-learn's
+        RidgeClassifier.
     intercept_ : ndarray of shape (1,) or (n_classes,)
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -386,8 +388,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         scores : ndarray or dask array of shape (n_samples,) or (n_samples, n_classes)
             For two classes, the score of ``classes_[1]`` (positive: that class).
         """
-        scores = self._decision(X)
-        return scores[:, 0] if self.classes_.size == 2 else scores
+        return self._decision(X)
 
     def predict(self, X: Any) -> Any:
         """The class of the largest score (two classes: the sign of the score).
