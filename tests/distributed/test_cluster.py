@@ -21,6 +21,7 @@ import dask.array as da
 import numpy as np
 import pytest
 from dask.distributed import Client, Event, LocalCluster
+from distributed.utils import get_mp_context
 
 import kernelmaps as km
 from kernelmaps.distributed import FeatureRidge, transform
@@ -35,14 +36,17 @@ GATE = "kernelmaps-test-gate"
 
 @pytest.fixture(scope="module")
 def client():
-    # Worker processes forked from this one start with NumPy, SciPy, scikit-learn and
-    # kernelmaps already imported: well under a second, where spawned ones (Dask's default)
-    # import everything again — seconds per worker and per restart on a 2-core CI machine.
-    with dask.config.set({"distributed.worker.multiprocessing-method": "fork"}), \
-            LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                         memory_limit=WORKER_MEMORY, dashboard_address=":0",
-                         silence_logs=40) as cluster, Client(cluster) as client:
-        yield client
+    # Workers fork from Dask's fork server, a clean single-threaded process that imports
+    # NumPy, SciPy, scikit-learn and kernelmaps once: a worker (and a restarted one) starts
+    # in a fraction of a second, where a spawned one imports everything again. Forking this
+    # multi-threaded test process itself instead could deadlock a child.
+    with dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"}):
+        get_mp_context().set_forkserver_preload(
+            ["distributed", "kernelmaps.distributed._ridge_dask", "kernelmaps.distributed._falkon"])
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                          memory_limit=WORKER_MEMORY, dashboard_address=":0",
+                          silence_logs=40) as cluster, Client(cluster) as client:
+            yield client
 
 
 class CountedRBF(km.RBFSampler):

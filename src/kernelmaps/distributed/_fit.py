@@ -17,11 +17,13 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from kernelmaps.distributed._collections import as_dask_rows
+from kernelmaps.kernels import Kernel
+from kernelmaps.landmarks import select_landmarks
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.nystroem import Nystroem
 
 __all__ = ["LANDMARK_SAMPLE_MIN", "LANDMARK_SAMPLE_PER_LANDMARK", "fit", "landmark_sample_size",
-           "uniform_rows"]
+           "sample_landmarks", "uniform_rows"]
 
 #: The data-driven landmark strategies run on a uniform sample of
 #: ``max(LANDMARK_SAMPLE_MIN, LANDMARK_SAMPLE_PER_LANDMARK · m)`` rows (at most n).
@@ -68,6 +70,25 @@ def uniform_rows(X: da.Array, size: int,
     rows = np.empty_like(gathered)
     rows[order] = gathered
     return rows, indices
+
+
+def sample_landmarks(X: da.Array, strategy: str, kernel: Kernel, n_landmarks: int,
+                     random_state: np.random.RandomState, *, options: dict | None = None,
+                     sample_size: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Landmarks of a dask array by a named strategy: ``(points, row indices or None)``.
+
+    ``'uniform'``: an exact uniform sample of ``n_landmarks`` rows (:func:`uniform_rows`);
+    the other strategies of :func:`kernelmaps.landmarks.select_landmarks` run on a uniform
+    sample of :func:`landmark_sample_size` rows. Indices are positions in ``X``.
+    """
+    size = n_landmarks if strategy == "uniform" else \
+        landmark_sample_size(n_landmarks, X.shape[0], sample_size)
+    rows, positions = uniform_rows(X, size, random_state)
+    if strategy == "uniform" and not options:
+        return rows, positions
+    points, chosen = select_landmarks(strategy, rows, kernel, n_landmarks,
+                                      random_state=random_state, options=options)
+    return points, None if chosen is None else positions[chosen]
 
 
 def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> FeatureMap:

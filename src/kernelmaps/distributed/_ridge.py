@@ -173,9 +173,9 @@ class _FeatureRidgeBase(BaseEstimator):
         """``z(X) w + b``: lazily for Dask collections, else in row blocks."""
         check_is_fitted(self)
         if is_dask_collection(X):
-            from kernelmaps.distributed._ridge_dask import predict_chunks
+            from kernelmaps.distributed._transform import map_rows
 
-            return predict_chunks(self, X, "_decision")
+            return map_rows(self, X, "_decision", owner=f"{type(self).__name__}.predict")
         X = validate_data(self, X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), reset=False)
         coef = np.atleast_2d(self.coef_)
         width = self.feature_map_._n_out(X)
@@ -403,9 +403,9 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         y_pred : ndarray or dask array of shape (n_samples,)
         """
         if is_dask_collection(X):
-            from kernelmaps.distributed._ridge_dask import predict_chunks
+            from kernelmaps.distributed._transform import map_rows
 
-            return predict_chunks(self, X, "predict")
+            return map_rows(self, X, "predict")
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[index]

@@ -17,10 +17,9 @@ from kernelmaps.distributed._collections import (
 )
 from kernelmaps.distributed._fit import fit
 from kernelmaps.distributed._ridge import _encode_labels, normal_statistics
-from kernelmaps.distributed._transform import check_fitted_input
 from kernelmaps.maps._base import FeatureMap
 
-__all__ = ["dask_score", "fit_feature_ridge", "predict_chunks"]
+__all__ = ["dask_score", "fit_feature_ridge"]
 
 
 def fit_feature_ridge(model: Any, X: Any, y: Any, sample_weight: Any) -> None:
@@ -71,22 +70,6 @@ def _chunk_statistics(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
         raise ValueError("sample_weight must be finite and non-negative.")
     return in_task(feature_map, X, lambda block: normal_statistics(feature_map, block, Y,
                                                                    weights))
-
-
-def predict_chunks(model: Any, X: Any, method: str) -> da.Array:
-    """``getattr(model, method)`` on every row chunk of ``X``, lazily (the model shipped once)."""
-    X = check_fitted_input(model, X, owner=f"{type(model).__name__}.{method.strip('_')}")
-    sample = np.zeros((1, X.shape[1]), dtype=X.dtype)
-    meta = in_task(model, sample, getattr(model, method))[:0]
-    if meta.ndim == 1:
-        return X.map_blocks(_method_chunk, ship(model), method, drop_axis=1,
-                            chunks=(X.chunks[0],), dtype=meta.dtype, meta=meta)
-    return X.map_blocks(_method_chunk, ship(model), method,
-                        chunks=(X.chunks[0], (meta.shape[1],)), dtype=meta.dtype, meta=meta)
-
-
-def _method_chunk(block: Any, model: Any, method: str) -> np.ndarray:
-    return in_task(model, block, getattr(model, method))
 
 
 def dask_score(model: Any, X: Any, y: Any, sample_weight: Any = None) -> float:

@@ -12,7 +12,7 @@ from sklearn.utils.validation import _check_feature_names, _check_n_features, ch
 from kernelmaps.distributed._collections import as_dask_rows, in_task, ship
 from kernelmaps.maps._base import FeatureMap
 
-__all__ = ["check_fitted_input", "transform"]
+__all__ = ["check_fitted_input", "map_rows", "transform"]
 
 
 def transform(feature_map: FeatureMap, X: Any) -> da.Array:
@@ -57,15 +57,26 @@ def transform(feature_map: FeatureMap, X: Any) -> da.Array:
     >>> bool(abs(Z[:10].compute() - rff.transform(X[:10].compute())).max() == 0)
     True
     """
-    X = check_fitted_input(feature_map, X, owner="kernelmaps.distributed.transform")
+    return map_rows(feature_map, X, "transform", owner="kernelmaps.distributed.transform")
+
+
+def map_rows(estimator: Any, X: Any, method: str, *, owner: str | None = None) -> da.Array:
+    """``getattr(estimator, method)`` of a fitted estimator on each row chunk of ``X``, lazily.
+
+    The estimator is shipped once (:func:`~kernelmaps.distributed._collections.ship`) and
+    its in-memory method runs on every chunk, so the result is the in-memory one row for
+    row. The output's type, dtype and width come from the method applied to one zero row.
+    """
+    owner = owner or f"{type(estimator).__name__}.{method.strip('_')}"
+    X = check_fitted_input(estimator, X, owner=owner)
     sample = np.zeros((1, X.shape[1]), dtype=X.dtype)
-    if hasattr(X._meta, "tocsr"):  # sparse chunks: the map decides the output container
+    if hasattr(X._meta, "tocsr"):  # sparse chunks: the estimator decides the output container
         sample = X._meta.__class__(sample)
-    meta = in_task(feature_map, sample, feature_map.transform)[:0]
-    meta = meta.to_numpy() if hasattr(meta, "to_numpy") else meta
-    return X.map_blocks(_transform_chunk, ship(feature_map),
-                        chunks=(X.chunks[0], (meta.shape[1],)), dtype=meta.dtype, meta=meta,
-                        token="kernelmaps-transform")
+    meta = _as_array(in_task(estimator, sample, getattr(estimator, method)))[:0]
+    shape = {"drop_axis": 1, "chunks": (X.chunks[0],)} if meta.ndim == 1 \
+        else {"chunks": (X.chunks[0], (meta.shape[1],))}
+    return X.map_blocks(_method_chunk, ship(estimator), method, dtype=meta.dtype, meta=meta,
+                        token=f"kernelmaps-{method.strip('_')}", **shape)
 
 
 def check_fitted_input(estimator: Any, X: Any, *, owner: str) -> da.Array:
@@ -81,6 +92,10 @@ def check_fitted_input(estimator: Any, X: Any, *, owner: str) -> da.Array:
     return X
 
 
-def _transform_chunk(block: Any, feature_map: FeatureMap) -> Any:
-    Z = in_task(feature_map, block, feature_map.transform)
-    return Z.to_numpy() if hasattr(Z, "to_numpy") else Z  # set_output(transform="pandas")
+def _method_chunk(block: Any, estimator: Any, method: str) -> Any:
+    return _as_array(in_task(estimator, block, getattr(estimator, method)))
+
+
+def _as_array(result: Any) -> Any:
+    """NumPy (or SciPy sparse) out of a method whose output may be pandas (``set_output``)."""
+    return result.to_numpy() if hasattr(result, "to_numpy") else result
