@@ -31,6 +31,10 @@ import sys
 import time
 
 import numpy as np
+from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
+
+from benchmarks._harness import machine_info, machine_lines
+from kernelmaps.models import KernelRidge
 
 N_FEATURES = 20
 GAMMA = 0.05
@@ -62,8 +66,6 @@ def _rss_mb() -> float:
 
 def scale_run(n_samples: int, n_components: int) -> dict:
     """Part 1, meant to run in its own process so ru_maxrss is this fit's peak."""
-    from kernelmaps.models import KernelRidge
-
     X, y = make_data(n_samples, SEED)
     X = X.astype(np.float32)
     X_test, y_test = make_data(20_000, SEED + 1)
@@ -84,10 +86,6 @@ def scale_run(n_samples: int, n_components: int) -> dict:
 
 def subset_run(n_subset: int, n_components: int) -> list[dict]:
     """Part 2: exact vs Nyström vs scikit-learn on the same subset, in this process."""
-    from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
-
-    from kernelmaps.models import KernelRidge
-
     X, y = make_data(n_subset, SEED)
     X_test, y_test = make_data(20_000, SEED + 1)
     alpha = LAMBDA * n_subset
@@ -125,8 +123,6 @@ def main(argv: list[str] | None = None) -> None:
     if args.scale_only:  # the child process of part 1
         print(json.dumps(scale_run(args.n_samples, args.n_components)))
         return
-
-    from benchmarks._harness import machine_info, machine_lines
 
     info = machine_info()
     print(machine_lines(info))

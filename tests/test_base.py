@@ -11,7 +11,11 @@ import scipy.sparse as sp
 
 import kernelmaps as km
 from kernelmaps._engine import run_blocks
-from tests.conftest import SKLEARN_MAPS, make_map
+from tests._estimators import ENTRIES, one_per_class
+
+#: One registry entry per feature-map class (row-block and thread invariance of every
+#: registered estimator is in tests/test_contract.py).
+MAPS = one_per_class(e for e in ENTRIES if e.kind == "transformer")
 
 
 def test_blocks_cover_rows_once_in_order(rng):
@@ -27,17 +31,6 @@ def test_blocks_cover_rows_once_in_order(rng):
                          n_threads=1)
     assert seen == [512, 488]  # 4096 bytes / 8 bytes per output row
     np.testing.assert_array_equal(out[:, 0], X.sum(axis=1))
-
-
-@pytest.mark.parametrize("name", SKLEARN_MAPS)
-def test_results_independent_of_threads_and_block_size(name, rng):
-    X = rng.uniform(size=(2000, 6))
-    est = make_map(name).fit(X)
-    with km.config_context(n_threads=1, block_bytes=1 << 26):  # one block, one thread
-        reference = est.transform(X)
-    for n_threads, block_bytes in [(2, 4096), (3, 50_000), (-1, 1 << 20)]:
-        with km.config_context(n_threads=n_threads, block_bytes=block_bytes):
-            np.testing.assert_array_equal(est.transform(X), reference)
 
 
 def test_transform_is_thread_safe(rng):
@@ -62,12 +55,11 @@ def _extra_peak_bytes(est, X) -> int:
     return peak - out.nbytes
 
 
-@pytest.mark.parametrize("name", ["RBFSampler", "PolynomialCountSketch", "Nystroem",
-                                  "SkewedChi2Sampler", "AdditiveChi2Sampler"])
-def test_transform_memory_bounded_by_block_not_n(name, rng):
+@pytest.mark.parametrize("e", MAPS, ids=[e.id for e in MAPS])
+def test_transform_memory_bounded_by_block_not_n(e, rng):
     X_small = rng.uniform(size=(8_000, 10))
     X_large = rng.uniform(size=(32_000, 10))
-    est = make_map(name, **({} if name == "AdditiveChi2Sampler" else {"n_components": 256}))
+    est = e.make(**({"n_components": 256} if "n_components" in e.params else {}))
     est.fit(X_small)
     with km.config_context(n_threads=2, block_bytes=256 * 1024):
         extra_small = _extra_peak_bytes(est, X_small)

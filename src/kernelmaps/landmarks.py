@@ -165,6 +165,14 @@ def uniform_subset(X: Any, n_components: int, *,
     Returns
     -------
     indices : ndarray of shape (n_components,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.landmarks import uniform_subset
+    >>> rows = uniform_subset(np.zeros((10, 2)), 4, random_state=0)
+    >>> rows.tolist() == np.random.RandomState(0).permutation(10)[:4].tolist()  # sklearn's draw
+    True
     """
     n_samples = _num_rows(X)
     m = _check_n_components(n_components, n_samples)
@@ -218,6 +226,17 @@ def kmeans_landmarks(X: Any, n_components: int, *,
     ----------
     K. Zhang, I. W. Tsang and J. T. Kwok, "Improved Nyström low-rank approximation and
     error analysis", ICML 2008.
+
+    Examples
+    --------
+    Three tight clusters get one centre each (centres, not rows of ``X``):
+
+    >>> import numpy as np
+    >>> from kernelmaps.landmarks import kmeans_landmarks
+    >>> rng = np.random.RandomState(0)
+    >>> X = np.concatenate([c + 0.1 * rng.normal(size=(30, 2)) for c in ([0, 0], [5, 5], [0, 5])])
+    >>> sorted(np.round(kmeans_landmarks(X, 3, random_state=0)).astype(int).tolist())
+    [[0, 0], [0, 5], [5, 5]]
     """
     X = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
     m = _check_n_components(n_components, X.shape[0])
@@ -284,6 +303,22 @@ def ridge_leverage_subset(X: Any, kernel: Kernel | str, n_components: int, *,
     ----------
     C. Musco and C. Musco, "Recursive sampling for the Nyström method", NeurIPS 2017
     (arXiv:1605.07583), Algorithm 3.
+
+    Examples
+    --------
+    A small cluster far from the rest has high leverage: it gets landmarks, where a uniform
+    draw of the same size misses it:
+
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import get_kernel
+    >>> from kernelmaps.landmarks import ridge_leverage_subset, uniform_subset
+    >>> rng = np.random.RandomState(0)
+    >>> X = np.concatenate([0.3 * rng.normal(size=(190, 2)), 6 + 0.3 * rng.normal(size=(10, 2))])
+    >>> rows = ridge_leverage_subset(X, get_kernel("rbf", gamma=1.0), 10, random_state=0)
+    >>> len(set(rows.tolist()))
+    10
+    >>> bool((rows >= 190).any()), bool((uniform_subset(X, 10, random_state=0) >= 190).any())
+    (True, False)
     """
     gram = _as_gram(X, kernel)
     m = _check_n_components(n_components, gram.n)
@@ -423,6 +458,16 @@ def quadratic_renyi_entropy(X: Any, kernel: Kernel | str) -> float:
     ValueError
         If the mean kernel value is not positive (the logarithm is undefined): the estimator
         needs a kernel that is a density window, such as rbf, laplacian or chi2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> from kernelmaps.landmarks import quadratic_renyi_entropy
+    >>> X = np.random.RandomState(0).uniform(size=(100, 2))
+    >>> entropy = quadratic_renyi_entropy(X, "rbf")  # rbf with γ = 1/n_features
+    >>> bool(np.isclose(entropy, -np.log(rbf_kernel(X, gamma=0.5).mean())))
+    True
     """
     gram = _as_gram(X, kernel)
     return _entropy(_kernel_sum(gram), gram.n)
@@ -511,6 +556,22 @@ def renyi_entropy_subset(X: Any, kernel: Kernel | str, n_components: int, *,
     fixed-size kernel models for large data sets", Computational Statistics & Data
     Analysis 54(6), 2010. J. A. K. Suykens et al., *Least Squares Support Vector
     Machines*, World Scientific, 2002, Ch. 6.
+
+    Examples
+    --------
+    The exchange starts from the uniform draw of the same ``random_state`` and only makes
+    swaps that raise the entropy:
+
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import get_kernel
+    >>> from kernelmaps.landmarks import (quadratic_renyi_entropy, renyi_entropy_subset,
+    ...                                   uniform_subset)
+    >>> X = np.random.RandomState(0).uniform(size=(200, 2))
+    >>> kernel = get_kernel("rbf", gamma=10.0)
+    >>> rows = renyi_entropy_subset(X, kernel, 20, random_state=0)
+    >>> start = uniform_subset(X, 20, random_state=0)
+    >>> bool(quadratic_renyi_entropy(X[rows], kernel) > quadratic_renyi_entropy(X[start], kernel))
+    True
     """
     gram = _as_gram(X, kernel)
     m = _check_n_components(n_components, gram.n)
@@ -671,7 +732,16 @@ _KERNEL_STRATEGIES = frozenset({"leverage", "renyi"})
 
 
 def strategy_options(strategy: str) -> tuple[str, ...]:
-    """The keyword options of a strategy (accepted in ``Nystroem(landmark_params=...)``)."""
+    """The keyword options of a strategy (accepted in ``Nystroem(landmark_params=...)``).
+
+    Examples
+    --------
+    >>> from kernelmaps.landmarks import strategy_options
+    >>> strategy_options("kmeans")
+    ('minibatch', 'max_iter')
+    >>> strategy_options("uniform")
+    ()
+    """
     signature = inspect.signature(_STRATEGY_FUNCTIONS[strategy])
     return tuple(name for name, p in signature.parameters.items()
                  if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "random_state")
@@ -702,6 +772,18 @@ def select_landmarks(strategy: str, X: Any, kernel: Kernel | str, n_components: 
     points : ndarray or sparse matrix of shape (n_components, n_features)
     indices : ndarray of shape (n_components,) or None
         Row indices of the points in ``X``; ``None`` for k-means centres.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.landmarks import select_landmarks
+    >>> X = np.random.RandomState(0).uniform(size=(50, 3))
+    >>> points, rows = select_landmarks("renyi", X, "rbf", 5, random_state=0)
+    >>> bool(np.array_equal(points, X[rows]))
+    True
+    >>> centres, rows = select_landmarks("kmeans", X, "rbf", 5, random_state=0)
+    >>> centres.shape, rows
+    ((5, 3), None)
     """
     if strategy not in _STRATEGY_FUNCTIONS:
         raise ValueError(f"Unknown landmark strategy {strategy!r}; valid names are "

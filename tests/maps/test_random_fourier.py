@@ -1,19 +1,17 @@
 """RandomFourierFeatures: every spectral density × structure × output is an unbiased
 (structured, Fastfood: asymptotically unbiased) estimator of its exact kernel from
 kernels.py, with the Monte Carlo rate; orthogonality of the ORF/SORF blocks; the documented
-rounding; determinism; the estimator contract; clear errors."""
+rounding; clear errors. (Determinism, dtypes, sparse input and the estimator contract of
+every structure and output are in tests/test_contract.py.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
-import kernelmaps as km
 from kernelmaps.kernels import get_kernel
 from kernelmaps.maps.fourier import RandomFourierFeatures
 
@@ -203,42 +201,6 @@ def test_documented_rounding_is_visible(structure, output, d, n_components, expe
     assert names[-1] == f"randomfourierfeatures{expected - 1}"
 
 
-# ---------------------------------------------------------------------------- determinism
-@pytest.mark.parametrize("structure", STRUCTURES)
-def test_random_state_determines_the_map(structure):
-    a = make("rbf", structure, random_state=3).fit_transform(X_SMALL)
-    b = make("rbf", structure, random_state=3).fit_transform(X_SMALL)
-    c = make("rbf", structure, random_state=4).fit_transform(X_SMALL)
-    np.testing.assert_array_equal(a, b)
-    assert not np.allclose(a, c)
-
-
-@pytest.mark.parametrize("structure", STRUCTURES)
-def test_result_independent_of_threads_and_block_size(structure):
-    X = np.random.RandomState(1).normal(size=(700, 6))
-    rff = make("rbf", structure).fit(X)
-    with km.config_context(n_threads=1):
-        serial = rff.transform(X)
-    with km.config_context(n_threads=2, block_bytes=4096):  # many small blocks
-        threaded = rff.transform(X)
-    np.testing.assert_array_equal(serial, threaded)
-
-
-@pytest.mark.parametrize("structure", STRUCTURES)
-@pytest.mark.parametrize("output", OUTPUTS)
-def test_float32_preserved_and_csr_accepted(structure, output):
-    X = X_SMALL * (np.abs(X_SMALL) > 0.3)
-    rff = make("rbf", structure, output)
-    Z64 = rff.fit_transform(X)
-    Z32 = make("rbf", structure, output).fit_transform(X.astype(np.float32))
-    assert Z32.dtype == np.float32 and Z64.dtype == np.float64
-    np.testing.assert_allclose(Z32, Z64, atol=1e-5)
-    np.testing.assert_allclose(make("rbf", structure, output).fit_transform(sp.csr_matrix(X)),
-                               Z64, atol=1e-13)
-    # A map fitted on float32 transforms float64 input in float64 and vice versa.
-    assert rff.transform(X.astype(np.float32)).dtype == np.float32
-
-
 def test_kernel_object_equals_named_kernel():
     by_object = make(get_kernel("rbf", sigma=2.0), "structured").fit_transform(X_SMALL)
     by_name = make("rbf", "structured", gamma=0.125).fit_transform(X_SMALL)
@@ -302,13 +264,3 @@ def test_unknown_kernel_params_is_an_error():
 def test_invalid_parameter_values_name_the_parameter(param, value):
     with pytest.raises(ValueError, match=rf"'{param}' parameter of RandomFourierFeatures"):
         RandomFourierFeatures(**{param: value}).fit(X_SMALL)
-
-
-# ---------------------------------------------------------------------------- contract
-@parametrize_with_checks([
-    make("rbf", structure, output, n_components=20)
-    for structure in STRUCTURES for output in OUTPUTS
-] + [make("matern", "fastfood", kernel_params={"nu": 0.5}),
-     make("laplacian", "iid", gamma=0.5)])
-def test_check_estimator(estimator, check):
-    check(estimator)

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits, make_circles
+from sklearn.datasets import load_digits, make_blobs, make_circles
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import train_test_split
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelmaps.models import KernelFisherDiscriminant
 
-
-@parametrize_with_checks([KernelFisherDiscriminant(),
-                          KernelFisherDiscriminant(n_components=10, random_state=0)])
-def test_check_estimator(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
 
 def test_binary_direction_is_the_closed_form():
@@ -71,3 +67,23 @@ def test_bad_parameters():
         KernelFisherDiscriminant(reg=0.0).fit(X, y)
     with pytest.raises(ValueError, match="precomputed"):
         KernelFisherDiscriminant(kernel="precomputed").fit(np.eye(50), y)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_classifier_in_discriminant_space_equals_sklearn_lda(n_classes):
+    # The fitted state keeps LDA's arrays, not the LDA object (safe persistence): the
+    # scores, labels and probabilities must still be exactly scikit-learn's LDA on the
+    # training projections.
+    X, y = make_blobs(n_samples=120, centers=n_classes, n_features=4, random_state=0)
+    model = KernelFisherDiscriminant(kernel="rbf", gamma=0.2).fit(X, y)
+    lda = LinearDiscriminantAnalysis().fit(model.transform(X), y)
+    X_new = X[::3] + 0.3
+    projected = model.transform(X_new)
+    np.testing.assert_allclose(model.decision_function(X_new), lda.decision_function(projected),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(model.predict(X_new), lda.predict(projected))
+    np.testing.assert_allclose(model.predict_proba(X_new), lda.predict_proba(projected),
+                               rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.predict_log_proba(X_new),
+                               lda.predict_log_proba(projected), rtol=1e-12, atol=1e-12)
+    assert not any(hasattr(value, "fit") for value in vars(model).values())

@@ -16,6 +16,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.svm import LinearSVC
 
 import kernelmaps.models.fixed_size as fixed_size
+from kernelmaps.kernels import get_kernel
+from kernelmaps.landmarks import select_landmarks
 from kernelmaps.maps.nystroem import Nystroem
 from kernelmaps.models.fixed_size import FIXED_SIZE_MODELS, make_fixed_size_model
 
@@ -70,6 +72,18 @@ def test_regression_on_sinc(name):
     model = make_fixed_size_model(name, n_components=30, gamma=1.0, model_params=params,
                                   random_state=0).fit(X[:600], y[:600])
     assert model.score(X[600:], y[600:]) > 0.95  # R²
+
+
+def test_fitted_features_carry_the_kernel_and_the_selected_centres(moons):
+    X_train, _, y_train, _ = moons
+    model = make_fixed_size_model("ridge_classifier", n_components=30, kernel="laplacian",
+                                  gamma=0.7, random_state=0).fit(X_train, y_train)
+    features = model.named_steps["features"]
+    assert features.kernel_ == get_kernel("laplacian", gamma=0.7)
+    expected, indices = select_landmarks("renyi", X_train, features.kernel_, 30,
+                                         random_state=0)
+    np.testing.assert_array_equal(features.components_, expected)
+    np.testing.assert_array_equal(features.component_indices_, indices)
 
 
 def test_user_random_state_in_model_params_wins():

@@ -7,27 +7,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps as km
 from kernelmaps.models import KernelRidge
-from kernelmaps.models.ridge import falkon_solve
 
-NYSTROM_XFAIL = {
-    name: "Nyström centres are drawn from the rows: repeating rows changes the centres, so "
-          "weights and repetitions give (slightly) different models."
-    for name in ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")
-}
-
-
-@parametrize_with_checks(
-    [KernelRidge(), KernelRidge(kernel="rbf", solver="nystrom", n_components=20,
-                                random_state=0)],
-    expected_failed_checks=lambda est: NYSTROM_XFAIL if est.solver == "nystrom" else {},
-)
-def test_check_estimator(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
 
 def regression_data(n=400, d=4, seed=0):
@@ -93,20 +77,6 @@ def test_nystrom_close_to_exact_with_fewer_centres():
     rmse_nys = np.sqrt(np.mean((nys.predict(X_test) - y_test) ** 2))
     assert rmse_nys < 1.02 * rmse_exact
     assert nys.n_iter_ < 60  # the preconditioner works: unpreconditioned CG needs far more
-
-
-def test_falkon_solves_the_normal_equations():
-    rng = np.random.RandomState(0)
-    X = rng.normal(size=(500, 3))
-    C = X[:40]
-    KnM, KMM = rbf_kernel(X, C, gamma=0.5), rbf_kernel(C, gamma=0.5)
-    Y = rng.normal(size=(500, 2))
-    alpha = 0.3
-    beta, iterations = falkon_solve(lambda V: KnM.T @ (KnM @ V), KMM, alpha, rhs=KnM.T @ Y,
-                                    total_weight=500.0, max_iter=300, tol=1e-12)
-    expected = np.linalg.solve(KnM.T @ KnM + alpha * KMM, KnM.T @ Y)
-    np.testing.assert_allclose(beta, expected, rtol=1e-6, atol=1e-8)
-    assert 0 < iterations < 300
 
 
 def test_nystrom_multi_output_sparse_and_float32():

@@ -29,8 +29,8 @@ from kernelmaps.distributed._collections import (
     ship,
 )
 from kernelmaps.distributed._fit import sample_landmarks
-from kernelmaps.kernels import Kernel
-from kernelmaps.models.ridge import falkon_solve
+from kernelmaps.models._common import centre_gram, fit_kernel
+from kernelmaps.models._solvers import falkon_solve
 
 __all__ = ["fit_kernel_ridge"]
 
@@ -38,87 +38,74 @@ __all__ = ["fit_kernel_ridge"]
 def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> Any:
     """Fit ``KernelRidge(solver='nystrom')`` on a Dask collection (FALKON, chunk-wise passes).
 
-    Centres are drawn as in :func:`kernelmaps.distributed.fit` (an exact uniform sample of
-    rows, or a data-driven strategy on a uniform sample); ``solver='auto'`` means
-    ``'nystrom'`` here, and ``'exact'`` (which needs the n × n kernel matrix) is refused.
+    What ``KernelRidge.fit`` does with a dask ``X``. The centres are drawn as Nyström's
+    landmarks by :func:`kernelmaps.distributed.fit` (an exact uniform sample of rows, or a
+    data-driven strategy on a uniform sample); each chunk runs the model's own blocked data
+    passes (``_weighted_gram_times``, ``_weighted_cross``) on its rows. ``solver='auto'``
+    means ``'nystrom'`` here; ``'exact'`` (the n × n kernel matrix) is refused.
     """
-    model._validate_params()
     owner = f"{type(model).__name__}.fit"
-    if model._precomputed:
-        raise ValueError("kernel='precomputed' is not supported on Dask collections: pass a "
-                         "kernel (its values are computed chunk by chunk on the workers).")
     if model.solver == "exact":
         raise ValueError("solver='exact' needs the n × n kernel matrix in memory; on a Dask "
                          "collection use solver='nystrom' (or 'auto').")
     alpha = np.atleast_1d(np.asarray(model.alpha, dtype=np.float64))
-    if alpha.size > 1 and np.ptp(alpha) > 0:
-        raise ValueError("solver='nystrom' takes a single alpha for all targets; fit one "
-                         "model per alpha.")
+    if alpha.ndim != 1 or np.any(alpha <= 0) or (alpha.size > 1 and np.ptp(alpha) > 0):
+        raise ValueError("solver='nystrom' takes a single positive alpha for all targets; got "
+                         f"{model.alpha!r}.")
+    kernel = fit_kernel(model, precomputed=False)
     X, columns = as_dask_rows(X, owner=owner)
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
     Y = aligned_rows(y, X, name="y", dtype=np.float64)
     weights = da.ones((X.shape[0], 1), chunks=(X.chunks[0], 1)) if sample_weight is None \
         else aligned_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
-    kernel = model._resolved()
-    random_state = check_random_state(model.random_state)
-    centers, indices = sample_landmarks(
-        X, model.landmarks, kernel, min(model.n_components, X.shape[0]), random_state,
-        options=model.landmark_params)
-    K_MM = np.asarray(kernel(centers.astype(np.float64)), dtype=np.float64)
+    centres, indices = sample_landmarks(
+        X, model.landmarks, kernel, min(model.n_components, X.shape[0]),
+        check_random_state(model.random_state), options=model.landmark_params)
 
-    # The rows (and targets, weights) stay in worker memory for the CG passes; the kernel
-    # and the centres travel to each worker once for the whole fit.
+    model.kernel_ = kernel
+    model._columns = model.X_fit_ = centres
+    model.__dict__.pop("center_indices_", None)
+    if indices is not None:
+        model.center_indices_ = indices
+    model.n_features_in_ = X.shape[1]
+    model.__dict__.pop("feature_names_in_", None)
+    if columns is not None:
+        model.feature_names_in_ = columns
+    # The rows (targets, weights) stay in worker memory for the CG passes; the model with
+    # its kernel and centres travels to each worker once for the whole fit.
     X, Y, weights = dask.persist(X, Y, weights)
-    static = dask.persist(ship(kernel), ship(centers))
+    (shipped,) = dask.persist(ship(model))
     rhs, total_weight = dask.compute(
-        chunk_sums(_rhs_chunk, (centers.shape[0], Y.shape[1]), X, Y, weights, static=static),
+        chunk_sums(_cross_chunk, (centres.shape[0], Y.shape[1]), X, Y, weights,
+                   static=(shipped,)),
         weights.sum())
 
     def matvec(V: np.ndarray) -> np.ndarray:
         # Only V (M × t) travels to the chunks, and their M × t partial sums back.
-        return chunk_sums(_normal_chunk, V.shape, X, weights,
-                          static=(*static, ship(V))).compute()
+        return chunk_sums(_gram_times_chunk, V.shape, X, weights,
+                          static=(shipped, ship(V))).compute()
 
-    beta, n_iter = falkon_solve(matvec, K_MM, float(alpha[0]), rhs=rhs,
-                                total_weight=float(total_weight), max_iter=model.max_iter,
-                                tol=model.tol)
+    beta, model.n_iter_ = falkon_solve(
+        matvec, centre_gram(kernel, centres, centres), float(alpha[0]), rhs=rhs,
+        total_weight=float(total_weight), max_iter=model.max_iter, tol=model.tol)
     model.solver_ = "nystrom"
-    model.n_iter_ = n_iter
-    model.X_fit_ = centers
-    if indices is None:
-        model.__dict__.pop("center_indices_", None)
-    else:
-        model.center_indices_ = indices
     model.dual_coef_ = beta.ravel() if getattr(y, "ndim", 2) == 1 else beta
-    model.n_features_in_ = X.shape[1]
-    if columns is None:
-        model.__dict__.pop("feature_names_in_", None)
-    else:
-        model.feature_names_in_ = columns
     return model
 
 
-def _rhs_chunk(X: np.ndarray, Y: np.ndarray, weights: np.ndarray, kernel: Kernel,
-               centers: np.ndarray) -> np.ndarray:
-    r""":math:`K_c^\top W_c Y_c` of one row chunk, block by block."""
+def _cross_chunk(X: np.ndarray, Y: np.ndarray, weights: np.ndarray, model: Any) -> np.ndarray:
+    r""":math:`K_c^\top W_c Y_c` of one row chunk (the model's own blocked pass)."""
     if not np.isfinite(Y).all():
         raise ValueError("y contains NaN or infinity; every target must be finite.")
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise ValueError("sample_weight must be finite and non-negative.")
-
-    def block(K_b, Y_b, w_b):
-        return K_b.T @ (Y_b * w_b).astype(K_b.dtype, copy=False)
-
-    return in_task(kernel, X, lambda rows: kernel.reduce(rows, centers, block, Y, weights))
+    return in_task(model.kernel_, X,
+                   lambda rows: model._weighted_cross(rows, Y, weights[:, 0]))
 
 
-def _normal_chunk(X: np.ndarray, weights: np.ndarray, kernel: Kernel, centers: np.ndarray,
-                  V: np.ndarray) -> np.ndarray:
-    r""":math:`K_c^\top W_c K_c V` of one row chunk, block by block (one pass)."""
-    def block(K_b, w_b):
-        KV = K_b @ V.astype(K_b.dtype, copy=False)
-        KV *= w_b.astype(K_b.dtype, copy=False)
-        return K_b.T @ KV
-
-    return in_task(kernel, X, lambda rows: kernel.reduce(rows, centers, block, weights))
+def _gram_times_chunk(X: np.ndarray, weights: np.ndarray, model: Any,
+                      V: np.ndarray) -> np.ndarray:
+    r""":math:`K_c^\top W_c K_c V` of one row chunk (the model's own blocked pass)."""
+    return in_task(model.kernel_, X,
+                   lambda rows: model._weighted_gram_times(rows, V, weights[:, 0]))

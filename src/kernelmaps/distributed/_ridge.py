@@ -23,14 +23,10 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from kernelmaps._engine import (
-    FLOAT_DTYPES,
-    block_rows_for,
-    is_dask_collection,
-    run_blocks,
-)
+from kernelmaps._engine import block_rows_for, is_dask_collection, run_blocks
+from kernelmaps._validation import validate_input
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
 
@@ -150,8 +146,8 @@ class _FeatureRidgeBase(BaseEstimator):
 
             fit_feature_ridge(self, X, y, sample_weight)
             return self
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=list(FLOAT_DTYPES),
-                             multi_output=self._y_numeric, y_numeric=self._y_numeric)
+        X, y = validate_input(self, X, y, reset=True, multi_output=self._y_numeric,
+                              y_numeric=self._y_numeric)
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                        ensure_non_negative=True)
         self._set_targets(y)
@@ -176,7 +172,7 @@ class _FeatureRidgeBase(BaseEstimator):
             from kernelmaps.distributed._transform import map_rows
 
             return map_rows(self, X, "_decision", owner=f"{type(self).__name__}.predict")
-        X = validate_data(self, X, accept_sparse="csr", dtype=list(FLOAT_DTYPES), reset=False)
+        X = validate_input(self, X, reset=False)
         coef = np.atleast_2d(self.coef_)
         width = self.feature_map_._n_out(X)
 

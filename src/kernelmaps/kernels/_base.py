@@ -62,6 +62,22 @@ class Kernel:
     Call it as ``kernel(X, Y=None)`` to get the ``(n_X, n_Y)`` matrix (computed in row
     blocks), ``kernel.matmul(X, Y, V)`` for ``K(X, Y) @ V`` without holding ``K``, or
     ``kernel.diag(X)`` for k(x, x). float32 inputs give float32 values.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import get_kernel
+    >>> rng = np.random.RandomState(0)
+    >>> X, V = rng.normal(size=(6, 3)), rng.normal(size=2)
+    >>> kernel = get_kernel("rbf", gamma=0.5)
+    >>> kernel(X, X[:2]).shape
+    (6, 2)
+    >>> bool(np.allclose(kernel.matmul(X, X[:2], V), kernel(X, X[:2]) @ V))
+    True
+    >>> kernel.diag(X)
+    array([1., 1., 1., 1., 1., 1.])
+    >>> kernel(X.astype(np.float32)).dtype
+    dtype('float32')
     """
 
     name: ClassVar[str] = ""
@@ -175,7 +191,7 @@ class Kernel:
             np.matmul(kb, V, out=out)
 
         result = run_blocks(X, n_out=V.shape[1], dtype=dtype, block_fn=block,
-                            temp_bytes_per_row=m * dtype.itemsize + self._temp_bytes_per_row(Y),
+                            temp_bytes_per_row=8 * m + self._temp_bytes_per_row(Y),
                             n_threads=resolve_n_threads(n_threads), name=f"{self!r}.matmul",
                             nonfinite_hint=_NONFINITE_HINT)
         return result[:, 0] if squeeze else result
@@ -265,6 +281,21 @@ class CallableKernel(Kernel):
     n_jobs : int or None
         Parallelism of scikit-learn's pairwise driver (pairwise callables only).
     vectorized : bool, default=False
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import laplacian_kernel
+    >>> from kernelmaps.kernels import CallableKernel
+    >>> X = np.random.RandomState(0).normal(size=(5, 3))
+    >>> def k(x, y, scale=1.0):  # on two rows, as scikit-learn's callables
+    ...     return np.exp(-scale * np.abs(x - y).sum())
+    >>> pairwise = CallableKernel(k, {"scale": 0.5})
+    >>> bool(np.allclose(pairwise(X), laplacian_kernel(X, gamma=0.5)))
+    True
+    >>> blocks = CallableKernel(lambda A, B: laplacian_kernel(A, B, gamma=0.5), vectorized=True)
+    >>> bool(np.allclose(blocks(X, X[:2]), pairwise(X, X[:2])))
+    True
     """
 
     name = "callable"
@@ -316,6 +347,20 @@ class PrecomputedKernel(Kernel):
     ``Y`` names training points by index: ``kernel(X, Y)`` and ``kernel.matmul(X, Y, V)``
     take the columns ``Y`` (an integer array; ``None``: all columns) of ``X``. So a model
     fitted on the square training matrix predicts from the rectangular ``k(X_new, X_train)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import PrecomputedKernel, RBFKernel
+    >>> X = np.random.RandomState(0).normal(size=(5, 2))
+    >>> K = RBFKernel(gamma=0.5)(X)  # k(x_i, t_j) with the training points t = X
+    >>> pre = PrecomputedKernel()
+    >>> bool(np.array_equal(pre(K, np.array([0, 3])), K[:, [0, 3]]))
+    True
+    >>> bool(np.allclose(pre.matmul(K, np.array([0, 3]), [1.0, -1.0]), K[:, 0] - K[:, 3]))
+    True
+    >>> pre.diag(K)  # k(t_i, t_i) from the square training matrix
+    array([1., 1., 1., 1., 1.])
     """
 
     name = "precomputed"
@@ -363,7 +408,22 @@ KERNELS: dict[str, type[Kernel]] = {}
 
 def register_kernel(cls: type[Kernel] | None = None, *, aliases: tuple[str, ...] = ()) -> Any:
     """Class decorator: make ``cls`` known to :func:`get_kernel` / :func:`resolve_kernel`
-    under ``cls.name`` (and ``aliases``)."""
+    under ``cls.name`` (and ``aliases``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import KERNELS, Kernel, get_kernel, register_kernel
+    >>> @register_kernel
+    ... class MinKernel(Kernel):  # histogram intersection k(x, y) = Σ_i min(x_i, y_i)
+    ...     name = "doctest_min"
+    ...     def evaluate_into(self, X, Y, out):
+    ...         out[...] = np.minimum(X[:, None, :], Y[None, :, :]).sum(axis=-1)
+    >>> get_kernel("doctest_min")(np.array([[1.0, 2.0], [3.0, 0.5]]))
+    array([[3. , 1.5],
+           [1.5, 3.5]])
+    >>> del KERNELS["doctest_min"]  # undo the registration
+    """
 
     def register(kernel_class: type[Kernel]) -> type[Kernel]:
         for name in (kernel_class.name, *aliases):

@@ -30,7 +30,16 @@ __all__ = [
 
 @register_kernel
 class LinearKernel(Kernel):
-    r"""Linear kernel :math:`k(x, y) = \langle x, y\rangle`."""
+    r"""Linear kernel :math:`k(x, y) = \langle x, y\rangle`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import LinearKernel
+    >>> LinearKernel()(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    array([[ 5., 11.],
+           [11., 25.]])
+    """
 
     name = "linear"
 
@@ -55,6 +64,18 @@ class PolynomialKernel(Kernel):
         Degree ``d``; ``None`` means 3.
     coef0 : float or None, default=None
         Offset ``c_0``; ``None`` means 1.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import polynomial_kernel
+    >>> from kernelmaps.kernels import PolynomialKernel
+    >>> X = np.random.RandomState(0).normal(size=(4, 3))
+    >>> K = PolynomialKernel(gamma=0.5, degree=2, coef0=1.0)(X)
+    >>> bool(np.allclose(K, polynomial_kernel(X, gamma=0.5, degree=2, coef0=1.0)))
+    True
+    >>> PolynomialKernel()(np.array([[1.0, 1.0]]))  # defaults: γ = 1/2, c₀ = 1, d = 3
+    array([[8.]])
     """
 
     name = "poly"
@@ -93,6 +114,16 @@ class ExponentialKernel(Kernel):
     ----------
     gamma : float or None, default=None
         Scale; ``None`` means ``1 / n_features``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import ExponentialKernel, RBFKernel
+    >>> X = np.random.RandomState(0).normal(size=(4, 3))
+    >>> K = ExponentialKernel(gamma=2.0)(X)  # exp(2⟨x, y⟩)
+    >>> d = np.exp(-np.sum(X ** 2, axis=1))  # exp(-γ‖x‖²/2)
+    >>> bool(np.allclose(d[:, None] * K * d[None, :], RBFKernel(gamma=1.0)(X)))
+    True
     """
 
     name = "exponential"
@@ -117,6 +148,18 @@ class SigmoidKernel(Kernel):
 
     Not positive semi-definite in general (Lin & Lin, 2003): Nystroem warns when its
     landmark matrix turns out indefinite.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import sigmoid_kernel
+    >>> from kernelmaps.kernels import SigmoidKernel
+    >>> X = np.random.RandomState(0).normal(size=(4, 3))
+    >>> bool(np.allclose(SigmoidKernel(gamma=0.5, coef0=-1.0)(X),
+    ...                  sigmoid_kernel(X, gamma=0.5, coef0=-1.0)))
+    True
+    >>> SigmoidKernel.is_psd
+    False
     """
 
     name = "sigmoid"
@@ -141,6 +184,15 @@ class CosineKernel(Kernel):
     r"""Cosine similarity :math:`k(x, y) = \langle x, y\rangle / (\|x\|\|y\|)`.
 
     Rows of zeros give 0, as in scikit-learn.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import CosineKernel
+    >>> CosineKernel()(np.array([[3.0, 4.0], [1.0, 0.0], [0.0, 0.0]]))
+    array([[1. , 0.6, 0. ],
+           [0.6, 1. , 0. ],
+           [0. , 0. , 0. ]])
     """
 
     name = "cosine"
@@ -167,6 +219,17 @@ class ArcCosineKernel(Kernel):
     Parameters
     ----------
     degree : {0, 1, 2}, default=1
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import ArcCosineKernel
+    >>> X = np.array([[1.0, 0.0], [0.0, 2.0]])  # at a right angle: θ = π/2
+    >>> ArcCosineKernel(degree=0)(X)  # 1 − θ/π
+    array([[1. , 0.5],
+           [0.5, 1. ]])
+    >>> float(ArcCosineKernel(degree=1)(X)[0, 1] * np.pi)  # ‖x‖‖y‖ J₁(π/2) = 2 · 1
+    2.0
     """
 
     name = "arccos"

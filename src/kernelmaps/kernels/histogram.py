@@ -35,6 +35,17 @@ class AdditiveChi2Kernel(Kernel):
     negative of a squared distance), kept under this name for compatibility with
     ``sklearn.metrics.pairwise.additive_chi2_kernel``; ``exp(gamma * k)`` is the ``chi2``
     kernel.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import additive_chi2_kernel
+    >>> from kernelmaps.kernels import AdditiveChi2Kernel
+    >>> X = np.random.RandomState(0).uniform(size=(4, 3))
+    >>> bool(np.allclose(AdditiveChi2Kernel()(X), additive_chi2_kernel(X)))
+    True
+    >>> AdditiveChi2Kernel.is_psd
+    False
     """
 
     name = "additive_chi2"
@@ -59,6 +70,15 @@ class Chi2Kernel(Kernel):
     ----------
     gamma : float or None, default=None
         Scale; ``None`` means 1 (scikit-learn's default for this kernel).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import chi2_kernel
+    >>> from kernelmaps.kernels import Chi2Kernel
+    >>> X = np.random.RandomState(0).uniform(size=(4, 3))
+    >>> bool(np.allclose(Chi2Kernel(gamma=0.5)(X), chi2_kernel(X, gamma=0.5)))
+    True
     """
 
     name = "chi2"
@@ -89,6 +109,17 @@ class AdditiveChi2PSDKernel(Kernel):
     :class:`~kernelmaps.AdditiveChi2Sampler` approximates (Vedaldi & Zisserman, 2012). It is
     computed from scikit-learn's compiled ``additive_chi2`` through
     :math:`4xy/(x+y) = (x + y) - (x-y)^2/(x+y)`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import AdditiveChi2PSDKernel
+    >>> X = np.random.RandomState(0).uniform(size=(4, 3))
+    >>> x, y = X[:, None, :], X[None, :, :]
+    >>> bool(np.allclose(AdditiveChi2PSDKernel()(X), (2 * x * y / (x + y)).sum(axis=-1)))
+    True
+    >>> bool(np.allclose(AdditiveChi2PSDKernel().diag(X), X.sum(axis=1)))  # k(x, x) = Σ x_i
+    True
     """
 
     name = "additive_chi2_psd"
@@ -120,6 +151,16 @@ class SkewedChi2Kernel(Kernel):
     ----------
     skewedness : float, default=1.0
         The skewedness :math:`c > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import SkewedChi2Kernel
+    >>> X = np.random.RandomState(0).uniform(size=(4, 3))
+    >>> c, x, y = 0.5, X[:, None, :], X[None, :, :]
+    >>> direct = np.prod(2 * np.sqrt((x + c) * (y + c)) / (x + y + 2 * c), axis=-1)
+    >>> bool(np.allclose(SkewedChi2Kernel(skewedness=c)(X), direct))
+    True
     """
 
     name = "skewed_chi2"

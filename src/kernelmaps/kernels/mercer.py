@@ -44,6 +44,17 @@ class MercerReport:
         The eigenvector of the smallest eigenvalue when it is below ``-tolerance``.
     sample_indices : ndarray
         Rows of ``X`` used.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import check_mercer
+    >>> X = np.random.RandomState(0).normal(size=(40, 2))
+    >>> report = check_mercer("sigmoid", X)  # tanh(γ⟨x, y⟩ + c₀) is not a Mercer kernel
+    >>> report.passed, report.is_symmetric, bool(report.min_eigenvalue < -report.tolerance)
+    (False, True, True)
+    >>> print(report.summary().splitlines()[0])
+    Mercer check on 40 points: FAILED
     """
 
     passed: bool

@@ -43,6 +43,17 @@ class RBFKernel(Kernel):
         ``None`` means ``1 / n_features`` (unless ``sigma``).
     sigma : float or None, default=None
         Bandwidth σ; gives ``gamma = 1 / (2 σ²)``. Pass ``gamma`` or ``sigma``, not both.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import rbf_kernel
+    >>> from kernelmaps.kernels import RBFKernel
+    >>> X = np.random.RandomState(0).normal(size=(4, 3))
+    >>> bool(np.allclose(RBFKernel(gamma=0.5)(X), rbf_kernel(X, gamma=0.5)))
+    True
+    >>> bool(np.allclose(RBFKernel(sigma=1.0)(X), RBFKernel(gamma=0.5)(X)))  # γ = 1/(2σ²)
+    True
     """
 
     name = "rbf"
@@ -90,6 +101,15 @@ class LaplacianKernel(Kernel):
     ----------
     gamma : float or None, default=None
         Inverse length scale; ``None`` means ``1 / n_features``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.metrics.pairwise import laplacian_kernel
+    >>> from kernelmaps.kernels import LaplacianKernel
+    >>> X = np.random.RandomState(0).normal(size=(4, 3))
+    >>> bool(np.allclose(LaplacianKernel(gamma=0.5)(X), laplacian_kernel(X, gamma=0.5)))
+    True
     """
 
     name = "laplacian"
@@ -132,6 +152,17 @@ class StudentKernel(Kernel):
     ----------
     alpha : float, default=1.0
         The offset :math:`\alpha > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import StudentKernel
+    >>> X = np.random.RandomState(0).normal(size=(4, 3))
+    >>> squared_distances = ((X[:, None, :] - X[None, :, :]) ** 2).sum(axis=-1)
+    >>> bool(np.allclose(StudentKernel(alpha=2.0)(X), 1.0 / (2.0 + squared_distances)))
+    True
+    >>> StudentKernel(alpha=2.0).diag(X)
+    array([0.5, 0.5, 0.5, 0.5])
     """
 
     name = "student"
@@ -173,6 +204,16 @@ class MaternKernel(Kernel):
         Smoothness.
     length_scale : float, default=1.0
         Length scale :math:`\ell > 0`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.gaussian_process.kernels import Matern
+    >>> from kernelmaps.kernels import MaternKernel
+    >>> X = np.random.RandomState(0).normal(size=(4, 3))
+    >>> bool(np.allclose(MaternKernel(nu=2.5, length_scale=0.8)(X),
+    ...                  Matern(nu=2.5, length_scale=0.8)(X)))
+    True
     """
 
     name = "matern"

@@ -32,10 +32,11 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import FLOAT_DTYPES, is_dask_collection, run_blocks
+from kernelmaps._engine import is_dask_collection, run_blocks
+from kernelmaps._validation import validate_input
 
 __all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap"]
 
@@ -50,8 +51,33 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     """Base class of every kernelmaps feature map z(x) with z(x)·z(y) ≈ k(x, y).
 
     Subclasses implement ``_fit`` and ``_transform_block``; see the module docstring.
+
+    Examples
+    --------
+    The exact map of the linear kernel, z(x) = x; validation, the dtype policy, row blocks
+    on threads, feature names and ``set_output`` come from the base:
+
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import resolve_kernel
+    >>> from kernelmaps.maps import FeatureMap
+    >>> class IdentityMap(FeatureMap):
+    ...     _accept_sparse = False  # _transform_block below writes dense rows only
+    ...     def _fit(self, X, random_state):
+    ...         self.kernel_ = resolve_kernel("linear")
+    ...         return X.shape[1]  # the output dimension
+    ...     def _transform_block(self, X_block, out):
+    ...         out[...] = X_block
+    >>> X = np.random.RandomState(0).normal(size=(5, 3)).astype(np.float32)
+    >>> identity = IdentityMap().fit(X)
+    >>> Z = identity.transform(X)
+    >>> Z.dtype, identity.get_feature_names_out().tolist()
+    (dtype('float32'), ['identitymap0', 'identitymap1', 'identitymap2'])
+    >>> bool(np.allclose(Z @ Z.T, identity.kernel_(X)))
+    True
     """
 
+    #: scikit-learn's parameter constraints; a map without parameters keeps this empty dict.
+    _parameter_constraints: dict = {}
     #: Sparse formats accepted (``False``: dense only). CSR is what row blocks need.
     _accept_sparse: str | bool = "csr"
     #: ``n_jobs``-like attribute name that overrides the global thread setting, if any.
@@ -60,22 +86,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # ------------------------------------------------------------------ validation
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
         """Validate ``X`` at the fit/transform boundary and apply the dtype policy."""
-        try:
-            X = validate_data(
-                self,
-                X,
-                reset=reset,
-                accept_sparse=self._accept_sparse,
-                dtype=list(FLOAT_DTYPES),
-            )
-        except ValueError as error:
-            if "could not convert" in str(error) or "strings" in str(error):
-                raise ValueError(
-                    f"X passed to {type(self).__name__} must be numeric, but it holds strings "
-                    f"({error}). Encode text or categorical columns first, e.g. with "
-                    "sklearn.preprocessing.OneHotEncoder."
-                ) from error
-            raise
+        X = validate_input(self, X, reset=reset, accept_sparse=self._accept_sparse)
         self._check_X_values(X)
         return X
 

@@ -112,11 +112,16 @@ class RandomMaclaurin(FeatureMap):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.maps.polynomial import RandomMaclaurin
-    >>> X = np.array([[0.6, 0.0], [0.0, 0.8]])
-    >>> rm = RandomMaclaurin("exponential", gamma=0.5, n_components=8, random_state=0)
-    >>> rm.fit_transform(X).shape
-    (2, 8)
+    >>> from kernelmaps import RandomMaclaurin
+    >>> X = np.random.RandomState(0).normal(size=(40, 10))
+    >>> X /= np.linalg.norm(X, axis=1, keepdims=True)
+    >>> rm = RandomMaclaurin("exponential", gamma=0.5, n_components=2000, random_state=0)
+    >>> Z = rm.fit_transform(X)
+    >>> Z.shape
+    (40, 2000)
+    >>> K = rm.kernel_(X)  # exp(⟨x, y⟩ / 2)
+    >>> bool(np.abs(Z @ Z.T - K).max() < 0.15 * K.max())
+    True
     """
 
     _parameter_constraints: dict = {
@@ -258,10 +263,16 @@ class TensorSRHT(FeatureMap):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.maps.polynomial import TensorSRHT
-    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
-    >>> TensorSRHT(degree=3, n_components=8, random_state=0).fit_transform(X).shape
-    (2, 8)
+    >>> from kernelmaps import TensorSRHT
+    >>> X = np.random.RandomState(0).normal(size=(40, 10))
+    >>> X /= np.linalg.norm(X, axis=1, keepdims=True)
+    >>> srht = TensorSRHT(degree=3, coef0=1.0, n_components=2000, random_state=0)
+    >>> Z = srht.fit_transform(X)
+    >>> Z.shape
+    (40, 2000)
+    >>> K = srht.kernel_(X)  # (⟨x, y⟩ + 1)³, between 0 and 8 here
+    >>> bool(np.abs(Z @ Z.T - K).max() < 0.2 * K.max())
+    True
     """
 
     _parameter_constraints: dict = {

@@ -86,9 +86,16 @@ class RBFSampler(FeatureMap):
     --------
     >>> import numpy as np
     >>> from kernelmaps import RBFSampler
-    >>> X = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]])
-    >>> RBFSampler(gamma=0.5, n_components=4, random_state=0).fit_transform(X).shape
-    (3, 4)
+    >>> X = np.random.RandomState(0).normal(size=(40, 10))
+    >>> rbf = RBFSampler(gamma=0.5, n_components=2000, random_state=0).fit(X)
+    >>> Z = rbf.transform(X)
+    >>> Z.shape
+    (40, 2000)
+    >>> rbf.kernel_
+    RBFKernel(gamma=0.5, sigma=None)
+    >>> # z(x)·z(y) estimates exp(-γ‖x-y‖²) with error O(1/√D)
+    >>> bool(np.abs(Z @ Z.T - rbf.kernel_(X)).max() < 0.15)
+    True
     """
 
     _parameter_constraints: dict = {
@@ -285,14 +292,17 @@ class RandomFourierFeatures(FeatureMap):
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.maps.fourier import RandomFourierFeatures
-    >>> X = np.random.RandomState(0).normal(size=(5, 3))
-    >>> rff = RandomFourierFeatures("matern", kernel_params={"nu": 1.5}, n_components=10,
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> X = np.random.RandomState(0).normal(size=(40, 6))
+    >>> rff = RandomFourierFeatures("matern", kernel_params={"nu": 1.5}, n_components=1001,
     ...                             structure="structured", random_state=0).fit(X)
-    >>> rff.n_features_out_  # rounded up to a whole block of d_pad = 4 frequencies
-    12
-    >>> rff.transform(X).shape
-    (5, 12)
+    >>> rff.n_features_out_  # rounded up to whole blocks of d_pad = 8 frequencies
+    1008
+    >>> Z = rff.transform(X)
+    >>> Z.shape
+    (40, 1008)
+    >>> bool(np.abs(Z @ Z.T - rff.kernel_(X)).max() < 0.25)  # ≈ the Matérn-3/2 kernel
+    True
     """
 
     _parameter_constraints: dict = {

@@ -76,9 +76,14 @@ class AdditiveChi2Sampler(FeatureMap):
     --------
     >>> import numpy as np
     >>> from kernelmaps import AdditiveChi2Sampler
-    >>> X = np.array([[0.2, 0.8], [0.5, 0.5]])
-    >>> AdditiveChi2Sampler(sample_steps=2).fit_transform(X).shape
-    (2, 6)
+    >>> X = np.random.RandomState(0).uniform(size=(40, 4))  # non-negative, e.g. histograms
+    >>> chi2 = AdditiveChi2Sampler(sample_steps=3).fit(X)
+    >>> Z = chi2.transform(X)
+    >>> Z.shape  # 2·sample_steps − 1 = 5 features per input feature
+    (40, 20)
+    >>> K = chi2.kernel_(X)  # Σ_i 2 x_i y_i / (x_i + y_i)
+    >>> bool(np.abs(Z @ Z.T - K).max() < 0.1 * K.max())
+    True
     """
 
     _parameter_constraints: dict = {
@@ -271,9 +276,13 @@ class SkewedChi2Sampler(FeatureMap):
     --------
     >>> import numpy as np
     >>> from kernelmaps import SkewedChi2Sampler
-    >>> X = np.array([[0.2, 0.8], [0.5, 0.5]])
-    >>> SkewedChi2Sampler(n_components=5, random_state=0).fit_transform(X).shape
-    (2, 5)
+    >>> X = np.random.RandomState(0).uniform(size=(40, 4))
+    >>> skewed = SkewedChi2Sampler(skewedness=0.5, n_components=1000, random_state=0).fit(X)
+    >>> Z = skewed.transform(X)
+    >>> Z.shape
+    (40, 1000)
+    >>> bool(np.abs(Z @ Z.T - skewed.kernel_(X)).max() < 0.1)
+    True
     """
 
     _parameter_constraints: dict = {

@@ -107,9 +107,15 @@ class PolynomialCountSketch(FeatureMap):
     --------
     >>> import numpy as np
     >>> from kernelmaps import PolynomialCountSketch
-    >>> X = np.array([[0.0, 1.0], [1.0, 1.0]])
-    >>> PolynomialCountSketch(degree=3, n_components=8, random_state=0).fit_transform(X).shape
-    (2, 8)
+    >>> X = np.random.RandomState(0).normal(size=(40, 10))
+    >>> X /= np.linalg.norm(X, axis=1, keepdims=True)
+    >>> sketch = PolynomialCountSketch(degree=2, coef0=1.0, n_components=1000, random_state=0)
+    >>> Z = sketch.fit_transform(X)
+    >>> Z.shape
+    (40, 1000)
+    >>> K = sketch.kernel_(X)  # (⟨x, y⟩ + 1)², between 0 and 4 here
+    >>> bool(np.abs(Z @ Z.T - K).max() < 0.15 * K.max())
+    True
     """
 
     _parameter_constraints: dict = {

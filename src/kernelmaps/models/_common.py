@@ -1,4 +1,10 @@
-"""Machinery shared by the kernel machines: kernel resolution, blocked evaluation, centres."""
+"""What the kernel machines share: parameter constraints, the fit-time kernel, the centres.
+
+Every model resolves its kernel once in ``fit`` (:func:`fit_kernel`, the one resolver of
+:mod:`kernelmaps.kernels` with scikit-learn's ``KernelRidge`` rules) and keeps it as
+``kernel_``; every kernel value then comes from that object. Centres are chosen by
+:func:`kernelmaps.landmarks.select_landmarks` (:func:`select_centres`).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,21 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import FLOAT_DTYPES, reduce_blocks, run_blocks
-from kernelmaps.kernels import KERNELS, Kernel, resolve_kernel
+from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, resolve_kernel
+from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 
-__all__ = ["KERNEL_PARAMETER_CONSTRAINTS", "KernelModelMixin"]
+__all__ = [
+    "KERNEL_PARAMETER_CONSTRAINTS",
+    "LANDMARK_PARAMETER_CONSTRAINTS",
+    "centre_gram",
+    "expansion_points",
+    "fit_kernel",
+    "kernel_columns",
+    "select_centres",
+]
 
 #: Constraints of the scikit-learn-style kernel arguments every model takes.
 KERNEL_PARAMETER_CONSTRAINTS: dict = {
@@ -24,70 +37,66 @@ KERNEL_PARAMETER_CONSTRAINTS: dict = {
     "kernel_params": [dict, None],
 }
 
-
-class KernelModelMixin:
-    """Kernel evaluation for models: ``k(A, B)`` for names, Kernel objects, callables and
-    ``"precomputed"``, in bounded-memory row blocks."""
-
-    kernel: Any
-    gamma: Any
-    degree: Any
-    coef0: Any
-    kernel_params: Any
-
-    @property
-    def _precomputed(self) -> bool:
-        return isinstance(self.kernel, str) and self.kernel == "precomputed"
-
-    def _resolved(self) -> Kernel | Any:
-        return resolve_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
-                              coef0=self.coef0, kernel_params=self.kernel_params)
-
-    def _kernel_block(self, A: Any, B: Any) -> np.ndarray:
-        """k(A, B) for one block of validated rows A against the (small) set B."""
-        return self._resolved().evaluate(A, B)
-
-    def _kernel_matrix(self, A: Any, B: Any | None = None) -> np.ndarray:
-        """The full k(A, B) (``B=None``: symmetric k(A, A)), blocked over rows of A."""
-        if self._precomputed:
-            return A.toarray() if sp.issparse(A) else np.asarray(A)
-        return self._resolved()(A, B)
-
-    def _kernel_diag(self, A: Any) -> np.ndarray:
-        return self._resolved().diag(A)
-
-    def _kernel_times(self, X: Any, centers: Any, coefficients: np.ndarray) -> np.ndarray:
-        """``k(X, centers) @ coefficients`` in row blocks, never holding k(X, centers)."""
-        coefficients = np.asarray(coefficients)
-        squeeze = coefficients.ndim == 1
-        coefficients = coefficients.reshape(coefficients.shape[0], -1)
-        dtype = np.float32 if X.dtype == np.float32 else np.float64
-
-        def block(xb, out):
-            Kb = xb.toarray() if self._precomputed and sp.issparse(xb) else (
-                xb if self._precomputed else self._kernel_block(xb, centers))
-            np.matmul(Kb, coefficients.astype(dtype, copy=False), out=out)
-
-        result = run_blocks(X, n_out=coefficients.shape[1], dtype=np.dtype(dtype),
-                            block_fn=block, temp_bytes_per_row=8 * centers.shape[0],
-                            n_threads=resolve_n_threads(None),
-                            name=f"{type(self).__name__}.predict")
-        return result[:, 0] if squeeze else result
-
-    def _reduce_kernel_blocks(self, X: Any, centers: Any, fn, extra: tuple = ()) -> np.ndarray:
-        """Σ over row blocks b of ``fn(k(X_b, centers), *extra_b)``; extras are row-aligned."""
-        n = X.shape[0]
-        stacked = np.arange(n)
-
-        def block(index_block):
-            start, stop = index_block[0], index_block[-1] + 1
-            Kb = self._kernel_block(X[start:stop], centers)
-            return fn(Kb, *(e[start:stop] for e in extra))
-
-        return reduce_blocks(stacked, block, bytes_per_row=16 * centers.shape[0],
-                             n_threads=resolve_n_threads(None))
+#: Constraints of ``landmarks`` / ``landmark_params`` (the centre strategies).
+LANDMARK_PARAMETER_CONSTRAINTS: dict = {
+    "landmarks": [StrOptions(set(LANDMARK_STRATEGIES))],
+    "landmark_params": [dict, None],
+}
 
 
-def float_dtypes() -> list:
-    """The dtype policy of every estimator: float32 kept, everything else float64."""
-    return list(FLOAT_DTYPES)
+def fit_kernel(estimator: Any, *, precomputed: bool = True) -> Kernel:
+    """The estimator's kernel as a :class:`~kernelmaps.kernels.Kernel`, resolved once in fit.
+
+    scikit-learn's ``KernelRidge`` rules: ``gamma``/``degree``/``coef0`` go to a named
+    kernel that has them and are ignored for a Kernel object, a callable (which receives
+    ``kernel_params``) or ``"precomputed"``. ``precomputed=False`` refuses
+    ``"precomputed"`` for models that need kernel values a user's matrix cannot give.
+    """
+    name = type(estimator).__name__
+    kernel = resolve_kernel(estimator.kernel, gamma=estimator.gamma, degree=estimator.degree,
+                            coef0=estimator.coef0, kernel_params=estimator.kernel_params,
+                            owner=name)
+    if not precomputed and isinstance(kernel, PrecomputedKernel):
+        raise ValueError(f"{name} does not take kernel='precomputed'; pass the data and a "
+                         "kernel (a name, a Kernel or a callable).")
+    return kernel
+
+
+def select_centres(estimator: Any, X: Any, kernel: Kernel,
+                   n_components: int) -> tuple[Any, np.ndarray | None]:
+    """``n_components`` centres of ``X`` by ``estimator.landmarks``: ``(points, row indices
+    or None)`` (see :func:`kernelmaps.landmarks.select_landmarks`), seeded by
+    ``estimator.random_state`` and configured by ``estimator.landmark_params``."""
+    return select_landmarks(estimator.landmarks, X, kernel, n_components,
+                            random_state=check_random_state(estimator.random_state),
+                            options=estimator.landmark_params)
+
+
+def expansion_points(estimator: Any, X: Any) -> Any:
+    """The points a model expands on: every row of ``X``, or ``estimator.n_components``
+    centres (:func:`select_centres`, with the fitted ``kernel_``) when that is fewer."""
+    if estimator.n_components is None or estimator.n_components >= X.shape[0]:
+        return X
+    points, _ = select_centres(estimator, X, estimator.kernel_, estimator.n_components)
+    return points
+
+
+def kernel_columns(kernel: Kernel, points: Any, indices: np.ndarray | None) -> Any:
+    """What ``kernel`` takes as its second argument ``Y`` to reach the given centres.
+
+    The points themselves, except for a :class:`~kernelmaps.kernels.PrecomputedKernel`:
+    its values are columns of the user's matrix, so it addresses training points by index.
+    """
+    return indices if isinstance(kernel, PrecomputedKernel) else points
+
+
+def centre_gram(kernel: Kernel, rows: Any, columns: Any) -> np.ndarray:
+    """The ``(M, M)`` kernel matrix of the centres in float64.
+
+    ``rows`` are the centres' rows of the training input and ``columns`` what
+    :func:`kernel_columns` gave; when they are the same points the evaluation is the
+    symmetric one, which makes the diagonal of distance kernels exact.
+    """
+    rows64 = rows.astype(np.float64)
+    values = kernel(rows64) if columns is rows else kernel(rows64, columns)
+    return np.asarray(values, dtype=np.float64)

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.special
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
@@ -15,22 +16,23 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
-    KernelModelMixin,
-    float_dtypes,
+    LANDMARK_PARAMETER_CONSTRAINTS,
+    expansion_points,
+    fit_kernel,
 )
 
 __all__ = ["KernelFisherDiscriminant"]
 
 
 class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
-                               TransformerMixin, KernelModelMixin, BaseEstimator):
+                               TransformerMixin, BaseEstimator):
     r"""Regularised kernel Fisher discriminant (Mika et al., 1999).
 
     Discriminant directions :math:`w = \sum_i a_i\,\phi(x_i)` maximise the ratio of between-
@@ -54,10 +56,12 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
     probabilities come from the training projections and are therefore optimistic; wrap in
     :class:`sklearn.calibration.CalibratedClassifierCV` for held-out calibration.
 
-    With ``n_components`` set, the expansion uses :math:`m` landmarks drawn uniformly
-    instead of all :math:`n` training points (:math:`K` becomes :math:`n\times m`, the
-    regulariser acts on :math:`a\in\mathbb R^m`): :math:`O(nm^2)` instead of
-    :math:`O(n^3)` time.
+    With ``n_components`` set, the expansion uses :math:`m` landmarks chosen by
+    ``landmarks`` (:mod:`kernelmaps.landmarks`; uniform rows by default) instead of all
+    :math:`n` training points (:math:`K` becomes :math:`n\times m`, the regulariser acts on
+    :math:`a\in\mathbb R^m`): :math:`O(nm^2)` instead of :math:`O(n^3)` time. Kernel values
+    come from the fitted ``kernel_``: :math:`K` in row blocks, projections
+    :math:`K(X, \text{expansion})\,a` by ``kernel_.matmul`` without holding the kernel matrix.
 
     Parameters
     ----------
@@ -68,12 +72,20 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
     gamma, degree, coef0, kernel_params :
         Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
     n_components : int or None, default=None
-        Number of landmarks; ``None`` uses every training point (exact).
+        Number of landmarks; ``None`` (or at least n_samples) uses every training point
+        (exact).
+    landmarks : {"uniform", "kmeans", "leverage", "renyi"}, default="uniform"
+        How the landmarks are chosen when ``n_components`` is set, as in
+        :class:`~kernelmaps.models.KernelRidge` (see :mod:`kernelmaps.landmarks`).
+    landmark_params : dict, default=None
+        Options of the landmark strategy.
     random_state : int, RandomState instance or None, default=None
         Controls the landmarks.
 
     Attributes
     ----------
+    kernel_ : Kernel
+        The kernel, resolved once in ``fit`` (:func:`kernelmaps.kernels.resolve_kernel`).
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (n_expansion, n_discriminants)
         Expansion coefficients a of each discriminant direction.
@@ -81,10 +93,22 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         The expansion points (training data or landmarks).
     eigenvalues_ : ndarray of shape (n_discriminants,)
         Generalised eigenvalues (Fisher ratios) of the kept directions.
-    lda_ : LinearDiscriminantAnalysis
-        The classifier in the discriminant space.
+    discriminant_coef_ : ndarray of shape (n_classes, n_discriminants) or (1, n_discriminants)
+        Weights of the linear discriminant analysis in the discriminant space (the ``coef_``
+        of :class:`sklearn.discriminant_analysis.LinearDiscriminantAnalysis` fitted on the
+        training projections; one row for two classes).
+    discriminant_intercept_ : ndarray of shape (n_classes,) or (1,)
+        Its intercepts. Kept as arrays, not as a fitted LDA object, so the model's state is
+        arrays only (safe to load with :mod:`kernelmaps.io`).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Notes
+    -----
+    The landmarks come from :func:`kernelmaps.landmarks.select_landmarks`, whose uniform
+    draw is scikit-learn's (the first m entries of one permutation, in that order). Earlier
+    versions drew them by hand (sorted ``rng.choice``), so a model with ``n_components``
+    set differs from theirs for the same ``random_state``.
 
     References
     ----------
@@ -96,12 +120,14 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         "reg": [Interval(Real, 0, None, closed="neither")],
         **KERNEL_PARAMETER_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        **LANDMARK_PARAMETER_CONSTRAINTS,
         "random_state": ["random_state"],
     }
 
     def __init__(self, reg: float = 1e-3, *, kernel: Any = "rbf", gamma: float | None = None,
                  degree: float | None = None, coef0: float | None = None,
                  kernel_params: dict | None = None, n_components: int | None = None,
+                 landmarks: str = "uniform", landmark_params: dict | None = None,
                  random_state: Any = None) -> None:
         self.reg = reg
         self.kernel = kernel
@@ -110,6 +136,8 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.n_components = n_components
+        self.landmarks = landmarks
+        self.landmark_params = landmark_params
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -126,27 +154,21 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=float_dtypes())
+        X, y = validate_input(self, X, y, reset=True)
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
             raise ValueError(
                 "KernelFisherDiscriminant needs at least 2 classes in y; got 1 class "
                 f"({self.classes_.tolist()}). A discriminant separates classes.")
-        self._resolved()
-        if self._precomputed:
-            raise ValueError("KernelFisherDiscriminant does not take kernel='precomputed'; "
-                             "pass the data and a kernel.")
-        n = X.shape[0]
-        if self.n_components is None or self.n_components >= n:
-            self.X_fit_ = X
-        else:
-            rng = check_random_state(self.random_state)
-            self.X_fit_ = X[np.sort(rng.choice(n, self.n_components, replace=False))]
-        K = np.asarray(self._kernel_matrix(X, self.X_fit_), dtype=np.float64)  # n × p
+        self.kernel_ = fit_kernel(self, precomputed=False)
+        self.X_fit_ = expansion_points(self, X)
+        K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)  # n × p
         self.coef_, self.eigenvalues_ = self._directions(K, y_index)
         projections = K @ self.coef_
-        self.lda_ = LinearDiscriminantAnalysis().fit(projections, y_index)
+        lda = LinearDiscriminantAnalysis().fit(projections, y_index)
+        self.discriminant_coef_ = lda.coef_
+        self.discriminant_intercept_ = lda.intercept_
         self._n_features_out = self.coef_.shape[1]
         return self
 
@@ -186,8 +208,8 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         X_new : ndarray of shape (n_samples, n_classes - 1)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=float_dtypes())
-        return np.asarray(self._kernel_times(X, self.X_fit_, self.coef_), dtype=np.float64)
+        X = validate_input(self, X, reset=False)
+        return np.asarray(self.kernel_.matmul(X, self.X_fit_, self.coef_), dtype=np.float64)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Linear discriminant scores in the projected space (scikit-learn's LDA convention).
@@ -200,23 +222,28 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         -------
         scores : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
         """
-        projected = self.transform(X)
-        return self.lda_.decision_function(projected)
+        scores = self.transform(X) @ self.discriminant_coef_.T + self.discriminant_intercept_
+        return scores.ravel() if scores.shape[1] == 1 else scores
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels."""
-        projected = self.transform(X)
-        return self.classes_[self.lda_.predict(projected)]
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities from the Gaussian model in the discriminant space."""
-        projected = self.transform(X)
-        return self.lda_.predict_proba(projected)
+        scores = self.decision_function(X)
+        if scores.ndim == 1:  # two classes: the logistic of the LDA score
+            positive = scipy.special.expit(scores)
+            return np.column_stack([1.0 - positive, positive])
+        return scipy.special.softmax(scores, axis=1)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log of :meth:`predict_proba`."""
-        projected = self.transform(X)
-        return self.lda_.predict_log_proba(projected)
+        """Log of :meth:`predict_proba` (zeros lifted to the smallest normal float)."""
+        probabilities = self.predict_proba(X)
+        probabilities[probabilities == 0.0] += np.finfo(probabilities.dtype).smallest_normal
+        return np.log(probabilities)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -4,7 +4,8 @@ A fixed-size kernel model (Suykens et al., 2002; De Brabanter et al., 2010) solv
 machine in the primal on m ≪ n prototype vectors:
 
 1. choose m landmarks :math:`c_1, \dots, c_m` that maximise the quadratic Rényi entropy
-   (or by any other strategy of :mod:`kernelmaps.landmarks`);
+   (or by any other strategy of :mod:`kernelmaps.landmarks`, through
+   :func:`~kernelmaps.landmarks.select_landmarks` as every kernel machine does);
 2. map every point to the Nyström eigen-features
    :math:`\hat\Phi_i(x) = \lambda_i^{-1/2}\sum_t u_{ti}\,k(c_t, x)`, where
    :math:`K_{mm} = U\Lambda U^\top`, dropping numerically null eigenvalues;
@@ -15,7 +16,9 @@ Training costs O(n·m·d) for the features plus the linear model on an n × m ma
 of the O(n²) kernel matrix. :func:`make_fixed_size_model` returns the three steps as a
 scikit-learn :class:`~sklearn.pipeline.Pipeline` (steps ``"features"`` and ``"model"``), so
 everything scikit-learn does with pipelines — ``GridSearchCV`` over ``features__gamma`` and
-``model__alpha``, cloning, pickling — works unchanged.
+``model__alpha``, cloning, pickling — works unchanged. The fitted ``features`` step holds
+the kernel, resolved once in its ``fit``, as ``kernel_`` and the landmarks as
+``components_``.
 """
 
 from __future__ import annotations

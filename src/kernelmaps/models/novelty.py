@@ -7,20 +7,22 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
+from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
-    KernelModelMixin,
-    float_dtypes,
+    LANDMARK_PARAMETER_CONSTRAINTS,
+    centre_gram,
+    expansion_points,
+    fit_kernel,
 )
 
 __all__ = ["KernelMeanDistance"]
 
 
-class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
+class KernelMeanDistance(OutlierMixin, BaseEstimator):
     r"""Novelty detection by the distance to the mean of the training data in feature space.
 
     .. math::
@@ -30,11 +32,14 @@ class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
 
     computed with the kernel only (Shawe-Taylor & Cristianini, *Kernel Methods for Pattern
     Analysis*, 2004, §5.1). Points far from the mean are novel. With ``n_components`` set,
-    the mean is expanded on :math:`m` landmarks drawn uniformly: the Nyström projection gives
+    the mean is expanded on :math:`m` landmarks chosen by ``landmarks``
+    (:mod:`kernelmaps.landmarks`; uniform rows by default): the Nyström projection gives
     :math:`\mu \approx \sum_j \beta_j\phi(c_j)` with
     :math:`\beta = K_{mm}^{+}\tfrac1N K_{mN}\mathbf 1`, so scoring costs :math:`O(m)` kernel
     evaluations per point instead of :math:`O(N)`, while :math:`k(x, x)` stays exact (a
-    point far from all landmarks still scores as far).
+    point far from all landmarks still scores as far). :math:`K_{mN}\mathbf 1` is one
+    blocked pass over the data (``kernel_.reduce``) and scores are ``kernel_.matmul`` and
+    ``kernel_.diag``, so no :math:`N\times m` matrix is held.
 
     Follows scikit-learn's outlier-detector API: ``score_samples`` (higher = more normal,
     i.e. minus the squared distance), ``decision_function`` (shifted so that 0 is the
@@ -49,11 +54,20 @@ class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
     gamma, degree, coef0, kernel_params :
         Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
     n_components : int or None, default=None
-        Number of landmarks; ``None``: exact, with every training point.
+        Number of landmarks; ``None`` (or at least n_samples): exact, with every training
+        point.
+    landmarks : {"uniform", "kmeans", "leverage", "renyi"}, default="uniform"
+        How the landmarks are chosen when ``n_components`` is set, as in
+        :class:`~kernelmaps.models.KernelRidge` (see :mod:`kernelmaps.landmarks`).
+    landmark_params : dict, default=None
+        Options of the landmark strategy.
     random_state : int, RandomState instance or None, default=None
+        Controls the landmarks.
 
     Attributes
     ----------
+    kernel_ : Kernel
+        The kernel, resolved once in ``fit`` (:func:`kernelmaps.kernels.resolve_kernel`).
     X_fit_ : ndarray
         Expansion points of the mean (training data or landmarks).
     mean_coef_ : ndarray of shape (n_expansion,)
@@ -64,19 +78,27 @@ class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
         Threshold subtracted from ``score_samples`` in ``decision_function``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Notes
+    -----
+    With ``n_components`` set, the scores for a given ``random_state`` differ from those of
+    earlier versions, which drew the landmarks by hand (sorted ``rng.choice``) instead of
+    scikit-learn's permutation draw of ``landmarks="uniform"``.
     """
 
     _parameter_constraints: dict = {
         "contamination": [Interval(Real, 0, 0.5, closed="right")],
         **KERNEL_PARAMETER_CONSTRAINTS,
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
+        **LANDMARK_PARAMETER_CONSTRAINTS,
         "random_state": ["random_state"],
     }
 
     def __init__(self, *, contamination: float = 0.1, kernel: Any = "rbf",
                  gamma: float | None = None, degree: float | None = None,
                  coef0: float | None = None, kernel_params: dict | None = None,
-                 n_components: int | None = None, random_state: Any = None) -> None:
+                 n_components: int | None = None, landmarks: str = "uniform",
+                 landmark_params: dict | None = None, random_state: Any = None) -> None:
         self.contamination = contamination
         self.kernel = kernel
         self.gamma = gamma
@@ -84,6 +106,8 @@ class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
         self.coef0 = coef0
         self.kernel_params = kernel_params
         self.n_components = n_components
+        self.landmarks = landmarks
+        self.landmark_params = landmark_params
         self.random_state = random_state
 
     @_fit_context(prefer_skip_nested_validation=True)
@@ -100,27 +124,22 @@ class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
         -------
         self : object
         """
-        X = validate_data(self, X, accept_sparse="csr", dtype=float_dtypes())
-        self._resolved()
-        if self._precomputed:
-            raise ValueError("KernelMeanDistance does not take kernel='precomputed'; pass the "
-                             "data and a kernel.")
+        X = validate_input(self, X, reset=True)
+        # Scores need k(x, x) of new points, which a precomputed k(X_new, X_train) lacks.
+        self.kernel_ = fit_kernel(self, precomputed=False)
         n = X.shape[0]
-        ones = np.full(n, 1.0 / n)
-        if self.n_components is None or self.n_components >= n:
-            self.X_fit_ = X
-            self.mean_coef_ = ones
+        self.X_fit_ = expansion_points(self, X)
+        if self.X_fit_ is X:
+            self.mean_coef_ = np.full(n, 1.0 / n)
         else:
-            rng = check_random_state(self.random_state)
-            self.X_fit_ = X[np.sort(rng.choice(n, self.n_components, replace=False))]
-            K_mm = np.asarray(self._kernel_matrix(self.X_fit_), dtype=np.float64)
+            K_mm = centre_gram(self.kernel_, self.X_fit_, self.X_fit_)
             # Projection of μ onto span φ(c_j): β = K_mm⁺ (1/N) K_mN 1 (pinv: duplicates ok).
-            K_mN_mean = self._kernel_times(X, self.X_fit_, np.eye(self.X_fit_.shape[0])
-                                           ).mean(axis=0)
+            K_mN_mean = self.kernel_.reduce(
+                X, self.X_fit_, lambda K_b: K_b.sum(axis=0, dtype=np.float64)) / n
             # Eigenvalues below 1e-12·λ_max are rounding noise of a smooth kernel's K_mm;
             # inverting them (numpy's default cut-off is 1e-15) amplifies that noise.
             self.mean_coef_ = np.linalg.pinv(K_mm, rcond=1e-12, hermitian=True) @ K_mN_mean
-        cross = self._kernel_times(self.X_fit_, self.X_fit_, self.mean_coef_)
+        cross = self.kernel_.matmul(self.X_fit_, self.X_fit_, self.mean_coef_)
         self.mean_sq_norm_ = float(self.mean_coef_ @ cross)
         self.offset_ = float(np.percentile(self.score_samples(X), 100.0 * self.contamination))
         return self
@@ -137,9 +156,9 @@ class KernelMeanDistance(OutlierMixin, KernelModelMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "mean_coef_")
-        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=float_dtypes())
-        cross = self._kernel_times(X, self.X_fit_, self.mean_coef_)
-        distance = self._kernel_diag(X) - 2.0 * cross + self.mean_sq_norm_
+        X = validate_input(self, X, reset=False)
+        cross = self.kernel_.matmul(X, self.X_fit_, self.mean_coef_)
+        distance = self.kernel_.diag(X) - 2.0 * cross + self.mean_sq_norm_
         return -np.maximum(distance, 0.0).astype(np.float64)
 
     def decision_function(self, X: Any) -> np.ndarray:

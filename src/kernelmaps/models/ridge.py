@@ -1,4 +1,4 @@
-r"""Kernel ridge regression: exact (Cholesky) or Nyström + preconditioned conjugate gradient."""
+r"""Kernel ridge regression: exact (Cholesky) or Nyström + FALKON-preconditioned CG."""
 
 from __future__ import annotations
 
@@ -9,15 +9,20 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, _fit_context
-from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from kernelmaps._engine import is_dask_collection
+from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
-    KernelModelMixin,
-    float_dtypes,
+    LANDMARK_PARAMETER_CONSTRAINTS,
+    centre_gram,
+    fit_kernel,
+    kernel_columns,
+    select_centres,
 )
+from kernelmaps.models._solvers import falkon_solve
 
 __all__ = ["KernelRidge"]
 
@@ -25,7 +30,7 @@ __all__ = ["KernelRidge"]
 AUTO_EXACT_MAX_SAMPLES = 5_000
 
 
-class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstimator):
+class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     r"""Kernel ridge regression, exact or at scale with Nyström + preconditioned CG.
 
     Minimises :math:`\|y - Kc\|^2 + \alpha\,c^\top K c` and predicts
@@ -43,14 +48,15 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         (K_{nM}^\top K_{nM} + \alpha K_{MM})\,\beta = K_{nM}^\top y
 
     by conjugate gradient with the FALKON preconditioner (Rudi, Carratino & Rosasco, NeurIPS
-    2017): with :math:`K_{MM} = T^\top T` and :math:`A^\top A = TT^\top + \tfrac{\alpha M}{n}I`
-    (Cholesky factors), :math:`B = T^{-1}A^{-1}` makes :math:`B^\top(K_{nM}^\top K_{nM} +
-    \alpha K_{MM})B \approx \tfrac nM I`, so CG converges in a few tens of iterations. Each
-    iteration is one pass over the data in cache-sized row blocks on threads:
-    :math:`K_{nM}` is never held in memory, only one block of it per thread. Cost per
-    iteration :math:`O(nMd)`; memory :math:`O(M^2 + \text{block})`. Kernel blocks are computed
-    in the dtype of ``X`` (pass float32 data for speed); the small systems are solved in
-    float64.
+    2017; see :mod:`kernelmaps.models._solvers`): with :math:`K_{MM} = T^\top T` and
+    :math:`A^\top A = TT^\top + \tfrac{\alpha M}{n}I` (Cholesky factors), :math:`B =
+    T^{-1}A^{-1}` makes :math:`B^\top(K_{nM}^\top K_{nM} + \alpha K_{MM})B \approx \tfrac nM
+    I`, so CG converges in a few tens of iterations. Each iteration is one pass over the data
+    (``kernel_.reduce``) in cache-sized row blocks on threads: :math:`K_{nM}` is never held in
+    memory, only one block of it per thread. Cost per iteration :math:`O(nMd)`; memory
+    :math:`O(M^2 + \text{block})`. Kernel blocks are computed in the dtype of ``X`` (pass
+    float32 data for speed); the small systems are solved in float64. Sample weights
+    :math:`w` enter as :math:`K_{nM}^\top W K_{nM}` and :math:`K_{nM}^\top W y`.
 
     Parameters
     ----------
@@ -60,9 +66,11 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         A name of :mod:`kernelmaps.kernels`, a Kernel, ``"precomputed"``, or a callable on
         pairs of rows.
     gamma, degree, coef0 : float
-        Parameters of the named kernel, used where it has them (as in scikit-learn).
+        Parameters of the named kernel, used where it has them and ignored for a Kernel,
+        a callable or ``"precomputed"`` (as in scikit-learn).
     kernel_params : dict, default=None
-        Further kernel parameters (e.g. ``alpha`` of the Student kernel).
+        Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
+        arguments of a callable.
     solver : {"auto", "exact", "nystrom"}, default="auto"
         ``"auto"``: exact up to 5,000 samples, Nyström beyond.
     n_components : int, default=1000
@@ -83,10 +91,15 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
 
     Attributes
     ----------
+    kernel_ : Kernel
+        The kernel, resolved once in ``fit`` (:func:`kernelmaps.kernels.resolve_kernel`); a
+        :class:`~kernelmaps.kernels.PrecomputedKernel` for ``kernel="precomputed"``.
     dual_coef_ : ndarray of shape (n_samples or M,) or (n_samples or M, n_targets)
         The coefficients c (exact) or β (Nyström).
     X_fit_ : {ndarray, sparse matrix}
-        Training data (exact) or the centres (Nyström), used by predict.
+        Training data (exact) or the centres (Nyström), used by predict; for
+        ``kernel="precomputed"`` the training kernel matrix (exact) or the centres' row
+        indices (Nyström).
     center_indices_ : ndarray of shape (M,)
         Rows of the training data used as centres (Nyström, when the centres are rows:
         not for k-means).
@@ -113,6 +126,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
     ...                     n_components=100, random_state=0).fit(X, y)
     >>> bool(np.abs(model.predict(X) - y).max() < 0.01)
     True
+    >>> model.kernel_
+    RBFKernel(gamma=0.5, sigma=None)
     """
 
     _parameter_constraints: dict = {
@@ -120,8 +135,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         **KERNEL_PARAMETER_CONSTRAINTS,
         "solver": [StrOptions({"auto", "exact", "nystrom"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "landmarks": [StrOptions({"uniform", "kmeans", "leverage", "renyi"})],
-        "landmark_params": [dict, None],
+        **LANDMARK_PARAMETER_CONSTRAINTS,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="neither")],
         "random_state": ["random_state"],
@@ -155,7 +169,9 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data (``kernel="precomputed"``: the (n_samples, n_samples) kernel).
+            Training data (``kernel="precomputed"``: the (n_samples, n_samples) kernel). A
+            dask array or DataFrame is fitted on its workers (Nyström solver; see
+            :mod:`kernelmaps.distributed`).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets (finite).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -165,10 +181,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, accept_sparse="csr", multi_output=True,
-                             y_numeric=True, dtype=float_dtypes())
-        self._resolved()  # kernel parameter errors before any work
-        if self._precomputed and X.shape[0] != X.shape[1]:
+        if is_dask_collection(X):  # Dask (optional): FALKON, K_nM passes on the workers
+            from kernelmaps.distributed._falkon import fit_kernel_ridge
+            return fit_kernel_ridge(self, X, y, sample_weight)
+        X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True)
+        self.kernel_ = fit_kernel(self)  # kernel parameter errors before any work
+        if self._pairwise and X.shape[0] != X.shape[1]:
             raise ValueError("With kernel='precomputed', X must be the square (n_samples, "
                              f"n_samples) training kernel matrix; got shape {X.shape}.")
         if sample_weight is not None:
@@ -180,9 +198,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
                              f"values (one per target); got {self.alpha!r}.")
         self.solver_ = self._choose_solver(X.shape[0])
         y64 = np.asarray(y, dtype=np.float64)
+        # A refit must not keep the centres of an earlier Nyström fit.
+        self.__dict__.pop("center_indices_", None)
         if self.solver_ == "exact":
-            self.dual_coef_ = self._fit_exact(X, y64, alpha, sample_weight)
             self.X_fit_ = X
+            self._columns = kernel_columns(self.kernel_, X, np.arange(X.shape[0]))
+            self.dual_coef_ = self._fit_exact(X, y64, alpha, sample_weight)
             self.n_iter_ = 1  # one direct solve
         else:
             if alpha.size > 1 and np.ptp(alpha) > 0:
@@ -191,13 +212,19 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
             self.dual_coef_ = self._fit_nystrom(X, y64, float(alpha[0]), sample_weight)
         return self
 
+    @property
+    def _pairwise(self) -> bool:
+        """Whether X holds kernel values (``kernel="precomputed"``), for the tags."""
+        return isinstance(self.kernel, str) and self.kernel == "precomputed"
+
     def _choose_solver(self, n_samples: int) -> str:
         if self.solver != "auto":
             return self.solver
         return "exact" if n_samples <= AUTO_EXACT_MAX_SAMPLES else "nystrom"
 
     def _fit_exact(self, X, y, alpha, sample_weight) -> np.ndarray:
-        K = np.array(self._kernel_matrix(X), dtype=np.float64)
+        # A fresh array from the kernel (never the caller's X), so it is scaled in place.
+        K = np.asarray(self.kernel_(X), dtype=np.float64)
         ravel = y.ndim == 1
         Y = y.reshape(-1, 1) if ravel else y
         if sample_weight is not None:
@@ -227,78 +254,40 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
 
     def _fit_nystrom(self, X, y, alpha, sample_weight) -> np.ndarray:
         n = X.shape[0]
-        M = min(self.n_components, n)
-        centers, indices = self._choose_centers(X, M)
-        if self._precomputed:
-            # predict takes the kernel between new points and the training rows: keep the
-            # centres' row indices and read those columns.
+        centres, indices = select_centres(self, X, self.kernel_, min(self.n_components, n))
+        if indices is not None:
             self.center_indices_ = indices
-            self.X_fit_ = indices
-            K_MM = X[indices][:, indices]
-            K_MM = np.asarray(K_MM.toarray() if hasattr(K_MM, "toarray") else K_MM,
-                              dtype=np.float64)
-        else:
-            if indices is not None:
-                self.center_indices_ = indices
-            self.X_fit_ = centers
-            K_MM = np.asarray(self._kernel_matrix(centers.astype(np.float64)),
-                              dtype=np.float64)
+        # A precomputed kernel reaches the centres by their row indices (its columns).
+        self._columns = self.X_fit_ = kernel_columns(self.kernel_, centres, indices)
+        K_MM = centre_gram(self.kernel_, centres, self._columns)
         ravel = y.ndim == 1
         Y = y.reshape(-1, 1) if ravel else y
         weights = np.ones(n) if sample_weight is None else sample_weight
         beta, self.n_iter_ = falkon_solve(
-            lambda v: self._normal_matvec(X, v, weights), K_MM, alpha,
-            rhs=self._normal_rhs(X, Y, weights), total_weight=float(weights.sum()),
+            lambda V: self._weighted_gram_times(X, V, weights), K_MM, alpha,
+            rhs=self._weighted_cross(X, Y, weights), total_weight=float(weights.sum()),
             max_iter=self.max_iter, tol=self.tol,
         )
         return beta.ravel() if ravel else beta
 
-    # Data passes of the normal equations, in row blocks ---------------------------------
-    def _choose_centers(self, X, M: int):
-        """Centres by the landmark strategy (:mod:`kernelmaps.landmarks`): (points, rows)."""
-        from kernelmaps.landmarks import select_landmarks
+    # The two data passes of the normal equations, one block of K_nM per thread ----------
+    def _weighted_gram_times(self, X, V, weights) -> np.ndarray:
+        """K_nMᵀ diag(w) K_nM V."""
+        def block(K_b, w_b):
+            KV = K_b @ V.astype(K_b.dtype, copy=False)
+            KV *= w_b[:, None].astype(K_b.dtype, copy=False)
+            return K_b.T @ KV
+        return self.kernel_.reduce(X, self._columns, block, weights)
 
-        kernel = self._resolved()
-        rng = check_random_state(self.random_state)
-        return select_landmarks(self.landmarks, X, kernel, M, random_state=rng,
-                                options=self.landmark_params)
-
-    def _block_against_centers(self, X_block):
-        if self._precomputed:
-            block = X_block[:, self.center_indices_]
-            return block.toarray() if hasattr(block, "toarray") else block
-        return self._kernel_block(X_block, self.X_fit_)
-
-    def _normal_matvec(self, X, V, weights) -> np.ndarray:
-        """K_nMᵀ diag(w) K_nM V, one pass over X."""
-        def block(index_block):
-            start, stop = index_block[0], index_block[-1] + 1
-            Kb = self._block_against_centers(X[start:stop])
-            KbV = Kb @ V.astype(Kb.dtype, copy=False)
-            KbV *= weights[start:stop, None].astype(Kb.dtype, copy=False)
-            return Kb.T @ KbV
-        return self._reduce(X, block)
-
-    def _normal_rhs(self, X, Y, weights) -> np.ndarray:
-        """K_nMᵀ diag(w) Y, one pass over X."""
-        def block(index_block):
-            start, stop = index_block[0], index_block[-1] + 1
-            Kb = self._block_against_centers(X[start:stop])
-            WY = (Y[start:stop] * weights[start:stop, None]).astype(Kb.dtype, copy=False)
-            return Kb.T @ WY
-        return self._reduce(X, block)
-
-    def _reduce(self, X, block) -> np.ndarray:
-        from kernelmaps._config import resolve_n_threads
-        from kernelmaps._engine import reduce_blocks
-
-        M = self.X_fit_.shape[0]
-        return reduce_blocks(np.arange(X.shape[0]), block, bytes_per_row=3 * 8 * M,
-                             n_threads=resolve_n_threads(None))
+    def _weighted_cross(self, X, Y, weights) -> np.ndarray:
+        """K_nMᵀ diag(w) Y."""
+        def block(K_b, w_b, Y_b):
+            return K_b.T @ (Y_b * w_b[:, None]).astype(K_b.dtype, copy=False)
+        return self.kernel_.reduce(X, self._columns, block, weights, Y)
 
     # ------------------------------------------------------------------ predict
     def predict(self, X: Any) -> np.ndarray:
-        """Predict with the fitted model.
+        """Predict with the fitted model, :math:`k(X, \\text{centres})\\,c` in row blocks.
 
         Parameters
         ----------
@@ -310,19 +299,18 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, KernelModelMixin, BaseEstima
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
+        if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
+            from kernelmaps.distributed._transform import map_rows
+            return map_rows(self, X, "predict")
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=float_dtypes())
-        if self._precomputed:
-            if self.solver_ == "nystrom":
-                return np.asarray(X[:, self.center_indices_] @ self.dual_coef_)
-            return np.asarray(X @ self.dual_coef_)
-        return self._kernel_times(X, self.X_fit_, self.dual_coef_).astype(np.float64,
-                                                                          copy=False)
+        X = validate_input(self, X, reset=False)
+        return self.kernel_.matmul(X, self._columns, self.dual_coef_).astype(np.float64,
+                                                                             copy=False)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = not self._precomputed
-        tags.input_tags.pairwise = self._precomputed
+        tags.input_tags.sparse = not self._pairwise
+        tags.input_tags.pairwise = self._pairwise
         return tags
 
 
@@ -333,74 +321,3 @@ def _alpha_groups(alpha: np.ndarray, n_targets: int):
         return
     for value in np.unique(alpha):
         yield np.flatnonzero(alpha == value), float(value)
-
-
-def falkon_solve(matvec, K_MM: np.ndarray, alpha: float, *, rhs: np.ndarray,
-                 total_weight: float, max_iter: int, tol: float) -> tuple[np.ndarray, int]:
-    r"""Solve :math:`(K_{nM}^\top K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top y` by
-    preconditioned conjugate gradient (FALKON).
-
-    ``matvec(V)`` returns :math:`K_{nM}^\top K_{nM} V` (one data pass); ``rhs`` is
-    :math:`K_{nM}^\top y` with one column per target. CG runs on all targets at once (one
-    data pass per iteration for all of them), each with its own step sizes.
-    """
-    M = K_MM.shape[0]
-    # Jitter against duplicate centres / low-rank kernels (Cholesky needs K_MM ≻ 0).
-    jitter = M * np.finfo(np.float64).eps * max(float(np.trace(K_MM)) / M, 1e-300)
-    T = _cholesky_with_jitter(K_MM, jitter)
-    # H ≈ (n/M)·K_MM² + α·K_MM = (n/M)·Tᵀ(TTᵀ + αM/n·I)T, so with AᵀA = TTᵀ + αM/n·I the
-    # preconditioned operator BᵀHB (B = T⁻¹A⁻¹) is close to (n/M)·I.
-    A = _cholesky_with_jitter(T @ T.T, alpha * M / total_weight)
-    solve = scipy.linalg.solve_triangular
-
-    def apply_B(V):  # B = T⁻¹ A⁻¹
-        return solve(T, solve(A, V, check_finite=False), check_finite=False)
-
-    def apply_Bt(V):  # Bᵀ = A⁻ᵀ T⁻ᵀ
-        return solve(A, solve(T, V, trans="T", check_finite=False), trans="T",
-                     check_finite=False)
-
-    def operator(V):
-        BV = apply_B(V)
-        return apply_Bt(matvec(BV) + alpha * (K_MM @ BV))
-
-    b = apply_Bt(rhs)
-    gamma = np.zeros_like(b)
-    residual = b.copy()
-    direction = residual.copy()
-    rs_old = np.einsum("ij,ij->j", residual, residual)
-    threshold = (tol ** 2) * np.maximum(rs_old, np.finfo(np.float64).tiny)
-    iterations = 0
-    for iterations in range(1, max_iter + 1):
-        active = rs_old > threshold
-        if not active.any():
-            iterations -= 1
-            break
-        W_dir = operator(direction)
-        curvature = np.einsum("ij,ij->j", direction, W_dir)
-        step = np.where(active, rs_old / np.where(curvature > 0, curvature, 1.0), 0.0)
-        gamma += direction * step
-        residual -= W_dir * step
-        rs_new = np.einsum("ij,ij->j", residual, residual)
-        direction = residual + direction * np.where(active, rs_new / np.where(rs_old > 0,
-                                                                              rs_old, 1.0), 0.0)
-        rs_old = rs_new
-    else:
-        if np.any(rs_old > threshold):
-            warnings.warn(f"Conjugate gradient did not converge in max_iter={max_iter} "
-                          "iterations; increase max_iter or alpha, or loosen tol.",
-                          stacklevel=3)
-    return apply_B(gamma), iterations
-
-
-def _cholesky_with_jitter(matrix: np.ndarray, jitter: float) -> np.ndarray:
-    """Upper Cholesky factor of ``matrix + jitter·I``, growing the jitter if needed."""
-    identity = np.eye(matrix.shape[0])
-    for _ in range(12):
-        try:
-            return scipy.linalg.cholesky(matrix + jitter * identity, lower=False,
-                                         check_finite=False)
-        except np.linalg.LinAlgError:
-            jitter = max(jitter * 100, 1e-12)
-    raise ValueError("The centre kernel matrix is not positive definite even with jitter: the "
-                     "kernel is probably not PSD (see kernelmaps.check_mercer).")

@@ -1,0 +1,150 @@
+"""models._solvers: conjugate gradient and the FALKON preconditioner, on small dense systems."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import rbf_kernel
+
+from kernelmaps.models._solvers import (
+    FalkonPreconditioner,
+    cholesky_with_jitter,
+    conjugate_gradient,
+    falkon_solve,
+)
+
+
+def spd_matrix(m: int, condition: float, seed: int = 0) -> np.ndarray:
+    """A random symmetric positive-definite matrix with the given condition number."""
+    rng = np.random.RandomState(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    return (Q * np.geomspace(1.0, 1.0 / condition, m)) @ Q.T
+
+
+def centres_problem(n=2000, M=200, alpha=20.0, gamma=0.5, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 3))
+    C = X[rng.permutation(n)[:M]]
+    K_nM, K_MM = rbf_kernel(X, C, gamma=gamma), rbf_kernel(C, gamma=gamma)
+    return K_nM, K_MM, alpha
+
+
+def test_conjugate_gradient_equals_a_direct_solve():
+    H = spd_matrix(30, condition=1e3)
+    rng = np.random.RandomState(1)
+    b = rng.normal(size=(30, 3)) * np.array([1.0, 1e-3, 1e4])  # columns of any scale
+    x, iterations, converged = conjugate_gradient(lambda V: H @ V, b, max_iter=500,
+                                                  tol=1e-12)
+    np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=1e-8)
+    assert converged and 0 < iterations < 500
+
+
+def test_conjugate_gradient_stops_each_column_at_its_tolerance():
+    H = spd_matrix(40, condition=1e4)
+    b = np.random.RandomState(2).normal(size=(40, 2))
+    b[:, 1] = 0.0  # already solved: must stay exactly 0 while the other column iterates
+    x, _, converged = conjugate_gradient(lambda V: H @ V, b, max_iter=1000,
+                                         tol=1e-6)
+    assert converged
+    assert np.linalg.norm(H @ x[:, 0] - b[:, 0]) <= 1e-6 * np.linalg.norm(b[:, 0])
+    np.testing.assert_array_equal(x[:, 1], 0.0)
+    # A well-conditioned system converges in few iterations; the identity in one.
+    _, one, _ = conjugate_gradient(lambda V: 3.0 * V, b[:, :1], max_iter=10, tol=1e-10)
+    assert one == 1
+
+
+def test_conjugate_gradient_reports_non_convergence():
+    H = spd_matrix(50, condition=1e6)
+    b = np.random.RandomState(3).normal(size=(50, 1))
+    _, iterations, converged = conjugate_gradient(lambda V: H @ V, b, max_iter=3, tol=1e-12)
+    assert iterations == 3 and not converged
+    _, zero, converged = conjugate_gradient(lambda V: H @ V, np.zeros((50, 1)), max_iter=3,
+                                            tol=1e-12)
+    assert zero == 0 and converged
+
+
+def test_cholesky_with_jitter_factors_singular_psd_matrices():
+    rng = np.random.RandomState(0)
+    low_rank = rng.normal(size=(20, 3))
+    matrix = low_rank @ low_rank.T  # rank 3: plain Cholesky fails
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(matrix)
+    R = cholesky_with_jitter(matrix, 1e-14)
+    assert np.allclose(np.triu(R), R)  # upper factor
+    np.testing.assert_allclose(R.T @ R, matrix, atol=1e-6)
+    # The jitter grows ×100 a bounded number of times (to 1e8 from 1e-14), so a matrix with
+    # a large negative eigenvalue is refused with a pointer to the Mercer check.
+    with pytest.raises(ValueError, match=r"not positive definite.*check_mercer"):
+        cholesky_with_jitter(np.diag([1.0, -1e10]), 1e-14)
+
+
+def test_preconditioner_is_exact_for_the_nystrom_approximation_of_the_operator():
+    # B = T⁻¹A⁻¹ is built so that Bᵀ((n/M)·K_MM² + α·K_MM)B = (n/M)·I exactly.
+    _, K_MM, alpha = centres_problem(M=60, alpha=5.0)
+    n, M = 2000.0, K_MM.shape[0]
+    preconditioner = FalkonPreconditioner(K_MM, alpha, n)
+    B = preconditioner.apply(np.eye(M))
+    H_approx = (n / M) * K_MM @ K_MM + alpha * K_MM
+    np.testing.assert_allclose(B.T @ H_approx @ B, (n / M) * np.eye(M), atol=1e-6 * n / M)
+    np.testing.assert_allclose(preconditioner.apply_transpose(np.eye(M)), B.T, atol=1e-10)
+
+
+def test_preconditioned_operator_is_close_to_a_multiple_of_the_identity():
+    K_nM, K_MM, alpha = centres_problem()
+    n, M = K_nM.shape
+    H = K_nM.T @ K_nM + alpha * K_MM
+    B = FalkonPreconditioner(K_MM, alpha, float(n)).apply(np.eye(M))
+    scaled = (M / n) * (B.T @ H @ B)
+    spectrum = np.linalg.eigvalsh((scaled + scaled.T) / 2)
+    assert spectrum.min() > 0.5 and spectrum.max() < 2.0  # ≈ (n/M)·I
+    assert np.linalg.cond(H) > 1e8  # what CG would face without the preconditioner
+
+
+def test_preconditioner_with_every_point_a_centre_is_exact():
+    # M = n: K_nMᵀK_nM = K², so the preconditioned operator is the identity.
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(40, 2))
+    K = rbf_kernel(X, gamma=5.0)  # condition number ≈ 1e3
+    alpha = 1.0
+    B = FalkonPreconditioner(K, alpha, 40.0).apply(np.eye(40))
+    np.testing.assert_allclose(B.T @ (K @ K + alpha * K) @ B, np.eye(40), atol=1e-9)
+
+
+def test_falkon_solves_the_normal_equations():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(500, 3))
+    C = X[:40]
+    KnM, KMM = rbf_kernel(X, C, gamma=0.5), rbf_kernel(C, gamma=0.5)
+    Y = rng.normal(size=(500, 2))
+    alpha = 0.3
+    beta, iterations = falkon_solve(lambda V: KnM.T @ (KnM @ V), KMM, alpha, rhs=KnM.T @ Y,
+                                    total_weight=500.0, max_iter=300, tol=1e-12)
+    expected = np.linalg.solve(KnM.T @ KnM + alpha * KMM, KnM.T @ Y)
+    np.testing.assert_allclose(beta, expected, rtol=1e-6, atol=1e-8)
+    assert 0 < iterations < 300
+
+
+def test_falkon_solves_weighted_normal_equations():
+    K_nM, K_MM, _ = centres_problem(n=600, M=50)
+    rng = np.random.RandomState(4)
+    Y = rng.normal(size=(600, 2))
+    w = rng.uniform(0.2, 3.0, size=600)
+    alpha = 0.5
+    beta, iterations = falkon_solve(lambda V: K_nM.T @ (w[:, None] * (K_nM @ V)), K_MM, alpha,
+                                    rhs=K_nM.T @ (w[:, None] * Y), total_weight=w.sum(),
+                                    max_iter=500, tol=1e-12)
+    H = K_nM.T @ (w[:, None] * K_nM) + alpha * K_MM
+    np.testing.assert_allclose(beta, np.linalg.solve(H, K_nM.T @ (w[:, None] * Y)),
+                               rtol=1e-6, atol=1e-8)
+    assert 0 < iterations < 500
+
+
+def test_falkon_warns_when_max_iter_is_reached():
+    K_nM, K_MM, _ = centres_problem(n=400, M=40)
+    Y = np.random.RandomState(5).normal(size=(400, 1))
+    with pytest.warns(ConvergenceWarning, match="max_iter=2"):
+        _, iterations = falkon_solve(lambda V: K_nM.T @ (K_nM @ V), K_MM, 1e-6,
+                                     rhs=K_nM.T @ Y, total_weight=400.0, max_iter=2,
+                                     tol=1e-14)
+    assert iterations == 2

@@ -1,0 +1,43 @@
+"""Every public class and function of the maps, kernels and landmarks has a docstring
+``Examples`` section with doctest examples; they run with the suite (``--doctest-modules``
+over ``src`` in pyproject.toml)."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+
+import pytest
+
+import kernelmaps.kernels
+import kernelmaps.landmarks
+import kernelmaps.maps
+
+MODULES = (kernelmaps.maps, kernelmaps.kernels, kernelmaps.landmarks)
+
+
+def public_api():
+    for module in MODULES:
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) and issubclass(obj, Warning):
+                continue  # a warning category: nothing to run
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                yield pytest.param(obj, id=f"{module.__name__}.{name}")
+
+
+@pytest.mark.parametrize("obj", list(public_api()))
+def test_public_object_has_runnable_examples(obj):
+    doc = inspect.getdoc(obj) or ""
+    assert "\nExamples\n--------\n" in doc, f"{obj.__qualname__} has no Examples section"
+    examples = doctest.DocTestParser().get_examples(doc.split("\nExamples\n--------\n")[1])
+    assert examples, f"the Examples section of {obj.__qualname__} has no >>> example"
+    # At least one example shows its expected output: examples are checked, not just run.
+    assert any(example.want for example in examples), obj.__qualname__
+
+
+def test_python_m_kernelmaps_does_not_run_on_import():
+    # pytest's doctest collection never imports __main__.py; other tools may.
+    module = importlib.import_module("kernelmaps.__main__")
+    assert callable(module.main)
