@@ -21,8 +21,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 import kernelmaps
+import kernelmaps.distributed
 import kernelmaps.maps
 import kernelmaps.models
+from kernelmaps.distributed import FeatureRidge, FeatureRidgeClassifier
 from kernelmaps.maps import (
     AdditiveChi2Sampler,
     ArcCosineSampler,
@@ -178,6 +180,12 @@ ENTRIES: tuple[Entry, ...] = (
            n_components=10, random_state=0),
     _model("KernelMeanDistance-renyi", KernelMeanDistance, "outlier",
            n_components=10, landmarks="renyi", random_state=0),
+    # ----------------------------------------------------------------- linear models on z(x)
+    _model("FeatureRidge", FeatureRidge, "regressor", random_state=0),
+    _model("FeatureRidge-nystrom", FeatureRidge, "regressor",
+           feature_map=Nystroem(n_components=20), random_state=0),
+    _model("FeatureRidgeClassifier", FeatureRidgeClassifier, "classifier",
+           feature_map=RandomFourierFeatures(n_components=20), random_state=0),
 )
 
 assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"
@@ -193,9 +201,10 @@ def one_per_class(entries) -> list[Entry]:
 
 
 def public_estimators() -> dict[str, type]:
-    """Every estimator class exported by kernelmaps, kernelmaps.maps and kernelmaps.models."""
+    """Every estimator class exported by kernelmaps, kernelmaps.maps, kernelmaps.models and
+    kernelmaps.distributed."""
     found = {}
-    for module in (kernelmaps, kernelmaps.maps, kernelmaps.models):
+    for module in (kernelmaps, kernelmaps.maps, kernelmaps.models, kernelmaps.distributed):
         for name in module.__all__:
             obj = getattr(module, name)
             if (isinstance(obj, type) and issubclass(obj, BaseEstimator)

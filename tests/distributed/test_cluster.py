@@ -25,6 +25,7 @@ from distributed.utils import get_mp_context
 
 import kernelmaps as km
 from kernelmaps.distributed import FeatureRidge, transform
+from kernelmaps.models import KernelRidge
 from tests.conftest import assert_same_numbers
 
 # The workers are fresh processes: ship this module's helpers by value, not by import path.
@@ -94,6 +95,23 @@ def test_fit_with_features_larger_than_a_worker(client):
     peaks = client.run(_peak_rss_bytes)
     assert client.run(os.getpid) == pids  # no worker was restarted for memory
     assert all(peak < WORKER_MEMORY for peak in peaks.values()), peaks
+
+
+def test_kernel_ridge_falkon_on_workers(client):
+    # The CG's K_nM passes on the worker processes give the local scheduler's solution.
+    rng = np.random.RandomState(2)
+    X = rng.uniform(-1, 1, size=(8_000, 3))
+    y = np.cos(2 * X[:, 0]) * X[:, 1]
+    dX = da.from_array(X, chunks=(1_000, 3))
+    params = dict(alpha=1.0, kernel="rbf", gamma=1.0, solver="nystrom", n_components=80,
+                  tol=1e-3, random_state=0)  # a dozen CG iterations, each a cluster round trip
+    on_workers = KernelRidge(**params).fit(dX, y)
+    with dask.config.set(scheduler="threads"):
+        local = KernelRidge(**params).fit(dX, y)
+    np.testing.assert_array_equal(on_workers.center_indices_, local.center_indices_)
+    assert on_workers.n_iter_ == local.n_iter_ > 1
+    assert_same_numbers(on_workers.dual_coef_, local.dual_coef_, rtol=1e-10)
+    np.testing.assert_allclose(on_workers.predict(dX).compute(), local.predict(X), atol=1e-8)
 
 
 def _gated_chunk(block, block_id=None, gated_block=None):

@@ -157,6 +157,7 @@ class _FeatureRidgeBase(BaseEstimator):
         return self
 
     def _set_solution(self, gram: np.ndarray) -> None:
+        self.kernel_ = self.feature_map_.kernel_  # the kernel z(x)·z(y) approximates
         D = gram.shape[0] - 1 - self._n_targets
         coef, intercept = ridge_solve(gram, D, float(self.alpha), self.fit_intercept)
         # As scikit-learn's Ridge/RidgeClassifier: one target column gives a 1-D coef_; the
@@ -252,6 +253,8 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     ----------
     feature_map_ : FeatureMap
         The fitted map.
+    kernel_ : Kernel
+        The kernel the model approximates (the map's ``kernel_``).
     coef_ : ndarray of shape (D,) or (n_targets, D)
         The weights w of the features (1-D for a single target, as scikit-learn's Ridge).
     intercept_ : float or ndarray of shape (n_targets,)
@@ -330,6 +333,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
     Attributes
     ----------
     feature_map_ : FeatureMap
+    kernel_ : Kernel
+        The kernel the model approximates (the map's ``kernel_``).
     classes_ : ndarray of shape (n_classes,)
     coef_ : ndarray of shape (D,) or (n_classes, D)
         1-D for two classes (the weights of ``classes_[1]``), as scikit-learn's
