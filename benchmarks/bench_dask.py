@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
         runs = [feature_ridge_run(n, args, X_test, y_test) for n in (1, 2)]
         results["feature_ridge"] = runs
         print(f"FeatureRidge(RBFSampler(n_components={args.features})) on {args.rows:,} × "
-              f"{N_FEATURES} float64 (z(X) would be {8 * args.rows * args.features / 1e9:.0f} GB)")
+              f"{N_FEATURES} float64 (z(X) would be {8 * args.rows * args.features / 1e9:.1f} GB)")
         print(f"  {'workers':>7s} {'fit s':>8s} {'rows/s':>10s} {'peak GB/worker':>16s} "
               f"{'test RMSE':>10s}")
         for run in runs:

@@ -1,5 +1,6 @@
-"""FeatureRidge / FeatureRidgeClassifier: the scikit-learn contract, agreement with sklearn's
-Ridge / RidgeClassifier on materialised features, and the same numbers on dask collections."""
+"""FeatureRidge / FeatureRidgeClassifier: agreement with scikit-learn's Ridge / RidgeClassifier
+on materialised features, and the same numbers on dask collections (the scikit-learn contract
+runs in tests/test_contract.py, from the registry)."""
 
 from __future__ import annotations
 
@@ -7,16 +8,10 @@ import dask.array as da
 import numpy as np
 import pytest
 from sklearn.linear_model import Ridge, RidgeClassifier
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps as km
 from kernelmaps.distributed import FeatureRidge, FeatureRidgeClassifier
 from tests.conftest import assert_same_numbers
-
-
-@parametrize_with_checks([FeatureRidge(random_state=0), FeatureRidgeClassifier(random_state=0)])
-def test_check_estimator(estimator, check):
-    check(estimator)
 
 
 @pytest.fixture(scope="module")
