@@ -1,5 +1,8 @@
 """Run every kernelmaps-vs-scikit-learn benchmark: ``python -m benchmarks [--quick]``.
 
+``python -m benchmarks dask [--quick]`` runs the Dask scale-out benchmark instead
+(:mod:`benchmarks.bench_dask`).
+
 All map families (Fourier, histogram, polynomial, Nyström) in one process and one table;
 each case is timed, memory-profiled and checked for agreement as described in
 :mod:`benchmarks._harness`. Options: ``--quick``, ``--repeats N``, ``--n-samples N``,
@@ -9,6 +12,7 @@ each case is timed, memory-profiled and checked for agreement as described in
 :mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
 ``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
 tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
+``python -m benchmarks dask [options]`` runs :mod:`benchmarks.bench_dask` instead (Dask).
 """
 
 from __future__ import annotations
@@ -40,7 +44,11 @@ CASES: list[Case] = [
 ]
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["gpu"]:
+    if sys.argv[1:2] == ["dask"]:
+        from benchmarks import bench_dask  # dask is needed only here
+
+        bench_dask.main(sys.argv[2:])
+    elif sys.argv[1:2] == ["gpu"]:
         from benchmarks import bench_gpu  # torch is needed only here
 
         bench_gpu.main(sys.argv[2:])

@@ -21,8 +21,10 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 import kernelmaps
+import kernelmaps.distributed
 import kernelmaps.maps
 import kernelmaps.models
+from kernelmaps.distributed import FeatureRidge, FeatureRidgeClassifier
 from kernelmaps.maps import (
     AdditiveChi2Sampler,
     ArcCosineSampler,
@@ -202,6 +204,12 @@ ENTRIES: tuple[Entry, ...] = (
               name: "fit_transform(X, y) returns (x_scores, y_scores) as sklearn's CCA does"
               for name in ("check_transformer_general", "check_transformer_data_not_an_array")
           }),
+    # ----------------------------------------------------------------- linear models on z(x)
+    _model("FeatureRidge", FeatureRidge, "regressor", random_state=0),
+    _model("FeatureRidge-nystrom", FeatureRidge, "regressor",
+           feature_map=Nystroem(n_components=20), random_state=0),
+    _model("FeatureRidgeClassifier", FeatureRidgeClassifier, "classifier",
+           feature_map=RandomFourierFeatures(n_components=20), random_state=0),
 )
 
 assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"
@@ -217,9 +225,10 @@ def one_per_class(entries) -> list[Entry]:
 
 
 def public_estimators() -> dict[str, type]:
-    """Every estimator class exported by kernelmaps, kernelmaps.maps and kernelmaps.models."""
+    """Every estimator class exported by kernelmaps, kernelmaps.maps, kernelmaps.models and
+    kernelmaps.distributed."""
     found = {}
-    for module in (kernelmaps, kernelmaps.maps, kernelmaps.models):
+    for module in (kernelmaps, kernelmaps.maps, kernelmaps.models, kernelmaps.distributed):
         for name in module.__all__:
             obj = getattr(module, name)
             if (isinstance(obj, type) and issubclass(obj, BaseEstimator)

@@ -11,6 +11,9 @@ Importing kernelmaps loads NumPy, SciPy and scikit-learn only. The evaluation en
 
 from typing import TYPE_CHECKING, Any
 
+# Loaded for its registration: maps and models hand Dask collections to it through the
+# engine (Dask itself is imported only when such a collection arrives).
+from kernelmaps import distributed  # noqa: F401
 from kernelmaps._config import config_context, get_config, set_config
 from kernelmaps.kernels import (
     IndefiniteKernelWarning,

@@ -12,7 +12,10 @@ nothing of maps, kernels or models: a caller hands it a function of one row bloc
 ``scratch_buffer``
     reusable per-thread temporaries for block functions;
 ``check_finite_output``
-    refuses to return NaN/inf produced by overflow, with a clear error.
+    refuses to return NaN/inf produced by overflow, with a clear error;
+``is_dask_collection`` / ``threads_per_task``
+    how the engine meets an outer scheduler (Dask): recognise its lazy collections without
+    importing it, and run one engine thread per task where it already runs one task per core.
 
 Block boundaries depend only on the sizes, never on the thread count, so every result is
 identical for any number of threads.
@@ -21,8 +24,9 @@ identical for any number of threads.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from math import prod
 from typing import Any
 
@@ -37,11 +41,15 @@ __all__ = [
     "FLOAT_DTYPES",
     "block_rows_for",
     "check_finite_output",
+    "collection_handler",
+    "is_dask_collection",
     "reduce_blocks",
+    "register_collection_handler",
     "run_blocks",
     "scratch_buffer",
     "single_threaded_blas",
     "sparse_container_like",
+    "threads_per_task",
 ]
 
 #: The dtype policy: float32 is kept, every other input is computed in float64.
@@ -66,6 +74,58 @@ _OVERFLOW_HINT = (
 
 
 _scratch = threading.local()
+_task = threading.local()
+
+
+def is_dask_collection(X: Any) -> bool:
+    """Whether ``X`` is a lazy Dask collection (array, DataFrame, …), without importing Dask.
+
+    Dask collections implement the ``__dask_graph__`` protocol; anything else is data.
+    """
+    return callable(getattr(type(X), "__dask_graph__", None))
+
+
+#: What to do with a lazy (Dask) collection, by operation name. ``kernelmaps.distributed``
+#: registers its functions here when it is imported (``import kernelmaps`` imports it), so
+#: maps and models dispatch a Dask input without importing the layer above them.
+_COLLECTION_HANDLERS: dict[str, Callable[..., Any]] = {}
+
+
+def register_collection_handler(operation: str, handler: Callable[..., Any]) -> None:
+    """Make ``handler`` what :func:`collection_handler` returns for ``operation``."""
+    _COLLECTION_HANDLERS[operation] = handler
+
+
+def collection_handler(operation: str) -> Callable[..., Any]:
+    """The registered function for ``operation`` on a Dask collection."""
+    try:
+        return _COLLECTION_HANDLERS[operation]
+    except KeyError:
+        raise TypeError(
+            f"a Dask collection was passed ({operation}), but kernelmaps.distributed, which "
+            "handles them, is not loaded: pip install 'kernelmaps[dask]' and import kernelmaps."
+        ) from None
+
+
+@contextmanager
+def threads_per_task(n_threads: int) -> Iterator[None]:
+    """Cap the engine's threads for work started on this thread (thread-local).
+
+    Inside a task of an outer scheduler that already runs one task per core (a Dask worker),
+    row blocks run on the task's own thread instead of starting a pool per task. The cap is
+    per thread, so concurrent tasks of one worker process do not see each other's setting.
+    """
+    previous = getattr(_task, "max_threads", None)
+    _task.max_threads = n_threads
+    try:
+        yield
+    finally:
+        _task.max_threads = previous
+
+
+def _capped(n_threads: int) -> int:
+    cap = getattr(_task, "max_threads", None)
+    return n_threads if cap is None else min(n_threads, cap)
 
 
 def scratch_buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -159,7 +219,7 @@ def run_blocks(
             block_fn(X[start:stop], block)
         check_finite_output(block, name, start, nonfinite_hint)
 
-    n_threads = min(n_threads, len(starts))
+    n_threads = min(_capped(n_threads), len(starts))
     if n_threads <= 1:
         for start in starts:
             work(start)
@@ -209,7 +269,7 @@ def reduce_blocks(
                 total += part
         return total
 
-    n_threads = min(n_threads, len(starts))
+    n_threads = min(_capped(n_threads), len(starts))
     if n_threads <= 1:
         return accumulate(map(work, starts))
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from kernelmaps import kernels, maps, models
+from kernelmaps import distributed, kernels, maps, models
 from kernelmaps.kernels import CallableKernel, Kernel
 from kernelmaps.maps import _projection, _structured
 
@@ -71,6 +71,8 @@ def _qualified(cls: type) -> str:
 def _kernelmaps_classes() -> set[type]:
     public = [getattr(module, name) for module in (maps, models, kernels)
               for name in module.__all__]
+    # distributed's estimators (its Dask functions load Dask lazily: not through __all__).
+    public += list(vars(distributed).values())
     classes = {c for c in public if isinstance(c, type)}
     estimators = {c for c in classes if issubclass(c, BaseEstimator)}
     kernel_classes = {c for c in classes if issubclass(c, Kernel)

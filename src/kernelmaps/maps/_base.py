@@ -56,7 +56,7 @@ from kernelmaps._array_api import (
     on_device,
 )
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import run_blocks
+from kernelmaps._engine import collection_handler, is_dask_collection, run_blocks
 from kernelmaps._validation import validate_input
 
 __all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap", "place"]
@@ -167,6 +167,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         self : object
             The fitted map.
         """
+        if is_dask_collection(X):  # Dask (optional): fit without collecting X
+            return collection_handler("fit")(self, X)
         X = self._validate_X(X, reset=True)
         self._fit_validated(X)
         return self
@@ -189,6 +191,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         X_new : ndarray of shape (n_samples, n_features_out)
             The features z(X).
         """
+        if is_dask_collection(X):  # Dask (optional): fit without collecting, lazy features
+            return self.fit(X).transform(X)
         X = self._validate_X(X, reset=True)
         self._fit_validated(X)
         return self._transform_validated(X)
@@ -205,8 +209,11 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_features_out)
-            The features z(X); float32 if ``X`` is float32, else float64.
+            The features z(X); float32 if ``X`` is float32, else float64. For a dask
+            ``X``: the same, as a lazy dask array (:func:`kernelmaps.distributed.transform`).
         """
+        if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
+            return collection_handler("transform")(self, X)
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         return self._transform_validated(X)

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from kernelmaps._array_api import host_dtype, min_value
-from kernelmaps._engine import sparse_container_like
+from kernelmaps._engine import collection_handler, is_dask_collection, sparse_container_like
 from kernelmaps._fastmath import cos_inplace
 from kernelmaps.kernels import resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
@@ -138,6 +138,8 @@ class AdditiveChi2Sampler(FeatureMap):
         X_new : {ndarray, sparse matrix} of shape (n_samples, n_features * (2 * sample_steps - 1))
             CSR if ``X`` is sparse, else dense; float32 if ``X`` is float32.
         """
+        if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
+            return collection_handler("transform")(self, X)
         # Stateless map: like scikit-learn, transform works without a prior fit.
         X = self._validate_X(X, reset=False)
         return self._transform_validated(X)
@@ -332,6 +334,8 @@ class SkewedChi2Sampler(FeatureMap):
         return self.n_components
 
     def transform(self, X: Any) -> Any:
+        if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
+            return collection_handler("transform")(self, X)
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
         self._check_domain(X)

@@ -14,6 +14,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from kernelmaps._array_api import is_device_array, namespace_and_device
+from kernelmaps._engine import collection_handler, is_dask_collection
 from kernelmaps._validation import validate_input
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
@@ -179,7 +180,9 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data (``kernel="precomputed"``: the (n_samples, n_samples) kernel).
+            Training data (``kernel="precomputed"``: the (n_samples, n_samples) kernel). A
+            dask array or DataFrame is fitted on its workers (Nyström solver; see
+            :mod:`kernelmaps.distributed`).
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets (finite).
         sample_weight : array-like of shape (n_samples,), default=None
@@ -189,6 +192,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         -------
         self : object
         """
+        if is_dask_collection(X):  # Dask (optional): FALKON, K_nM passes on the workers
+            return collection_handler("fit_kernel_ridge")(self, X, y, sample_weight)
         X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True)
         self.kernel_ = fit_kernel(self)  # kernel parameter errors before any work
         if self._pairwise and X.shape[0] != X.shape[1]:
@@ -327,6 +332,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
+        if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
+            return collection_handler("map_rows")(self, X, "predict")
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
         check_fitted_placement(self, X, self.dual_coef_, "predict")

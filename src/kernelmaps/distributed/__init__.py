@@ -1,0 +1,84 @@
+"""kernelmaps on Dask: the same maps and kernel machines on data larger than one machine.
+
+Everything runs on Dask's own scheduler (``dask.array`` blockwise tasks and tree reductions,
+local threads or a ``dask.distributed`` cluster); nothing here schedules, queues or retries
+work itself, so a lost worker's chunks are recomputed by Dask.
+
+``transform(feature_map, X)``
+    z(X) lazily, one row chunk at a time; the fitted map travels once. A map's own
+    ``transform`` given a dask array returns the same.
+``fit(feature_map, X)``
+    fit a map without collecting ``X``: random maps read no data, Nystroem gathers a uniform
+    sample of rows. A map's own ``fit`` given a dask array does the same.
+``FeatureRidge`` / ``FeatureRidgeClassifier``
+    ridge regression / one-vs-rest classification on z(X) from one pass: per-chunk Gram
+    matrices of the features, summed by Dask's tree reduction, one D × D solve. They are
+    scikit-learn estimators on in-memory data too.
+``kernelmaps.models.KernelRidge(solver='nystrom')`` on dask arrays
+    FALKON's conjugate gradient, each iteration's K_nM products computed chunk by chunk on
+    the workers and reduced (see :mod:`kernelmaps.distributed._falkon`).
+
+Install with ``pip install "kernelmaps[dask]"``; ``docs/dask.md`` has the design (what
+travels, what is reduced, memory per worker).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kernelmaps._engine import register_collection_handler
+from kernelmaps.distributed._ridge import FeatureRidge, FeatureRidgeClassifier
+
+__all__ = ["FeatureRidge", "FeatureRidgeClassifier", "fit", "landmark_sample_size", "transform"]
+
+# Dask is an optional dependency: the functions that need it load it on first use, so the
+# estimators above work on in-memory data without it.
+_NEEDS_DASK = {
+    "transform": "kernelmaps.distributed._transform",
+    "fit": "kernelmaps.distributed._fit",
+    "landmark_sample_size": "kernelmaps.distributed._fit",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _NEEDS_DASK:
+        raise AttributeError(f"module 'kernelmaps.distributed' has no attribute {name!r}")
+    import importlib
+
+    try:
+        module = importlib.import_module(_NEEDS_DASK[name])
+    except ModuleNotFoundError as error:
+        if error.name is not None and error.name.split(".")[0] in {"dask", "distributed"}:
+            raise ImportError(
+                f"kernelmaps.distributed.{name} needs Dask: pip install 'kernelmaps[dask]'."
+            ) from error
+        raise
+    return getattr(module, name)
+
+
+def _fit_on_dask(feature_map: Any, X: Any) -> Any:
+    return __getattr__("fit")(feature_map, X)
+
+
+def _transform_on_dask(feature_map: Any, X: Any) -> Any:
+    return __getattr__("transform")(feature_map, X)
+
+
+def _map_rows_on_dask(estimator: Any, X: Any, method: str) -> Any:
+    from kernelmaps.distributed._transform import map_rows  # Dask: loaded on first use
+
+    return map_rows(estimator, X, method)
+
+
+def _fit_kernel_ridge_on_dask(model: Any, X: Any, y: Any, sample_weight: Any) -> Any:
+    from kernelmaps.distributed._falkon import fit_kernel_ridge  # Dask: loaded on first use
+
+    return fit_kernel_ridge(model, X, y, sample_weight)
+
+
+# Maps and models sit below this layer: they dispatch Dask input through the engine's
+# registry instead of importing kernelmaps.distributed.
+register_collection_handler("fit", _fit_on_dask)
+register_collection_handler("transform", _transform_on_dask)
+register_collection_handler("map_rows", _map_rows_on_dask)
+register_collection_handler("fit_kernel_ridge", _fit_kernel_ridge_on_dask)

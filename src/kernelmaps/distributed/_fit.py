@@ -1,0 +1,167 @@
+"""Fitting feature maps on Dask collections without collecting the data.
+
+Random maps draw their parameters from the number of features alone, so fitting one reads no
+data. The Nyström map needs landmarks, which are rows of the data: they are drawn as an exact
+uniform sample of row indices on the client (O(sample) memory, no pass over the data) and only
+those rows are gathered from the workers. The data-driven strategies (k-means, ridge leverage,
+Rényi entropy) then run in memory on a uniform sample of ``sample_size`` rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+from sklearn.utils import check_random_state
+
+from kernelmaps.distributed._collections import as_dask_rows
+from kernelmaps.kernels import Kernel
+from kernelmaps.landmarks import select_landmarks
+from kernelmaps.maps._base import FeatureMap
+from kernelmaps.maps.nystroem import Nystroem
+
+__all__ = ["LANDMARK_SAMPLE_MIN", "LANDMARK_SAMPLE_PER_LANDMARK", "fit", "landmark_sample_size",
+           "sample_landmarks", "uniform_rows"]
+
+#: The data-driven landmark strategies run on a uniform sample of
+#: ``max(LANDMARK_SAMPLE_MIN, LANDMARK_SAMPLE_PER_LANDMARK · m)`` rows (at most n).
+LANDMARK_SAMPLE_MIN = 10_000
+LANDMARK_SAMPLE_PER_LANDMARK = 20
+
+
+def landmark_sample_size(n_landmarks: int, n_samples: int, sample_size: int | None = None) -> int:
+    """Rows of the uniform sample a data-driven landmark strategy runs on.
+
+    Default: ``min(n, max(10_000, 20·m))`` — twenty candidate rows per landmark (k-means has
+    twenty points per centre, leverage and Rényi sampling choose m of 20·m rows), and at
+    least 10,000 so that small m still sees the data's spread. The sample is a handful of MB
+    (``8·s·d`` bytes) for any n: m = 2,000 and d = 100 give 40,000 rows, 32 MB.
+    """
+    if sample_size is None:
+        sample_size = max(LANDMARK_SAMPLE_MIN, LANDMARK_SAMPLE_PER_LANDMARK * n_landmarks)
+    elif (not isinstance(sample_size, (int, np.integer)) or isinstance(sample_size, bool)
+          or sample_size < n_landmarks):
+        raise ValueError(f"sample_size must be an int >= the number of landmarks "
+                         f"({n_landmarks}); got {sample_size!r}.")
+    return int(min(n_samples, sample_size))
+
+
+def uniform_rows(X: da.Array, size: int,
+                 random_state: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
+    """An exact uniform sample of ``size`` rows of ``X`` without replacement.
+
+    The row indices are drawn on the client by NumPy's ``Generator.choice`` (Floyd's
+    algorithm: O(size) memory whatever n is; every ``size``-subset of rows is equally likely,
+    whatever the chunking), then only those rows are gathered from the chunks holding them.
+
+    Returns
+    -------
+    rows : ndarray of shape (size, n_features)
+        In the order of the draw (a uniformly random order).
+    indices : ndarray of shape (size,)
+        Their positions in ``X``.
+    """
+    generator = np.random.default_rng(random_state.randint(0, 2**32, size=4, dtype=np.uint64))
+    indices = generator.choice(X.shape[0], size, replace=False)
+    order = np.argsort(indices)
+    gathered = X[indices[order]].compute()  # sorted: each chunk gives its own rows
+    rows = np.empty_like(gathered)
+    rows[order] = gathered
+    return rows, indices
+
+
+def sample_landmarks(X: da.Array, strategy: str, kernel: Kernel, n_landmarks: int,
+                     random_state: np.random.RandomState, *, options: dict | None = None,
+                     sample_size: int | None = None) -> tuple[np.ndarray, np.ndarray | None]:
+    """Landmarks of a dask array by a named strategy: ``(points, row indices or None)``.
+
+    ``'uniform'``: an exact uniform sample of ``n_landmarks`` rows (:func:`uniform_rows`);
+    the other strategies of :func:`kernelmaps.landmarks.select_landmarks` run on a uniform
+    sample of :func:`landmark_sample_size` rows. Indices are positions in ``X``.
+    """
+    size = n_landmarks if strategy == "uniform" else \
+        landmark_sample_size(n_landmarks, X.shape[0], sample_size)
+    rows, positions = uniform_rows(X, size, random_state)
+    if strategy == "uniform" and not options:
+        return rows, positions
+    points, chosen = select_landmarks(strategy, rows, kernel, n_landmarks,
+                                      random_state=random_state, options=options)
+    return points, None if chosen is None else positions[chosen]
+
+
+def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> FeatureMap:
+    """Fit a kernelmaps feature map on a Dask collection, without collecting it.
+
+    * **Random maps** (RBFSampler, RandomFourierFeatures, SkewedChi2Sampler,
+      PolynomialCountSketch, TensorSRHT, …) need only the number of features: nothing is
+      read, and the fitted map equals the in-memory fit for the same ``random_state``. The
+      one data-dependent parameter, ``gamma='scale'``, takes X's variance from one pass.
+    * **Nystroem** with ``landmarks='uniform'`` draws an exact uniform sample of
+      ``n_components`` rows (:func:`uniform_rows`); only those rows travel to the client.
+      ``'kmeans'``, ``'leverage'`` and ``'renyi'`` run on a uniform sample of
+      :func:`landmark_sample_size` rows (``max(10_000, 20·m)`` by default).
+      ``component_indices_`` are positions in the full ``X``. Landmark points given as an
+      array need no data. ``kernel='precomputed'`` is not supported on Dask collections.
+
+    The map's input checks that look at values (finiteness, the χ² maps' non-negativity) run
+    on the sample (Nyström) or, for random maps, chunk by chunk when features are computed.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+        The map to fit (fitted in place, as ``feature_map.fit`` does).
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+    sample_size : int, default=None
+        Rows of the uniform sample for Nyström's data-driven strategies (at least
+        ``n_components``); ``None``: :func:`landmark_sample_size`'s default.
+
+    Returns
+    -------
+    feature_map : FeatureMap
+        The fitted map. ``feature_map.fit(X)`` with a dask ``X`` does the same.
+    """
+    if not isinstance(feature_map, FeatureMap):
+        raise TypeError("kernelmaps.distributed.fit fits kernelmaps feature maps (e.g. "
+                        f"RBFSampler, Nystroem); got {type(feature_map).__name__}.")
+    feature_map._validate_params()
+    X, columns = as_dask_rows(X, owner=f"{type(feature_map).__name__}.fit")
+    if X.shape[0] == 0:
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of "
+                         "1 is required.")
+    random_state = check_random_state(getattr(feature_map, "random_state", None))
+    indices = None
+    if isinstance(feature_map, Nystroem) and isinstance(feature_map.landmarks, str):
+        if feature_map._is_precomputed():
+            raise ValueError("kernel='precomputed' is not supported on Dask collections: pass "
+                             "a kernel (its values are computed chunk by chunk) or collect "
+                             "the kernel matrix first.")
+        n_landmarks = min(feature_map.n_components, X.shape[0])
+        size = n_landmarks if feature_map.landmarks == "uniform" else \
+            landmark_sample_size(n_landmarks, X.shape[0], sample_size)
+        data, indices = uniform_rows(X, size, random_state)
+    else:
+        data = _stand_in(feature_map, X)
+    if columns is not None:
+        import pandas as pd
+
+        data = pd.DataFrame(data, columns=columns)
+    data = feature_map._validate_X(data, reset=True)
+    feature_map._n_features_out = int(feature_map._fit(data, random_state))
+    if indices is not None and hasattr(feature_map, "component_indices_"):
+        feature_map.component_indices_ = indices[feature_map.component_indices_]
+    return feature_map
+
+
+def _stand_in(feature_map: FeatureMap, X: da.Array) -> np.ndarray:
+    """A small array with X's width and dtype (and, if the map reads them, its moments).
+
+    Random maps read only ``X.shape[1]`` and ``X.dtype`` in ``_fit``; ``gamma='scale'``
+    reads ``X.var()`` too, so then the two rows μ ± σ carry X's mean μ and variance σ².
+    """
+    if isinstance(getattr(feature_map, "gamma", None), str) and feature_map.gamma == "scale":
+        mean, variance = dask.compute(X.mean(dtype=np.float64), X.var(dtype=np.float64))
+        spread = np.sqrt(variance)
+        return np.array([[mean + spread], [mean - spread]], dtype=X.dtype).repeat(X.shape[1], 1)
+    return np.zeros((1, X.shape[1]), dtype=X.dtype)

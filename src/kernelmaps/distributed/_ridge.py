@@ -1,0 +1,412 @@
+r"""Ridge regression and classification on explicit kernel features, without materialising them.
+
+Both estimators fit :math:`\min_{w, b} \sum_i s_i (y_i - z(x_i)^\top w - b)^2 + \alpha\|w\|^2`
+from one pass over the data: each row block's features :math:`z(X_b)` are made, folded into
+the Gram matrix of the augmented block :math:`A_b = \sqrt{s_b}\,[z(X_b),\ 1,\ Y_b]` and
+dropped. :math:`G = \sum_b A_b^\top A_b` holds :math:`Z^\top S Z`, :math:`Z^\top S\,1`,
+:math:`\sum s`, :math:`Z^\top S\,Y` and :math:`1^\top S\,Y`; centring and one
+:math:`D\times D` Cholesky solve give :math:`w` and :math:`b` exactly as scikit-learn's
+``Ridge(solver='cholesky')`` does on the materialised :math:`Z`. On Dask collections each row
+chunk gives its :math:`G_c` where it lives and Dask's tree reduction sums them: the
+:math:`(D+1+t)^2` partial sums are all that travel.
+"""
+
+from __future__ import annotations
+
+import warnings
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+
+from kernelmaps._engine import block_rows_for, is_dask_collection, run_blocks
+from kernelmaps._validation import validate_input
+from kernelmaps.maps._base import FeatureMap
+from kernelmaps.maps.fourier import RBFSampler
+
+__all__ = ["FeatureRidge", "FeatureRidgeClassifier", "normal_statistics", "ridge_solve"]
+
+
+def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
+                      weights: np.ndarray) -> np.ndarray:
+    r"""The Gram matrix :math:`G = A^\top A` of :math:`A = \sqrt{s}\,[z(X),\ 1,\ Y]`, by blocks.
+
+    Row blocks of ``X`` are sized so a block's features and augmented copy stay near the
+    engine's ``block_bytes``; only :math:`G`, :math:`(D+1+t)^2` float64 values, is kept.
+    The update is BLAS ``syrk`` (half the flops of a general product) in float64 whatever
+    the features' dtype.
+    """
+    n, n_targets = X.shape[0], Y.shape[1]
+    D = feature_map._n_out(X)
+    P = D + 1 + n_targets
+    gram = np.zeros((P, P), order="F")
+    syrk = scipy.linalg.get_blas_funcs("syrk", (gram,))
+    root = np.sqrt(weights)
+    rows = block_rows_for(n, 8 * (2 * P + D))
+    for start in range(0, n, rows):
+        stop = min(start + rows, n)
+        Z = feature_map.transform(X[start:stop])
+        A = np.empty((stop - start, P))
+        A[:, :D] = Z.toarray() if sp.issparse(Z) else Z
+        A[:, D] = 1.0
+        A[:, D + 1:] = Y[start:stop]
+        A *= root[start:stop, None]
+        # A.T is Fortran-ordered (P × b), so syrk reads A in place: G += (Aᵀ)(Aᵀ)ᵀ.
+        gram = syrk(1.0, A.T, beta=1.0, c=gram, trans=0, lower=0, overwrite_c=1)
+    return np.triu(gram) + np.triu(gram, 1).T
+
+
+def ridge_solve(gram: np.ndarray, n_features: int, alpha: float,
+                fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+    r"""``(coef (D, t), intercept (t,))`` from the Gram matrix of :func:`normal_statistics`.
+
+    With weighted means :math:`\mu = Z^\top s / \sum s` and :math:`\bar y`, the centred system
+    :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y -
+    (\textstyle\sum s)\,\mu\bar y^\top`, :math:`b = \bar y - \mu^\top w` is scikit-learn's
+    ``Ridge`` (Cholesky; least squares if the matrix is singular).
+    """
+    D = n_features
+    S, ZY = gram[:D, :D].copy(), gram[:D, D + 1:].copy()
+    total = gram[D, D]
+    if fit_intercept:
+        mean, target_mean = gram[:D, D] / total, gram[D, D + 1:] / total
+        S -= total * np.outer(mean, mean)
+        ZY -= total * np.outer(mean, target_mean)
+    S.flat[:: D + 1] += alpha
+    try:
+        coef = scipy.linalg.solve(S, ZY, assume_a="pos", check_finite=False)
+    except np.linalg.LinAlgError:
+        warnings.warn("Singular matrix in solving the ridge system (alpha=0 with linearly "
+                      "dependent features?); using the least-squares solution instead.",
+                      stacklevel=3)
+        coef = scipy.linalg.lstsq(S, ZY, check_finite=False)[0]
+    intercept = target_mean - mean @ coef if fit_intercept else np.zeros(ZY.shape[1])
+    return coef, intercept
+
+
+def _encode_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+    """One-vs-rest ±1 targets (one column for two classes, as ``RidgeClassifier``)."""
+    y = np.asarray(y).reshape(-1)
+    if classes.size == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[:, None]
+    return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+
+
+class _FeatureRidgeBase(BaseEstimator):
+    #: Regression: numeric targets, several columns allowed; classification: 1-D labels.
+    _y_numeric: bool
+    _parameter_constraints: dict = {
+        "feature_map": [FeatureMap, None],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, feature_map: FeatureMap | None = None, *, alpha: float = 1.0,
+                 fit_intercept: bool = True, random_state: Any = None) -> None:
+        self.feature_map = feature_map
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.random_state = random_state
+
+    # ------------------------------------------------------------------ fit
+    def _new_map(self) -> FeatureMap:
+        feature_map = RBFSampler() if self.feature_map is None else clone(self.feature_map)
+        if self.random_state is not None and "random_state" in feature_map.get_params():
+            feature_map.set_params(random_state=self.random_state)
+        return feature_map
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> _FeatureRidgeBase:
+        """Fit the map, then ridge on its features, in one pass over ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape \
+                (n_samples, n_features)
+            Training data. On a Dask collection the pass runs chunk by chunk on the
+            workers (see :mod:`kernelmaps.distributed`).
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
+            Targets (regression) or class labels (classification).
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
+            Non-negative weights of the squared errors.
+
+        Returns
+        -------
+        self : object
+        """
+        if is_dask_collection(X):
+            from kernelmaps.distributed._ridge_dask import fit_feature_ridge
+
+            fit_feature_ridge(self, X, y, sample_weight)
+            return self
+        X, y = validate_input(self, X, y, reset=True, multi_output=self._y_numeric,
+                              y_numeric=self._y_numeric)
+        weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                       ensure_non_negative=True)
+        self._set_targets(y)
+        self.feature_map_ = self._new_map().fit(X)
+        gram = normal_statistics(self.feature_map_, X, self._encode(y), weights)
+        self._set_solution(gram)
+        return self
+
+    def _set_solution(self, gram: np.ndarray) -> None:
+        self.kernel_ = self.feature_map_.kernel_  # the kernel z(x)·z(y) approximates
+        D = gram.shape[0] - 1 - self._n_targets
+        coef, intercept = ridge_solve(gram, D, float(self.alpha), self.fit_intercept)
+        # As scikit-learn's Ridge/RidgeClassifier: one target column gives a 1-D coef_; the
+        # intercept is a float only for a 1-D y.
+        self.coef_ = coef[:, 0] if coef.shape[1] == 1 else coef.T
+        self.intercept_ = float(intercept[0]) if self._ravel else intercept
+
+    # ------------------------------------------------------------------ predict
+    def _decision(self, X: Any) -> Any:
+        """``z(X) w + b``: lazily for Dask collections, else in row blocks."""
+        check_is_fitted(self)
+        if is_dask_collection(X):
+            from kernelmaps.distributed._transform import map_rows
+
+            return map_rows(self, X, "_decision", owner=f"{type(self).__name__}.predict")
+        X = validate_input(self, X, reset=False)
+        coef = np.atleast_2d(self.coef_)
+        width = self.feature_map_._n_out(X)
+
+        def block(xb, out):
+            Z = self.feature_map_.transform(xb)
+            np.matmul(Z.toarray() if sp.issparse(Z) else Z, coef.T, out=out)
+            out += self.intercept_
+
+        scores = run_blocks(X, n_out=coef.shape[0], dtype=np.dtype(np.float64), block_fn=block,
+                            temp_bytes_per_row=8 * width, name=f"{type(self).__name__}.predict")
+        return scores[:, 0] if self.coef_.ndim == 1 else scores
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """R² (regression) or accuracy (classification); on Dask collections, computed there.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape \
+                (n_samples, n_features)
+        y : array-like or dask array of shape (n_samples,) or (n_samples, n_targets)
+        sample_weight : array-like or dask array of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask_collection(X):
+            from kernelmaps.distributed._ridge_dask import dask_score
+
+            return dask_score(self, X, y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        feature_map = self.feature_map if self.feature_map is not None else RBFSampler()
+        tags.input_tags.sparse = bool(feature_map._accept_sparse)
+        tags.target_tags.multi_output = self._y_numeric  # several regression targets
+        return tags
+
+
+class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
+    r"""Ridge regression on explicit kernel features z(x), in one pass, any number of rows.
+
+    Fits :math:`\hat y(x) = z(x)^\top w + b` by
+
+    .. math::
+
+        \min_{w, b}\ \sum_i s_i\,\bigl(y_i - z(x_i)^\top w - b\bigr)^2 + \alpha\,\|w\|^2,
+
+    the ridge regression of scikit-learn's ``Ridge`` on the features of ``feature_map`` —
+    random Fourier features (Rahimi & Recht, 2007) or Nyström features (Williams & Seeger,
+    2001) turn it into an approximate kernel ridge regression. The features are never
+    materialised: row blocks of :math:`z(X)` are folded into the
+    :math:`(D+1+t)\times(D+1+t)` Gram matrix of :math:`[z(X), 1, Y]` and dropped, then one
+    :math:`D\times D` Cholesky solve gives :math:`w` (see :func:`normal_statistics`). Memory is
+    :math:`O(D^2 + \text{block})` whatever n is.
+
+    On a Dask collection every row chunk computes its partial Gram matrix on the worker
+    holding it and Dask's tree reduction sums them: only :math:`8(D+1+t)^2` bytes per chunk
+    travel, and a worker needs about ``chunk rows × d × 8 + 2·8·(D+1+t)² + block`` bytes
+    (see ``docs/dask.md``). The map is fitted by :func:`kernelmaps.distributed.fit` (random
+    maps read no data; Nyström samples its landmarks).
+
+    Parameters
+    ----------
+    feature_map : FeatureMap, default=None
+        The unfitted kernelmaps map z (cloned, then fitted on ``X``). ``None``:
+        ``RBFSampler()`` (100 random Fourier features of the RBF kernel, γ = 1).
+    alpha : float, default=1.0
+        Ridge penalty α ≥ 0 on ``w`` (not on the intercept).
+    fit_intercept : bool, default=True
+        Fit ``b`` (features and targets are centred with their weighted means).
+    random_state : int, RandomState instance or None, default=None
+        When not ``None``, replaces the map's own ``random_state``; ``None`` keeps it.
+
+    Attributes
+    ----------
+    feature_map_ : FeatureMap
+        The fitted map.
+    kernel_ : Kernel
+        The kernel the model approximates (the map's ``kernel_``).
+    coef_ : ndarray of shape (D,) or (n_targets, D)
+        The weights w of the features (1-D for a single target, as scikit-learn's Ridge).
+    intercept_ : float or ndarray of shape (n_targets,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    See Also
+    --------
+    FeatureRidgeClassifier : the one-vs-rest classifier on the same normal equations.
+    kernelmaps.models.KernelRidge : exact or Nyström/FALKON kernel ridge (no D×D system).
+
+    References
+    ----------
+    A. Rahimi and B. Recht, "Random features for large-scale kernel machines", NeurIPS 2007.
+    C. K. I. Williams and M. Seeger, "Using the Nyström method to speed up kernel machines",
+    NeurIPS 2001.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RBFSampler
+    >>> from kernelmaps.distributed import FeatureRidge
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.uniform(-3, 3, size=(5000, 1)); y = np.sin(X[:, 0])
+    >>> model = FeatureRidge(RBFSampler(gamma=0.5, n_components=200, random_state=0),
+    ...                      alpha=1e-3).fit(X, y)
+    >>> bool(np.abs(model.predict(X) - y).max() < 0.01)
+    True
+    """
+
+    _y_numeric = True
+
+    def _set_targets(self, y: Any) -> None:
+        self._ravel = y.ndim == 1
+        self._n_targets = 1 if y.ndim == 1 else y.shape[1]
+
+    def _encode(self, y: np.ndarray) -> np.ndarray:
+        return np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
+
+    def predict(self, X: Any) -> Any:
+        """Predict ``z(X) w + b``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape \
+                (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray or dask array of shape (n_samples,) or (n_samples, n_targets)
+            A lazy dask array (chunked like ``X``'s rows) for Dask input.
+        """
+        return self._decision(X)
+
+
+class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
+    r"""One-vs-rest ridge classification on explicit kernel features z(x), in one pass.
+
+    As scikit-learn's ``RidgeClassifier`` on the features of ``feature_map``: the labels
+    become ±1 targets, one column per class (a single column for two classes), fitted by
+    :class:`FeatureRidge`'s normal equations — one pass over the data, one
+    :math:`D\times D` solve for all classes — and a sample gets the class of the largest
+    score :math:`z(x)^\top w_c + b_c` (two classes: the sign of the score).
+
+    Parameters
+    ----------
+    feature_map : FeatureMap, default=None
+        The unfitted kernelmaps map z (cloned, then fitted on ``X``). ``None``:
+        ``RBFSampler()``.
+    alpha : float, default=1.0
+        Ridge penalty α ≥ 0.
+    fit_intercept : bool, default=True
+    random_state : int, RandomState instance or None, default=None
+        When not ``None``, replaces the map's own ``random_state``.
+
+    Attributes
+    ----------
+    feature_map_ : FeatureMap
+    kernel_ : Kernel
+        The kernel the model approximates (the map's ``kernel_``).
+    classes_ : ndarray of shape (n_classes,)
+    coef_ : ndarray of shape (D,) or (n_classes, D)
+        1-D for two classes (the weights of ``classes_[1]``), as scikit-learn's
+        RidgeClassifier.
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import Nystroem
+    >>> from kernelmaps.distributed import FeatureRidgeClassifier
+    >>> X, y = load_digits(return_X_y=True)
+    >>> model = FeatureRidgeClassifier(Nystroem(gamma=1e-3, n_components=300, random_state=0),
+    ...                                alpha=1e-2).fit(X[:1500], y[:1500])
+    >>> bool(model.score(X[1500:], y[1500:]) > 0.9)
+    True
+    """
+
+    _y_numeric = False
+
+    def _set_targets(self, y: Any) -> None:
+        if y.ndim != 1:
+            raise ValueError("FeatureRidgeClassifier takes one label per sample (1-D y); got "
+                             f"y of shape {y.shape}. For several regression targets use "
+                             "FeatureRidge.")
+        check_classification_targets(y)
+        self._set_classes(np.unique(y))
+
+    def _set_classes(self, classes: np.ndarray) -> None:
+        if classes.size < 2:
+            raise ValueError(f"FeatureRidgeClassifier needs samples of at least 2 classes; "
+                             f"got 1 class ({classes[0]!r}).")
+        self.classes_ = classes
+        self._ravel = False
+        self._n_targets = 1 if classes.size == 2 else classes.size
+
+    def _encode(self, y: np.ndarray) -> np.ndarray:
+        return _encode_labels(y, self.classes_)
+
+    def decision_function(self, X: Any) -> Any:
+        """Class scores ``z(X) W + b``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape \
+                (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray or dask array of shape (n_samples,) or (n_samples, n_classes)
+            For two classes, the score of ``classes_[1]`` (positive: that class).
+        """
+        return self._decision(X)
+
+    def predict(self, X: Any) -> Any:
+        """The class of the largest score (two classes: the sign of the score).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array, dask DataFrame} of shape \
+                (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray or dask array of shape (n_samples,)
+        """
+        if is_dask_collection(X):
+            from kernelmaps.distributed._transform import map_rows
+
+            return map_rows(self, X, "predict")
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]

@@ -1,0 +1,96 @@
+"""FeatureRidge / FeatureRidgeClassifier on Dask collections: fit, predict and score there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dask
+import dask.array as da
+import numpy as np
+
+from kernelmaps.distributed._collections import (
+    aligned_rows,
+    as_dask_rows,
+    chunk_sums,
+    in_task,
+    ship,
+)
+from kernelmaps.distributed._fit import fit
+from kernelmaps.distributed._ridge import _encode_labels, normal_statistics
+from kernelmaps.maps._base import FeatureMap
+
+__all__ = ["dask_score", "fit_feature_ridge"]
+
+
+def fit_feature_ridge(model: Any, X: Any, y: Any, sample_weight: Any) -> None:
+    """Fit a FeatureRidge(Classifier) on a Dask collection: one tree-reduced pass."""
+    owner = f"{type(model).__name__}.fit"
+    X, columns = as_dask_rows(X, owner=owner)
+    if y is None:
+        raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
+    model.n_features_in_ = X.shape[1]
+    if columns is None:
+        model.__dict__.pop("feature_names_in_", None)
+    else:
+        model.feature_names_in_ = columns
+    Y = aligned_rows(y, X, name="y")
+    classes = None
+    if hasattr(model, "_set_classes"):
+        if getattr(y, "ndim", 1) != 1:
+            raise ValueError("FeatureRidgeClassifier takes one label per sample (1-D y); got "
+                             f"y of shape {y.shape}.")
+        classes = np.unique(da.unique(Y[:, 0]).compute())
+        model._set_classes(classes)
+    else:
+        if Y.dtype.kind not in "fiub":
+            raise ValueError(f"y must be numeric for {type(model).__name__}; got dtype "
+                             f"{Y.dtype}.")
+        Y = Y.astype(np.float64)
+        model._ravel = getattr(y, "ndim", 2) == 1
+        model._n_targets = Y.shape[1]
+    weights = da.ones((X.shape[0], 1), chunks=(X.chunks[0], 1)) if sample_weight is None \
+        else aligned_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
+    model.feature_map_ = fit(model._new_map(), X)
+    size = model.feature_map_._n_out(X) + 1 + model._n_targets
+    gram = chunk_sums(_chunk_statistics, (size, size), X, Y, weights,
+                      static=(ship(model.feature_map_), classes))
+    model._set_solution(gram.compute())
+
+
+def _chunk_statistics(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
+                      feature_map: FeatureMap, classes: np.ndarray | None) -> np.ndarray:
+    if classes is None:
+        Y = y
+        if not np.isfinite(Y).all():
+            raise ValueError("y contains NaN or infinity; every target must be finite.")
+    else:
+        Y = _encode_labels(y, classes)
+    weights = weights[:, 0]
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise ValueError("sample_weight must be finite and non-negative.")
+    return in_task(feature_map, X, lambda block: normal_statistics(feature_map, block, Y,
+                                                                   weights))
+
+
+def dask_score(model: Any, X: Any, y: Any, sample_weight: Any = None) -> float:
+    """R² (regressor, averaged over targets) or accuracy (classifier), weighted, on Dask.
+
+    One pass: the predictions, targets and weights meet chunk by chunk and only sums travel.
+    """
+    predictions = model.predict(X)
+    rows = predictions.reshape(predictions.shape[0], -1)
+    Y = aligned_rows(y, rows, name="y")
+    weights = da.ones((rows.shape[0], 1), chunks=(rows.chunks[0], 1)) if sample_weight is None \
+        else aligned_rows(sample_weight, rows, name="sample_weight", dtype=np.float64)
+    if hasattr(model, "classes_"):
+        correct, total = dask.compute((weights * (rows == Y)).sum(), weights.sum())
+        return float(correct / total)
+    Y = Y.astype(np.float64)
+    total, first, second, residual = dask.compute(
+        weights.sum(), (weights * Y).sum(axis=0), (weights * Y**2).sum(axis=0),
+        (weights * (Y - rows) ** 2).sum(axis=0))
+    spread = second - first**2 / total
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scores = np.where(spread > 0, 1.0 - residual / spread,
+                          np.where(residual == 0, 1.0, 0.0))
+    return float(scores.mean())

@@ -1,0 +1,94 @@
+"""KernelRidge(solver='nystrom') on dask arrays: FALKON with the K_nM passes chunk by chunk."""
+
+from __future__ import annotations
+
+import dask.array as da
+import numpy as np
+import pytest
+
+from kernelmaps import get_kernel
+from kernelmaps.models import KernelRidge
+
+
+@pytest.fixture(scope="module")
+def problem():
+    rng = np.random.RandomState(0)
+    X = rng.uniform(-1, 1, size=(3000, 4))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + 0.05 * rng.normal(size=3000)
+    return X, y, da.from_array(X, chunks=(700, 4))
+
+
+def closed_form(X, Y, centres, alpha, weights):
+    r"""β = (K_nMᵀ W K_nM + α K_MM)⁻¹ K_nMᵀ W Y, directly (small n)."""
+    kernel = get_kernel("rbf", gamma=0.5)
+    K_nM, K_MM = kernel(X, centres), kernel(centres)
+    H = K_nM.T @ (weights[:, None] * K_nM) + alpha * K_MM
+    return np.linalg.solve(H, K_nM.T @ (weights[:, None] * Y))
+
+
+def model(**params):
+    return KernelRidge(**{**dict(alpha=1e-2, kernel="rbf", gamma=0.5, solver="nystrom",
+                                 n_components=60, tol=1e-10, max_iter=300,
+                                 random_state=0), **params})
+
+
+def test_solves_the_nystrom_normal_equations(problem):
+    X, y, dX = problem
+    weights = np.random.RandomState(3).uniform(0.5, 2, size=3000)
+    fitted = model().fit(dX, y, sample_weight=da.from_array(weights, chunks=500))
+    assert fitted.solver_ == "nystrom" and fitted.X_fit_.shape == (60, 4)
+    np.testing.assert_array_equal(fitted.X_fit_, X[fitted.center_indices_])
+    beta = closed_form(X, y[:, None], fitted.X_fit_, 1e-2, weights)[:, 0]
+    np.testing.assert_allclose(fitted.dual_coef_, beta, rtol=1e-6,
+                               atol=1e-6 * np.abs(beta).max())
+    assert fitted.kernel_ == get_kernel("rbf", gamma=0.5) and fitted.n_features_in_ == 4
+
+
+def test_several_targets_and_float32(problem):
+    X, y, dX = problem
+    Y = np.column_stack([y, 2 - y])
+    fitted = model(tol=1e-5).fit(dX.astype(np.float32), Y)
+    assert fitted.dual_coef_.shape == (60, 2)
+    centres = fitted.X_fit_.astype(np.float64)
+    expected = get_kernel("rbf", gamma=0.5)(X, centres) @ closed_form(X, Y, centres, 1e-2,
+                                                                       np.ones(3000))
+    # float32 kernel blocks: the predictions to float32 accuracy of the normal equations.
+    np.testing.assert_allclose(fitted.predict(X.astype(np.float32)), expected, rtol=0,
+                               atol=1e-3 * np.abs(expected).max())
+
+
+def test_predict_on_dask_is_lazy_and_matches(problem):
+    X, y, dX = problem
+    fitted = model().fit(dX, y)
+    lazy = fitted.predict(dX)
+    assert isinstance(lazy, da.Array) and lazy.shape == (3000,)
+    np.testing.assert_allclose(lazy.compute(), fitted.predict(X), rtol=1e-12, atol=1e-12)
+    assert np.sqrt(np.mean((fitted.predict(X) - y) ** 2)) < 0.15 * y.std()  # a good fit
+
+
+def test_as_accurate_as_the_in_memory_solver(problem):
+    X, y, dX = problem
+    rng = np.random.RandomState(9)
+    X_test = rng.uniform(-1, 1, size=(1000, 4))
+    y_test = np.sin(3 * X_test[:, 0]) + X_test[:, 1] * X_test[:, 2]
+    for landmarks in ("uniform", "kmeans"):
+        on_dask = model(landmarks=landmarks, tol=1e-4).fit(dX, y)
+        in_memory = model(landmarks=landmarks, tol=1e-4).fit(X, y)
+        rmse = [np.sqrt(np.mean((m.predict(X_test) - y_test) ** 2))
+                for m in (on_dask, in_memory)]
+        assert rmse[0] < 1.1 * rmse[1] + 1e-3, (landmarks, rmse)
+    assert not hasattr(on_dask, "center_indices_")  # k-means centres are not rows
+
+
+def test_clear_errors(problem):
+    _, y, dX = problem
+    with pytest.raises(ValueError, match="solver='exact' needs the n × n kernel matrix"):
+        model(solver="exact").fit(dX, y)
+    with pytest.raises(ValueError, match="precomputed"):
+        model(kernel="precomputed").fit(dX, y)
+    with pytest.raises(ValueError, match="single positive alpha"):
+        model(alpha=np.array([1.0, 2.0])).fit(dX, np.column_stack([y, y]))
+    with pytest.raises(ValueError, match="y contains NaN"):
+        model().fit(dX, np.where(np.arange(3000) == 2500, np.nan, y))
+    with pytest.raises(ValueError, match="n_components"):
+        model(n_components=0).fit(dX, y)  # parameters validated as in memory
