@@ -31,16 +31,9 @@ for random Fourier features), :mod:`~kernelmaps.kernels.mercer` (the Mercer chec
 :mod:`~kernelmaps.kernels.distance` (feature-space distances).
 """
 
-from kernelmaps.kernels._base import (
-    KERNELS,
-    CallableKernel,
-    IndefiniteKernelWarning,
-    Kernel,
-    PrecomputedKernel,
-    get_kernel,
-    register_kernel,
-    resolve_kernel,
-)
+from kernelmaps.kernels._base import IndefiniteKernelWarning, Kernel
+from kernelmaps.kernels._resolve import KERNELS, get_kernel, register_kernel, resolve_kernel
+from kernelmaps.kernels._user import CallableKernel, PrecomputedKernel
 from kernelmaps.kernels.distance import feature_distance, kernel_distance
 from kernelmaps.kernels.dot_product import (
     ArcCosineKernel,

@@ -44,15 +44,10 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import run_blocks
-from kernelmaps.kernels._base import (
-    IndefiniteKernelWarning,
-    Kernel,
-    PrecomputedKernel,
-    dot_into,
-    get_kernel,
-    resolve_kernel,
-    row_sq_norms,
-)
+from kernelmaps.kernels._base import IndefiniteKernelWarning, Kernel
+from kernelmaps.kernels._ops import dot_into, row_sq_norms
+from kernelmaps.kernels._resolve import get_kernel, resolve_kernel
+from kernelmaps.kernels._user import PrecomputedKernel
 
 __all__ = ["feature_distance", "kernel_distance"]
 

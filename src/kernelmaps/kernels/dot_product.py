@@ -13,16 +13,16 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from kernelmaps._array_api import unary
-from kernelmaps.kernels._base import (
-    Kernel,
+from kernelmaps.kernels._base import Kernel
+from kernelmaps.kernels._ops import (
     check_positive,
     check_real,
     dot_device,
     dot_into,
-    register_kernel,
     row_sq_norms,
     row_sq_norms_device,
 )
+from kernelmaps.kernels._resolve import register_kernel
 
 __all__ = [
     "ArcCosineKernel",

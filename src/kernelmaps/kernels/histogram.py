@@ -13,14 +13,9 @@ import numpy as np
 from sklearn.metrics.pairwise import additive_chi2_kernel
 
 from kernelmaps._array_api import min_value, unary
-from kernelmaps.kernels._base import (
-    Kernel,
-    check_positive,
-    check_real,
-    dense_block,
-    feature_chunks,
-    register_kernel,
-)
+from kernelmaps.kernels._base import Kernel
+from kernelmaps.kernels._ops import check_positive, check_real, dense_block, feature_chunks
+from kernelmaps.kernels._resolve import register_kernel
 
 __all__ = ["AdditiveChi2Kernel", "AdditiveChi2PSDKernel", "Chi2Kernel", "SkewedChi2Kernel"]
 

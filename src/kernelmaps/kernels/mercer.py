@@ -11,7 +11,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
 from kernelmaps._engine import FLOAT_DTYPES
-from kernelmaps.kernels._base import Kernel, resolve_kernel
+from kernelmaps.kernels._base import Kernel
+from kernelmaps.kernels._resolve import resolve_kernel
 
 __all__ = ["MercerReport", "check_mercer"]
 

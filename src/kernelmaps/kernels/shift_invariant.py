@@ -14,17 +14,17 @@ from array_api_compat import is_torch_array
 from sklearn.metrics.pairwise import manhattan_distances
 
 from kernelmaps._array_api import matmul, unary
-from kernelmaps.kernels._base import (
-    Kernel,
+from kernelmaps.kernels._base import Kernel
+from kernelmaps.kernels._ops import (
     check_positive,
     dot_into,
     feature_chunks,
-    register_kernel,
     row_sq_norms,
     row_sq_norms_device,
     sq_dist_device,
     sq_dist_into,
 )
+from kernelmaps.kernels._resolve import register_kernel
 from kernelmaps.kernels.spectral import (
     CauchyProductDensity,
     GaussianDensity,

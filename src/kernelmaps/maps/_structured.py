@@ -52,7 +52,7 @@ from scipy.linalg import hadamard
 
 from kernelmaps._array_api import on_device
 from kernelmaps.kernels import SpectralDensity
-from kernelmaps.kernels._base import dense_block
+from kernelmaps.kernels._ops import dense_block
 from kernelmaps.maps._projection import DenseProjection, random_signs
 
 __all__ = [

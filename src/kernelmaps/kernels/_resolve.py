@@ -1,0 +1,149 @@
+"""The kernel registry and the one resolver: :func:`resolve_kernel` turns what a user passed
+as a kernel (a name and parameters, a :class:`~kernelmaps.kernels.Kernel`, a callable or
+``"precomputed"``) into a Kernel; every estimator calls it once, in ``fit``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kernelmaps.kernels._base import Kernel
+from kernelmaps.kernels._user import CallableKernel, PrecomputedKernel
+
+#: Kernel classes by name (scikit-learn's names, plus aliases); filled by
+#: :func:`register_kernel` in the modules of :mod:`kernelmaps.kernels`.
+KERNELS: dict[str, type[Kernel]] = {}
+
+
+def register_kernel(cls: type[Kernel] | None = None, *, aliases: tuple[str, ...] = ()) -> Any:
+    """Class decorator: make ``cls`` known to :func:`get_kernel` / :func:`resolve_kernel`
+    under ``cls.name`` (and ``aliases``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import KERNELS, Kernel, get_kernel, register_kernel
+    >>> @register_kernel
+    ... class MinKernel(Kernel):  # histogram intersection k(x, y) = Σ_i min(x_i, y_i)
+    ...     name = "doctest_min"
+    ...     def evaluate_into(self, X, Y, out):
+    ...         out[...] = np.minimum(X[:, None, :], Y[None, :, :]).sum(axis=-1)
+    >>> get_kernel("doctest_min")(np.array([[1.0, 2.0], [3.0, 0.5]]))
+    array([[3. , 1.5],
+           [1.5, 3.5]])
+    >>> del KERNELS["doctest_min"]  # undo the registration
+    """
+
+    def register(kernel_class: type[Kernel]) -> type[Kernel]:
+        for name in (kernel_class.name, *aliases):
+            if not name or name in ("precomputed", "callable"):
+                raise ValueError(f"{kernel_class.__name__} needs a name other than {name!r}.")
+            KERNELS[name] = kernel_class
+        return kernel_class
+
+    return register if cls is None else register(cls)
+
+
+def get_kernel(kernel: str | Kernel, **params: Any) -> Kernel:
+    """Return a :class:`Kernel` from a name and its parameters (a Kernel passes through).
+
+    Parameters
+    ----------
+    kernel : str or Kernel
+        One of ``sorted(KERNELS)`` or a Kernel instance.
+    **params
+        The kernel's parameters (see each class). Unknown names raise ``TypeError``.
+
+    Returns
+    -------
+    Kernel
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import get_kernel
+    >>> get_kernel("rbf", gamma=0.5)
+    RBFKernel(gamma=0.5, sigma=None)
+    """
+    if isinstance(kernel, Kernel):
+        if params:
+            raise TypeError("Pass parameters either in the Kernel object or as keywords, not both.")
+        return kernel
+    if not isinstance(kernel, str) or kernel not in KERNELS:
+        raise ValueError(f"Unknown kernel {kernel!r}; valid names are {sorted(KERNELS)}.")
+    cls = KERNELS[kernel]
+    unknown = set(params) - set(cls.param_names)
+    if unknown:
+        raise TypeError(
+            f"kernel {kernel!r} got unexpected parameter(s) {sorted(unknown)}; it accepts "
+            f"{list(cls.param_names) or 'no parameters'}."
+        )
+    return cls(**params)
+
+
+def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
+                   gamma: float | None = None, degree: float | None = None,
+                   coef0: float | None = None, kernel_params: dict | None = None,
+                   n_jobs: int | None = None, vectorized: bool = False,
+                   strict: bool = False, owner: str = "the estimator") -> Kernel:
+    """Turn what a user passed as a kernel into a :class:`Kernel` — the one place that does.
+
+    Mirrors how scikit-learn estimators take a kernel:
+
+    * a name plus ``gamma``/``degree``/``coef0`` (each used only if the named kernel has that
+      parameter, as scikit-learn's ``filter_params`` does) and ``kernel_params`` for the rest;
+    * a :class:`Kernel` object (returned as it is);
+    * a callable, which becomes a :class:`CallableKernel` (``kernel_params`` are its keyword
+      arguments; ``vectorized`` says whether it takes blocks or pairs of rows);
+    * ``"precomputed"``, which becomes a :class:`PrecomputedKernel`.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable
+    gamma, degree, coef0 : float or None
+        scikit-learn's shortcut parameters of named kernels.
+    kernel_params : dict or None
+        Further parameters of a named kernel, or keyword arguments of a callable.
+    n_jobs : int or None
+        Parallelism of scikit-learn's pairwise driver for pairwise callables.
+    vectorized : bool, default=False
+        Whether a callable computes whole blocks ``f(X, Y) -> matrix``.
+    strict : bool, default=False
+        Refuse ``gamma``/``degree``/``coef0`` with a Kernel object, a callable or
+        ``"precomputed"`` (scikit-learn's Nystroem does; its KernelRidge ignores them).
+    owner : str
+        Who is asking, for error messages.
+
+    Returns
+    -------
+    Kernel
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import resolve_kernel
+    >>> resolve_kernel("poly", gamma=0.5, degree=2, coef0=1.0)
+    PolynomialKernel(gamma=0.5, degree=2, coef0=1.0)
+    >>> resolve_kernel("rbf", gamma=0.1, degree=3)  # degree is not an rbf parameter
+    RBFKernel(gamma=0.1, sigma=None)
+    """
+    named = isinstance(kernel, str) and kernel != "precomputed"
+    if strict and not named and any(v is not None for v in (gamma, degree, coef0)):
+        raise ValueError(
+            f"Don't pass gamma, coef0 or degree to {owner} if using a callable or precomputed "
+            "kernel (or a Kernel object): give the kernel's parameters to the kernel itself "
+            "(kernel_params for a callable)."
+        )
+    if isinstance(kernel, Kernel):
+        return kernel
+    if isinstance(kernel, str) and kernel == "precomputed":
+        return PrecomputedKernel()
+    if callable(kernel):
+        return CallableKernel(kernel, kernel_params, n_jobs=n_jobs, vectorized=vectorized)
+    if not named or kernel not in KERNELS:
+        raise ValueError(f"Unknown kernel {kernel!r} for {owner}; valid names are "
+                         f"{[*sorted(KERNELS), 'precomputed']}, a Kernel or a callable.")
+    accepted = KERNELS[kernel].param_names
+    params = {k: v for k, v in (kernel_params or {}).items() if k in accepted}
+    for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
+        if name in accepted and value is not None:
+            params[name] = value
+    return get_kernel(kernel, **params)
