@@ -13,10 +13,6 @@ from sklearn.metrics.pairwise import rbf_kernel
 import kernelmaps as km
 from kernelmaps.kernels import Kernel, RBFKernel, get_kernel
 from kernelmaps.landmarks import (
-    _Gram,
-    _recursive_rls,
-    _RenyiWorkingSet,
-    _ridge_leverage_scores,
     kmeans_landmarks,
     quadratic_renyi_entropy,
     renyi_entropy_subset,
@@ -25,6 +21,9 @@ from kernelmaps.landmarks import (
     strategy_options,
     uniform_subset,
 )
+from kernelmaps.landmarks._gram import _Gram
+from kernelmaps.landmarks.leverage import _recursive_rls, _ridge_leverage_scores
+from kernelmaps.landmarks.renyi import _RenyiWorkingSet
 
 
 def mixture(n_big: int = 1000, d: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
