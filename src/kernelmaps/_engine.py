@@ -20,8 +20,9 @@ identical for any number of threads.
 
 from __future__ import annotations
 
+import contextvars
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from math import prod
 from typing import Any
@@ -117,6 +118,14 @@ def block_rows_for(n_rows: int, bytes_per_row: int) -> int:
     return int(min(max(1, n_rows), rows))
 
 
+def _map_in_context(pool: ThreadPoolExecutor, fn: Callable[[int], Any],
+                    starts: Iterable[int]) -> Iterator[Any]:
+    """``pool.map(fn, starts)`` with each call in a copy of the caller's context, so the
+    workers see the caller's :func:`~kernelmaps.config_context` settings."""
+    futures = [pool.submit(contextvars.copy_context().run, fn, start) for start in starts]
+    return (future.result() for future in futures)
+
+
 def run_blocks(
     X: Any,
     *,
@@ -160,7 +169,7 @@ def run_blocks(
     # Blocks run concurrently; BLAS inside each block runs single-threaded so the
     # machine is not oversubscribed (NumPy ufuncs and BLAS calls release the GIL).
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
-        for _ in pool.map(work, starts):
+        for _ in _map_in_context(pool, work, starts):
             pass
     return out
 
@@ -203,7 +212,7 @@ def reduce_blocks(
     if n_threads <= 1:
         return accumulate(map(work, starts))
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
-        return accumulate(pool.map(work, starts))
+        return accumulate(_map_in_context(pool, work, starts))
 
 
 def sparse_container_like(X: Any, result: sp.spmatrix | sp.sparray) -> Any:
