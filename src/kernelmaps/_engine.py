@@ -24,11 +24,13 @@ import contextvars
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from math import prod
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+import threadpoolctl
 from threadpoolctl import ThreadpoolController
 
 from kernelmaps._config import get_config
@@ -49,13 +51,19 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 _MIN_BLOCK_ROWS = 128
 _threadpool_controller: ThreadpoolController | None = None
+#: The process-wide BLAS limit shared by every active :func:`single_threaded_blas` scope:
+#: how many scopes are active, and the limiter that restores the count when none is.
+_blas_lock = threading.Lock()
+_blas_scopes = 0
+_blas_limiter: Any = None
 
 
 def _blas_controller() -> ThreadpoolController:
     # Inspecting the loaded BLAS libraries costs milliseconds; do it once per process.
     global _threadpool_controller
-    if _threadpool_controller is None:
-        _threadpool_controller = ThreadpoolController()
+    with _blas_lock:
+        if _threadpool_controller is None:
+            _threadpool_controller = ThreadpoolController()
     return _threadpool_controller
 
 
@@ -87,10 +95,41 @@ def scratch_buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return buffer[:size].reshape(shape)
 
 
-def single_threaded_blas():
+def _release_openblas_control() -> None:
+    # threadpoolctl >= 3.6 lets only the thread that set an OpenBLAS limit change it again;
+    # the scope that restores the count may run on another thread than the one that set it.
+    openblas = getattr(threadpoolctl, "OpenBLASController", None)
+    release = getattr(openblas, "clear_controlling_thread", None)
+    if release is not None:
+        release(force=True)
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
     """Context manager limiting BLAS to one thread (for work that is already parallel, or
-    small products where thread start-up costs more than it saves)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    small products where thread start-up costs more than it saves).
+
+    The BLAS thread count is process-wide, and concurrent calls (transforms of one
+    estimator from the threads of a service) open scopes that overlap without nesting. So
+    the scopes share one limit: the first to start sets it, the last to end restores the
+    count there was before, whatever the order they end in.
+    """
+    global _blas_scopes, _blas_limiter
+    controller = _blas_controller()
+    with _blas_lock:
+        if _blas_scopes == 0:
+            _blas_limiter = controller.limit(limits=1, user_api="blas")
+        _blas_scopes += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_scopes -= 1
+            if _blas_scopes == 0:
+                _release_openblas_control()
+                _blas_limiter.restore_original_limits()
+                _release_openblas_control()
+                _blas_limiter = None
 
 
 def check_finite_output(block: np.ndarray, what: str, start: int,
