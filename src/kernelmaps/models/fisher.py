@@ -177,13 +177,24 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         overall = K.mean(axis=0)
         between = np.zeros((K.shape[1], K.shape[1]))
         within = np.zeros_like(between)
+        # Class means that differ from the overall mean by rounding only: nothing to separate.
+        rounding = 16 * np.finfo(np.float64).eps * float(np.abs(K).max(initial=0.0))
+        separated = False
         for c in range(n_classes):
             rows = K[y_index == c]
             mean = rows.mean(axis=0)
             difference = (mean - overall)[:, None]
+            separated = separated or bool(np.abs(difference).max() > rounding)
             between += rows.shape[0] * (difference @ difference.T)
             centred = rows - mean
             within += centred.T @ centred
+        if not separated:
+            raise ValueError(
+                "KernelFisherDiscriminant: the classes have the same mean in the feature space "
+                f"of {self.kernel_!r} (e.g. every row of X is the same, or the kernel is "
+                "numerically constant on X at these parameters), so no direction separates "
+                "them. Check that X varies between the classes, and the kernel's parameters "
+                "(e.g. raise a tiny gamma).")
         mu = self.reg * max(float(np.trace(within)) / within.shape[0], np.finfo(float).tiny)
         within.flat[:: within.shape[0] + 1] += mu
         # At most C−1 directions carry between-class scatter; fewer if the expansion is
