@@ -49,15 +49,21 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "sym
       kernels) or truncated — the direction is dropped instead of being amplified;
     * :math:`\lambda < -\tau`: the matrix is indefinite — the direction is dropped
       (projection onto the PSD cone) and an :class:`IndefiniteKernelWarning` reports the
-      negative eigenvalue mass. scikit-learn silently uses :math:`|\lambda|` instead.
+      negative eigenvalue mass, unless :math:`\lambda` is within the rounding level of the
+      dtype ``K`` was computed in (float32 kernel values of a PSD kernel have negative
+      eigenvalues down to about :math:`-m\,\epsilon_{32}\lambda_\max`). scikit-learn
+      silently uses :math:`|\lambda|` instead.
     """
+    K = np.asarray(K)
+    # Below this, a negative eigenvalue is rounding of K's own dtype, not indefiniteness.
+    input_rounding = np.finfo(K.dtype if K.dtype == np.float32 else np.float64).eps
     K64 = np.asarray(K, dtype=np.float64)
     K64 = 0.5 * (K64 + K64.T)
     eigenvalues, eigenvectors = scipy.linalg.eigh(K64, check_finite=False)
     m = K64.shape[0]
     largest = max(float(np.abs(eigenvalues).max(initial=0.0)), np.finfo(np.float64).tiny)
     rounding = m * np.finfo(np.float64).eps * largest
-    negative = eigenvalues < -rounding
+    negative = eigenvalues < -m * input_rounding * largest
     if negative.any():
         mass = float(-eigenvalues[negative].sum() / np.abs(eigenvalues).sum())
         warnings.warn(
