@@ -8,6 +8,7 @@ A drop-in superset of :mod:`sklearn.kernel_approximation`::
 from kernelmaps._config import config_context, get_config, set_config
 from kernelmaps.evaluate import approximation_error, compare, summarize
 from kernelmaps.kernels import (
+    DegenerateKernelWarning,
     IndefiniteKernelWarning,
     Kernel,
     MercerReport,
@@ -33,6 +34,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdditiveChi2Sampler",
     "ArcCosineSampler",
+    "DegenerateKernelWarning",
     "IndefiniteKernelWarning",
     "Kernel",
     "MercerReport",

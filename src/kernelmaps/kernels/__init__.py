@@ -25,6 +25,8 @@ Beyond scikit-learn: ``exponential``, ``student``, ``matern``, ``additive_chi2_p
 
 One package, one concern per module: :mod:`~kernelmaps.kernels._base` (the :class:`Kernel`
 currency, blocked products, the one resolver :func:`resolve_kernel`),
+:mod:`~kernelmaps.kernels.degenerate` (:class:`DegenerateKernelWarning`: kernel matrices
+numerically constant or the identity at an extreme scale parameter),
 :mod:`~kernelmaps.kernels.dot_product`, :mod:`~kernelmaps.kernels.shift_invariant`,
 :mod:`~kernelmaps.kernels.histogram`, :mod:`~kernelmaps.kernels.spectral` (spectral densities
 for random Fourier features) and :mod:`~kernelmaps.kernels.mercer` (the Mercer check).
@@ -40,6 +42,7 @@ from kernelmaps.kernels._base import (
     register_kernel,
     resolve_kernel,
 )
+from kernelmaps.kernels.degenerate import DegenerateKernelWarning
 from kernelmaps.kernels.dot_product import (
     ArcCosineKernel,
     CosineKernel,
@@ -78,6 +81,7 @@ __all__ = [
     "CauchyProductDensity",
     "Chi2Kernel",
     "CosineKernel",
+    "DegenerateKernelWarning",
     "ExponentialKernel",
     "GaussianDensity",
     "GaussianScaleMixtureDensity",

@@ -14,6 +14,7 @@ from sklearn.utils.validation import check_array
 
 from kernelmaps._engine import FLOAT_DTYPES, scratch_buffer
 from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, resolve_kernel
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 from kernelmaps.maps._base import FeatureMap
 
@@ -366,6 +367,9 @@ class Nystroem(FeatureMap):
                 "products, or inputs so large they overflow). Check the kernel parameters or "
                 "rescale the data."
             )
+        if not precomputed:
+            warn_if_degenerate(basis_kernel, basis, self.kernel_, owner="Nystroem",
+                               what="landmarks", stacklevel=6)
         normalization = inverse_sqrt_psd(basis_kernel, basis=self.basis,
                                          eigen_tol=self.eigen_tol)
         if normalization.shape[0] == 0:

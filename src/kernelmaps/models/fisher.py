@@ -21,9 +21,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
+    centre_gram,
     expansion_points,
     fit_kernel,
 )
@@ -164,6 +166,10 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         self.kernel_ = fit_kernel(self, precomputed=False)
         self.X_fit_ = expansion_points(self, X)
         K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)  # n × p
+        warn_if_degenerate(K if self.X_fit_ is X else centre_gram(self.kernel_, self.X_fit_,
+                                                                  self.X_fit_),
+                           self.X_fit_, self.kernel_, owner="KernelFisherDiscriminant",
+                           what="expansion points", stacklevel=4)
         self.coef_, self.eigenvalues_ = self._directions(K, y_index)
         projections = K @ self.coef_
         lda = LinearDiscriminantAnalysis().fit(projections, y_index)

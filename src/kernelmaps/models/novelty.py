@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
@@ -133,6 +134,8 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
             self.mean_coef_ = np.full(n, 1.0 / n)
         else:
             K_mm = centre_gram(self.kernel_, self.X_fit_, self.X_fit_)
+            warn_if_degenerate(K_mm, self.X_fit_, self.kernel_, owner="KernelMeanDistance",
+                               what="centres", stacklevel=4)
             # Projection of μ onto span φ(c_j): β = K_mm⁺ (1/N) K_mN 1 (pinv: duplicates ok).
             K_mN_mean = self.kernel_.reduce(
                 X, self.X_fit_, lambda K_b: K_b.sum(axis=0, dtype=np.float64)) / n

@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
@@ -220,6 +221,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     def _fit_exact(self, X, y, alpha, sample_weight) -> np.ndarray:
         # A fresh array from the kernel (never the caller's X), so it is scaled in place.
         K = np.asarray(self.kernel_(X), dtype=np.float64)
+        warn_if_degenerate(K, X, self.kernel_, owner="KernelRidge", what="training points",
+                           stacklevel=5)
         ravel = y.ndim == 1
         Y = y.reshape(-1, 1) if ravel else y
         if sample_weight is not None:
@@ -255,6 +258,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         # A precomputed kernel reaches the centres by their row indices (its columns).
         self._columns = self.X_fit_ = kernel_columns(self.kernel_, centres, indices)
         K_MM = centre_gram(self.kernel_, centres, self._columns)
+        warn_if_degenerate(K_MM, centres, self.kernel_, owner="KernelRidge", what="centres",
+                           stacklevel=5)
         ravel = y.ndim == 1
         Y = y.reshape(-1, 1) if ravel else y
         weights = np.ones(n) if sample_weight is None else sample_weight
