@@ -165,9 +165,12 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
                 f"({self.classes_.tolist()}). A discriminant separates classes.")
         self.kernel_ = fit_kernel(self, precomputed=False)
         self.X_fit_ = expansion_points(self, X)
-        K = np.asarray(self.kernel_(X, self.X_fit_), dtype=np.float64)  # n × p
-        warn_if_degenerate(K if self.X_fit_ is X else centre_gram(self.kernel_, self.X_fit_,
-                                                                  self.X_fit_),
+        # n × p; symmetric when the expansion is on X, so k(x, x) is exact on the diagonal.
+        expansion_on_X = self.X_fit_ is X
+        K = np.asarray(self.kernel_(X) if expansion_on_X else self.kernel_(X, self.X_fit_),
+                       dtype=np.float64)
+        warn_if_degenerate(K if expansion_on_X else centre_gram(self.kernel_, self.X_fit_,
+                                                                self.X_fit_),
                            self.X_fit_, self.kernel_, owner="KernelFisherDiscriminant",
                            what="expansion points", stacklevel=4)
         self.coef_, self.eigenvalues_ = self._directions(K, y_index)
