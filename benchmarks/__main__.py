@@ -4,12 +4,26 @@ All map families (Fourier, histogram, polynomial, Nyström) in one process and o
 each case is timed, memory-profiled and checked for agreement as described in
 :mod:`benchmarks._harness`. Options: ``--quick``, ``--repeats N``, ``--n-samples N``,
 ``--json PATH``.
+
+``python -m benchmarks kernel_methods [options]`` runs
+:mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
 """
 
 from __future__ import annotations
 
-from benchmarks import bench_fourier, bench_histogram, bench_nystroem, bench_polynomial
+import sys
+
+from benchmarks import (
+    bench_fourier,
+    bench_histogram,
+    bench_kernel_methods,
+    bench_nystroem,
+    bench_polynomial,
+)
 from benchmarks._harness import Case, main
+
+#: Benchmarks with their own table, run as ``python -m benchmarks NAME [options]``.
+FAMILIES = {"kernel_methods": bench_kernel_methods.main}
 
 CASES: list[Case] = [
     *bench_fourier.CASES,
@@ -19,4 +33,7 @@ CASES: list[Case] = [
 ]
 
 if __name__ == "__main__":
-    main(CASES, __doc__)
+    if len(sys.argv) > 1 and sys.argv[1] in FAMILIES:
+        FAMILIES[sys.argv[1]](sys.argv[2:])
+    else:
+        main(CASES, __doc__)

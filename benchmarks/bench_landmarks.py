@@ -54,7 +54,7 @@ from sklearn.linear_model import RidgeClassifier
 from threadpoolctl import threadpool_limits
 
 from benchmarks._harness import machine_info, machine_lines
-from kernelmaps.datasets import FASHION_MNIST_DIR, DataError, load_fashion_mnist
+from kernelmaps.cli.data import FASHION_MNIST_DIR, DataError, load_fashion_mnist
 from kernelmaps.evaluate import median_heuristic, relative_error
 from kernelmaps.kernels import Kernel, get_kernel
 from kernelmaps.landmarks import (

@@ -49,7 +49,7 @@ from sklearn.preprocessing import StandardScaler
 
 import kernelmaps
 from benchmarks._harness import machine_lines, time_call
-from kernelmaps.datasets import FASHION_MNIST_DIR, DataError, load_fashion_mnist
+from kernelmaps.cli.data import FASHION_MNIST_DIR, DataError, load_fashion_mnist
 from kernelmaps.evaluate import relative_error
 from kernelmaps.kernels import Kernel, get_kernel
 from kernelmaps.maps._structured import is_power_of_two, next_power_of_two

@@ -36,7 +36,12 @@ from kernelmaps.maps import (
     SkewedChi2Sampler,
     TensorSRHT,
 )
-from kernelmaps.models import KernelFisherDiscriminant, KernelMeanDistance, KernelRidge
+from kernelmaps.models import (
+    KernelCCA,
+    KernelFisherDiscriminant,
+    KernelMeanDistance,
+    KernelRidge,
+)
 
 __all__ = ["ENTRIES", "KINDS", "Entry", "make_data", "one_per_class", "public_estimators"]
 
@@ -78,14 +83,17 @@ class Entry:
     float32_out : bool
         Whether float32 input gives float32 output (the maps; the models compute their
         small systems and outputs in float64).
+    sparse_rtol : float
+        Relative tolerance of sparse vs dense input (CCA's whitening amplifies the BLAS
+        rounding differences of the two paths, ~1e-16, to ~1e-7).
+    two_views : bool
+        Whether ``fit(X, y)`` takes a second view ``y`` (KernelCCA); its ``fit_transform``
+        returns both views' scores, as scikit-learn's CCA does.
     seed_changes_output : bool
         Whether different ``random_state`` values give different outputs (``False`` where
         the randomness only seeds a search that reaches the same optimum).
     expected_failed_checks : dict
         scikit-learn checks declared to fail, name → reason.
-    known_bad_input : dict
-        Bad-input cases of ``tests/test_contract.py`` (e.g. ``"strings"``) known not to give
-        the clear error yet, name → reason; run as strict xfails, so a fix is noticed.
     """
 
     id: str
@@ -98,7 +106,8 @@ class Entry:
     float32_out: bool = True
     seed_changes_output: bool = True
     expected_failed_checks: dict = field(default_factory=dict)
-    known_bad_input: dict = field(default_factory=dict)
+    two_views: bool = False
+    sparse_rtol: float = 1e-10
 
     def make(self, **overrides: Any) -> BaseEstimator:
         """A fresh instance with the registered parameters (and ``overrides``)."""
@@ -125,18 +134,11 @@ def _rff(kernel: str, structure: str, output: str, **params: Any) -> Entry:
                       random_state=0, **params))
 
 
-#: The models validate X with scikit-learn's validate_data directly, whose error for text
-#: input ("could not convert string to float: 'a'") names neither X nor the fix.
-_MODEL_STRINGS = {"strings": "the models do not yet turn scikit-learn's 'could not convert "
-                             "string to float' into the clear message the maps give"}
-
-
 def _model(entry_id: str, cls: type, kind: str, *,
            expected_failed_checks: dict | None = None, **params: Any) -> Entry:
     """A kernel machine: outputs in float64 (its small systems are solved in float64)."""
     return Entry(entry_id, cls, params, kind=kind, float32_out=False,
-                 expected_failed_checks=expected_failed_checks or {},
-                 known_bad_input=_MODEL_STRINGS)
+                 expected_failed_checks=expected_failed_checks or {})
 
 
 ENTRIES: tuple[Entry, ...] = (
@@ -175,15 +177,31 @@ ENTRIES: tuple[Entry, ...] = (
           dict(degree=3, coef0=1.0, n_components=32, random_state=0)),
     Entry("PolynomialKernelMap", PolynomialKernelMap, dict(degree=2)),
     # ----------------------------------------------------------------- kernel machines
+    _model("KernelRidge-default", KernelRidge, "regressor"),  # linear kernel, solver="auto"
     _model("KernelRidge-exact", KernelRidge, "regressor", kernel="rbf", solver="exact"),
     _model("KernelRidge-nystrom", KernelRidge, "regressor", kernel="rbf", solver="nystrom",
            n_components=20, random_state=0, expected_failed_checks=_NYSTROM_CENTRES_XFAIL),
     _model("KernelFisherDiscriminant", KernelFisherDiscriminant, "classifier"),
     _model("KernelFisherDiscriminant-centres", KernelFisherDiscriminant, "classifier",
            n_components=10, random_state=0),
+    _model("KernelFisherDiscriminant-leverage", KernelFisherDiscriminant, "classifier",
+           n_components=10, landmarks="leverage", random_state=0),
     _model("KernelMeanDistance", KernelMeanDistance, "outlier"),
     _model("KernelMeanDistance-centres", KernelMeanDistance, "outlier",
            n_components=10, random_state=0),
+    _model("KernelMeanDistance-renyi", KernelMeanDistance, "outlier",
+           n_components=10, landmarks="renyi", random_state=0),
+    # Two views: fit(X, y) with y the second view. scikit-learn's checks compare
+    # fit_transform(X, y) with transform(X); like scikit-learn's CCA (which those checks
+    # exempt by name), KernelCCA.fit_transform(X, y) returns both views' variates.
+    Entry("KernelCCA", KernelCCA,
+          dict(n_components=2, x_map=Nystroem(n_components=20),
+               y_map=Nystroem(n_components=20), random_state=0),
+          two_views=True, sparse_rtol=1e-6,
+          expected_failed_checks={
+              name: "fit_transform(X, y) returns (x_scores, y_scores) as sklearn's CCA does"
+              for name in ("check_transformer_general", "check_transformer_data_not_an_array")
+          }),
 )
 
 assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"
@@ -224,6 +242,8 @@ def make_data(e: Entry, n_samples: int = 60, n_features: int = 5, *, seed: int =
         y = np.sin(3 * X[:, 0]) + X[:, 1]
     elif e.kind == "classifier":
         y = np.where(X[:, 0] + X[:, 1] > np.median(X[:, 0] + X[:, 1]), 1, 0)
+    elif e.two_views:  # a second view sharing a non-linear signal with X
+        y = np.column_stack([np.cos(3 * X[:, 0]), X[:, 1] ** 2, rng.uniform(size=n_samples)])
     else:
         y = None
     return X, y

@@ -184,7 +184,13 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
         (["--data", good, "--n-components", "ten"], "expected comma-separated integers"),
         (["--data", good, "--model", "forest"], "invalid choice: 'forest'"),
         (["--data", good, "--kernel-param", "gamma"], "expected NAME=VALUE"),
-        (["--data", "digits", "--target", "y"], "applies to table files"),
+        (["--data", "digits", "--target", "y"],
+         "applies to table files, not to the bundled data set 'digits'; drop --target COLUMN."),
+        (["--data", _write(tmp / "f.csv", "a,b\n1,2\n3,4\n")],
+         "which column is the target? none is called target, label, labels, class or y; "
+         "columns are ['a', 'b']; name it with --target COLUMN."),
+        (["--data", good, "--kernel", "precomputed"],
+         "--kernel precomputed needs kernel values, but --data gives features"),
     ]
 
 

@@ -1,4 +1,4 @@
-"""Loaders of kernelmaps.datasets on small files written here: IDX, CSV/TSV, Parquet, NPZ,
+"""Loaders of kernelmaps.cli.data on small files written here: IDX, CSV/TSV, Parquet, NPZ,
 svmlight, and their errors (each must say what is wrong and where)."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from kernelmaps.datasets import (
+from kernelmaps.cli.data import (
     BUNDLED,
     DataError,
     available_datasets,
@@ -159,7 +159,9 @@ def test_explicit_target_and_features_only(tmp_path):
     data = load_dataset(path, target="b")
     np.testing.assert_array_equal(data.y, [0, 1, 0, 1])
     assert data.X.shape == (4, 1)
-    with pytest.raises(DataError, match="Pass --target COLUMN"):
+    with pytest.raises(DataError, match=r"which column is the target\? none is called target, "
+                                        r"label, labels, class or y; columns are \['a', 'b'\]; "
+                                        r"name it with target=COLUMN\.$"):
         load_dataset(path)
     assert load_dataset(path, require_target=False).X.shape == (4, 2)
 
@@ -269,8 +271,14 @@ def test_named_data_sets_and_dispatch_errors(tmp_path):
     unknown.write_text("x")
     with pytest.raises(DataError, match=r"unknown data format '\.xlsx'"):
         load_dataset(unknown)
-    with pytest.raises(DataError, match="applies to table files"):
+    with pytest.raises(DataError, match="applies to table files, not to the bundled data set "
+                                        "'digits'; drop target=COLUMN"):
         load_dataset("digits", target="y")
+    archive = tmp_path / "data.npz"
+    np.savez(archive, X=np.eye(3), y=np.arange(3))
+    with pytest.raises(DataError, match=r"applies to table files \(CSV/TSV/Parquet\) only; "
+                                        "drop target=COLUMN"):
+        load_dataset(archive, target="y")
 
 
 def test_available_datasets_reports_fashion_mnist_state(tmp_path, monkeypatch):

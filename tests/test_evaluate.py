@@ -1,5 +1,5 @@
-"""kernelmaps.evaluate: error measures, kernel of each map, the median heuristic, the method
-registry, compare() and its plots."""
+"""kernelmaps.evaluate: error measures against each map's kernel_, the median heuristic, the
+method registry, compare() and its plots."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import pdist
 from sklearn.datasets import load_diabetes, load_digits
+from sklearn.kernel_approximation import RBFSampler as SklearnRBFSampler
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.linear_model import Ridge
 from sklearn.metrics import r2_score
@@ -21,12 +22,13 @@ from kernelmaps.evaluate import (
     METHODS,
     approximation_error,
     compare,
-    kernel_of,
     median_heuristic,
     register_method,
     relative_error,
     summarize,
 )
+from kernelmaps.evaluate import comparison as comparison_module
+from kernelmaps.evaluate._splits import task_of
 from kernelmaps.kernels import get_kernel
 
 matplotlib.use("Agg")
@@ -70,43 +72,85 @@ def test_relative_error_bad_input():
         relative_error(np.zeros((2, 2)), np.eye(2))
 
 
-# --------------------------------------------------------------------------- kernel_of
-def test_kernel_of_each_map(digits):
+# --------------------------------------------------------------------------- the map's kernel_
+def test_error_is_measured_against_each_maps_kernel(digits):
+    # approximation_error(kernel=None) measures against the fitted map's kernel_; these are
+    # the kernels the maps approximate, checked against their definitions.
     X, _ = digits
-    assert kernel_of(km.RBFSampler(gamma=0.5)) == get_kernel("rbf", gamma=0.5)
-    assert kernel_of(km.PolynomialCountSketch(gamma=0.1, degree=3, coef0=2.0)) == get_kernel(
-        "poly", gamma=0.1, degree=3, coef0=2.0)
-    assert kernel_of(km.Nystroem(kernel="laplacian", gamma=0.3)) == get_kernel(
+    fit = {"n_components": 20, "random_state": 0}
+    assert km.RBFSampler(gamma=0.5, **fit).fit(X).kernel_ == get_kernel("rbf", gamma=0.5)
+    assert km.PolynomialCountSketch(gamma=0.1, degree=3, coef0=2.0, **fit).fit(X).kernel_ \
+        == get_kernel("poly", gamma=0.1, degree=3, coef0=2.0)
+    assert km.Nystroem(kernel="laplacian", gamma=0.3, **fit).fit(X).kernel_ == get_kernel(
         "laplacian", gamma=0.3)
-    assert kernel_of(km.SkewedChi2Sampler(skewedness=0.5)) == get_kernel(
-        "skewed_chi2", skewedness=0.5)
+    skewed = km.SkewedChi2Sampler(skewedness=0.5, **fit).fit(X)
+    assert skewed.kernel_ == get_kernel("skewed_chi2", skewedness=0.5)
     # The chi² kernels against formulas written out here.
-    np.testing.assert_allclose(kernel_of(km.AdditiveChi2Sampler())(X[:20]),
+    np.testing.assert_allclose(km.AdditiveChi2Sampler().fit(X).kernel_(X[:20]),
                                additive_chi2_reference(X[:20], X[:20]), rtol=1e-12)
-    np.testing.assert_allclose(kernel_of(km.SkewedChi2Sampler(skewedness=0.5))(X[:20]),
+    np.testing.assert_allclose(skewed.kernel_(X[:20]),
                                skewed_chi2_reference(X[:20], X[:20], 0.5), rtol=1e-10)
+    # ... and the error with kernel=None is the error against that kernel, given explicitly.
+    for feature_map, kernel in [
+            (km.SkewedChi2Sampler(skewedness=0.5, n_components=50), lambda A, B:
+             skewed_chi2_reference(A, B, 0.5)),
+            (km.PolynomialCountSketch(gamma=0.1, degree=3, coef0=2.0, n_components=50),
+             get_kernel("poly", gamma=0.1, degree=3, coef0=2.0))]:
+        implicit = approximation_error(feature_map, X, n_seeds=2, sample=100, random_state=0)
+        explicit = approximation_error(feature_map, X, kernel, n_seeds=2, sample=100,
+                                       random_state=0)
+        assert implicit.values == pytest.approx(explicit.values, rel=1e-9)
 
 
-def test_kernel_of_needs_data_or_the_kernel(digits):
+def test_data_dependent_kernel_comes_from_the_fitted_map(digits):
+    # gamma='scale' is only known after fit: the error must use the fitted gamma.
     X, _ = digits
-    with pytest.raises(ValueError, match=r"gamma='scale'.*fit the map first, or pass kernel="):
-        kernel_of(km.RBFSampler(gamma="scale"))
-    fitted = km.RBFSampler(gamma="scale").fit(X)
-    assert kernel_of(fitted).gamma == pytest.approx(1.0 / (X.shape[1] * X.var()))
+    gamma = 1.0 / (X.shape[1] * X.var())
+    assert km.RBFSampler(gamma="scale").fit(X).kernel_.gamma == pytest.approx(gamma)
+    implicit = approximation_error(km.RBFSampler(gamma="scale", n_components=200), X,
+                                   n_seeds=2, sample=100, random_state=0)
+    explicit = approximation_error(km.RBFSampler(gamma="scale", n_components=200), X,
+                                   get_kernel("rbf", gamma=gamma), n_seeds=2, sample=100,
+                                   random_state=0)
+    assert implicit.values == pytest.approx(explicit.values, rel=1e-9)
+
+
+def test_error_needs_the_kernel_when_the_map_has_none(digits):
+    X, _ = digits
+    K = rbf_kernel(X[:40], gamma=0.05)
     with pytest.raises(ValueError, match=r"precomputed.*pass the kernel as kernel="):
-        kernel_of(km.Nystroem(kernel="precomputed"))
-    with pytest.raises(TypeError, match="does not know which kernel Ridge approximates"):
-        kernel_of(Ridge())
+        approximation_error(km.Nystroem(kernel="precomputed", n_components=10), K)
+    with pytest.raises(ValueError, match="kernel='precomputed' gives no kernel to evaluate"):
+        approximation_error(km.RBFSampler(), X, kernel="precomputed")
+    # scikit-learn's own map has no kernel_: it works once the kernel is given.
+    with pytest.raises(TypeError, match=r"RBFSampler has no kernel_ attribute.*pass the exact "
+                                        r"kernel as kernel="):
+        approximation_error(SklearnRBFSampler(gamma=0.05), X)
+    theirs = approximation_error(SklearnRBFSampler(gamma=0.05, n_components=100), X,
+                                 get_kernel("rbf", gamma=0.05), n_seeds=2, random_state=0)
+    ours = approximation_error(km.RBFSampler(gamma=0.05, n_components=100), X,
+                               n_seeds=2, random_state=0)
+    assert theirs.values == pytest.approx(ours.values, rel=1e-9)  # same numbers, same seeds
+    with pytest.raises(ValueError, match="Unknown kernel 'nope' for approximation_error"):
+        approximation_error(km.RBFSampler(), X, kernel="nope")
 
 
-def test_kernel_of_nystroem_callable():
+def test_nystroem_with_a_pairwise_callable_kernel():
     def kernel(x, y, scale=1.0):
         return float(np.exp(-scale * np.abs(x - y).sum()))
 
-    X = np.random.RandomState(0).rand(8, 3)
-    function = kernel_of(km.Nystroem(kernel=kernel, kernel_params={"scale": 2.0}))
-    np.testing.assert_allclose(function(X, X), pairwise_kernels(X, metric="laplacian",
-                                                                gamma=2.0))
+    X = np.random.RandomState(0).rand(30, 3)
+    nystroem = km.Nystroem(kernel=kernel, kernel_params={"scale": 2.0}, n_components=10,
+                           random_state=0)
+    np.testing.assert_allclose(nystroem.fit(X).kernel_(X),
+                               pairwise_kernels(X, metric="laplacian", gamma=2.0))
+    laplacian = get_kernel("laplacian", gamma=2.0)
+    implicit = approximation_error(nystroem, X, n_seeds=2, random_state=0)
+    explicit = approximation_error(nystroem, X, laplacian, n_seeds=2, random_state=0)
+    assert implicit.values == pytest.approx(explicit.values, rel=1e-9)
+    # All 30 rows as landmarks: the map is exact on them.
+    full = km.Nystroem(kernel=kernel, kernel_params={"scale": 2.0}, n_components=30).fit(X)
+    assert approximation_error(full, X, refit=False).mean < 1e-8
 
 
 # --------------------------------------------------------------------------- approximation_error
@@ -316,6 +360,20 @@ def test_compare_randomized_maps_of_other_kernels(digits, kernel, method):
     assert table["random_state"].notna().all()
 
 
+def test_compare_with_a_vectorised_callable_kernel(digits):
+    # A callable k(X, Y) is resolved by resolve_kernel(vectorized=True): only the methods for
+    # any kernel run on it, and they give the numbers of the same kernel given by name.
+    X, y = digits
+    settings = {"n_components": [20, 80], "n_seeds": 2, "error_sample": 150}
+    named = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["nystroem"],
+                    **settings)
+    function = compare(X, y, kernel=lambda A, B: rbf_kernel(A, B, gamma=0.05), **settings)
+    assert function["method"].tolist() == named["method"].tolist()  # exact + nystroem only
+    assert function["kernel"].iloc[0].startswith("CallableKernel(")
+    np.testing.assert_allclose(function["error"], named["error"], rtol=1e-6, atol=1e-12)
+    np.testing.assert_array_equal(function["score"], named["score"])
+
+
 def test_exact_baseline_is_the_kernel_machine():
     # Ridge without intercept on the exact features is kernel ridge regression (representer
     # theorem): the baseline row must score what sklearn's KernelRidge scores.
@@ -338,17 +396,16 @@ def test_compare_cross_validation_and_exact_auto(digits, monkeypatch):
     assert sorted(table["split"].unique()) == [0, 1, 2]
     assert (table.method == "exact").sum() == 3
     assert summarize(table)["method"].tolist() == ["exact", "rbf_sampler"]
-    monkeypatch.setattr(evaluate, "EXACT_AUTO_MAX_TRAIN", 100)
+    monkeypatch.setattr(comparison_module, "EXACT_AUTO_MAX_TRAIN", 100)
     table = compare(X, y, methods=["rbf_sampler"], n_components=[50], n_seeds=1)
     assert "exact" not in set(table.method)
     assert table.attrs["settings"]["exact_reason"] == "auto: skipped, 270 training rows > 100"
-    monkeypatch.setattr(evaluate, "EXACT_MAX_TRAIN", 100)
+    monkeypatch.setattr(comparison_module, "EXACT_MAX_TRAIN", 100)
     with pytest.raises(ValueError, match="exact=True with 270 training rows"):
         compare(X, y, methods=["rbf_sampler"], n_components=[50], exact=True)
 
 
 def test_task_detection():
-    task_of = evaluate._task_of
     assert task_of(np.array([0.0, 1.0, 1.0])) == "classification"  # integral floats, 2 values
     assert task_of(np.array(["a", "b"])) == "classification"
     assert task_of(np.arange(100.0)) == "regression"  # > MAX_AUTO_CLASSES distinct values
@@ -363,7 +420,8 @@ def test_task_detection():
 @pytest.mark.parametrize(("kwargs", "message"), [
     ({"methods": ["nope"]}, r"unknown method 'nope'; valid methods are \['additive_chi2'"),
     ({"methods": ["poly_sketch"]}, r"approximates the \['poly'\] kernel\(s\), not 'rbf'"),
-    ({"kernel": "nope"}, "Unknown kernel 'nope'"),
+    ({"kernel": "nope"}, "Unknown kernel 'nope' for compare"),
+    ({"kernel": "precomputed"}, "compare needs a kernel on the rows of X"),
     ({"model": "tree"}, r"unknown model 'tree'; valid models are \['logistic', 'ridge'"),
     ({"n_components": [0]}, "n_components must be positive"),
     ({"n_seeds": 0}, "n_seeds must be a positive int"),

@@ -14,6 +14,7 @@ that names the parameter.
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -37,9 +38,11 @@ ALLOWED_WARNINGS = (DegenerateKernelWarning, ConvergenceWarning)
 CLAMP = "n_components > n_samples"
 
 #: Estimators whose fit forms a kernel matrix (and so warns when it is degenerate).
+#: (KernelRidge's default linear kernel has no gamma to warn about.)
 GRAM_FORMING = [e for e in ENTRIES
-                if e.cls in (km.Nystroem, KernelRidge, KernelFisherDiscriminant)
-                or (e.cls is KernelMeanDistance and e.params.get("n_components"))]
+                if (e.cls in (km.Nystroem, KernelRidge, KernelFisherDiscriminant)
+                    or (e.cls is KernelMeanDistance and e.params.get("n_components")))
+                and e.make().get_params()["kernel"] != "linear"]
 
 
 def by_id(entries):
@@ -58,6 +61,9 @@ def scale_case(e: Entry, value: float) -> tuple[str, dict, float]:
         return "sample_interval", {"sample_interval": value}, 1.0
     if e.cls is km.ArcCosineSampler:  # no scale parameter: k(sx, sy) = s^(2 degree) k(x, y)
         return "X", {}, value
+    if e.two_views:  # KernelCCA: the gamma of both views' Nyström maps
+        return "gamma", {view: km.Nystroem(n_components=20, gamma=value)
+                         for view in ("x_map", "y_map")}, 1.0
     if e.params.get("kernel") == "matern":
         return "length_scale", {"kernel_params": {**e.params["kernel_params"],
                                                   "length_scale": value}}, 1.0
@@ -73,7 +79,7 @@ def run_case(e: Entry, overrides: dict, X, y, X_new, names: tuple[str, ...]) -> 
             outputs = {m: dense(getattr(est, m)(X_new)) for m in e.output_methods}
         except ValueError as error:
             message = str(error)
-            assert any(name in message for name in names), (
+            assert any(re.search(rf"\b{re.escape(name)}\b", message) for name in names), (
                 f"{e.id} {overrides}: the error does not name {names}: {message}")
             outcome = "error"
         else:
@@ -107,13 +113,16 @@ def test_scale_parameter_from_1e_minus_12_to_1e12(e, dtype):
     assert outcomes.count("ok") >= len(SCALES) // 2, outcomes
 
 
+MANY = "n_components 5000 (40 rows, 4 features)"
+
+
 def _shape_cases(e: Entry) -> dict:
     X, y = make_data(e, n_samples=40, n_features=4)
     X_new, _ = make_data(e, n_samples=7, n_features=4, seed=5)
     one = (None if y is None else y[:1])
     duplicates = np.repeat(X[:1], 30, axis=0)
     y_duplicates = None if y is None else (np.arange(30) % 2 if e.kind == "classifier"
-                                           else np.repeat(y[:1], 30))
+                                           else np.repeat(y[:1], 30, axis=0))
     cases = {
         "all-duplicate rows": ({}, duplicates, y_duplicates, X_new),
         "one row": ({}, X[:1], one, X_new),
@@ -121,8 +130,7 @@ def _shape_cases(e: Entry) -> dict:
         "one row, one feature": ({}, X[:1, :1], one, X_new[:, :1]),
     }
     if "n_components" in e.make().get_params():
-        cases["n_components 5000 (40 rows, 4 features)"] = ({"n_components": 5000}, X, y,
-                                                            X_new)
+        cases[MANY] = ({"n_components": 5000}, X, y, X_new)
     return cases
 
 
@@ -130,11 +138,16 @@ def _shape_cases(e: Entry) -> dict:
 def test_degenerate_shapes(e):
     outcomes = {}
     for case, (overrides, X, y, X_new) in _shape_cases(e).items():
-        outcomes[case] = run_case(e, overrides, X, y, X_new, names=("X", "y"))
+        names = ("n_components",) if case == MANY else ("X", "y", "sample")
+        outcomes[case] = run_case(e, overrides, X, y, X_new, names=names)
     if e.kind == "classifier":
         # One row has one class; identical rows have identical class means: both refused.
         assert outcomes["one row"] == outcomes["all-duplicate rows"] == "error"
         assert outcomes["one feature"] == "ok"
+    elif e.two_views:  # a correlation needs two samples; canonical pairs ≤ the features
+        assert outcomes.pop("one row") == outcomes.pop("one row, one feature") == "error"
+        assert outcomes.pop(MANY) == "error"
+        assert set(outcomes.values()) == {"ok"}, outcomes
     else:
         assert set(outcomes.values()) == {"ok"}, outcomes
 

@@ -13,60 +13,8 @@ pytest.importorskip("skops")  # the `persist` extra; part of the `test` extra, s
 import kernelmaps
 from kernelmaps.io import UntrustedTypeError, dump, load, trusted_types
 from kernelmaps.maps import Nystroem, RandomFourierFeatures
-from kernelmaps.models import KernelFisherDiscriminant, KernelMeanDistance, KernelRidge
 
-# TODO(registry): replace with the registry of public estimators once it lands.
-_CASES = {
-    "Nystroem": lambda: kernelmaps.Nystroem(n_components=10, random_state=0),
-    "Nystroem-leverage": lambda: kernelmaps.Nystroem(n_components=10, landmarks="leverage",
-                                                     random_state=0),
-    "RBFSampler": lambda: kernelmaps.RBFSampler(n_components=10, random_state=0),
-    "AdditiveChi2Sampler": lambda: kernelmaps.AdditiveChi2Sampler(),
-    "SkewedChi2Sampler": lambda: kernelmaps.SkewedChi2Sampler(n_components=10, random_state=0),
-    "PolynomialCountSketch": lambda: kernelmaps.PolynomialCountSketch(n_components=10,
-                                                                      random_state=0),
-    "RFF-orthogonal": lambda: RandomFourierFeatures(n_components=10, structure="orthogonal",
-                                                    random_state=0),
-    "RFF-structured": lambda: RandomFourierFeatures(n_components=16, structure="structured",
-                                                    random_state=0),
-    "RFF-fastfood": lambda: RandomFourierFeatures(n_components=16, structure="fastfood",
-                                                  output="cos_sin", random_state=0),
-    "ArcCosineSampler": lambda: kernelmaps.ArcCosineSampler(n_components=10, random_state=0),
-    "RandomMaclaurin": lambda: kernelmaps.RandomMaclaurin(n_components=10, random_state=0),
-    "TensorSRHT": lambda: kernelmaps.TensorSRHT(n_components=10, random_state=0),
-    "PolynomialKernelMap": lambda: kernelmaps.PolynomialKernelMap(),
-    "KernelRidge-exact": lambda: KernelRidge(kernel="rbf"),
-    "KernelRidge-nystrom": lambda: KernelRidge(kernel="rbf", solver="nystrom", n_components=10,
-                                               random_state=0),
-    "KernelFisherDiscriminant": lambda: KernelFisherDiscriminant(),
-    "KernelMeanDistance": lambda: KernelMeanDistance(),
-}
-
-
-def _output(estimator, X):
-    for method in ("transform", "decision_function", "predict"):
-        if hasattr(estimator, method):
-            return getattr(estimator, method)(X)
-    raise AssertionError(f"{estimator!r} has no output method")
-
-
-@pytest.mark.parametrize("name", sorted(_CASES))
-def test_every_fitted_estimator_round_trips_identically(name, tmp_path):
-    rng = np.random.RandomState(0)
-    X = np.abs(rng.normal(size=(60, 4)))
-    y = (X[:, 0] > X[:, 1]).astype(int)
-    estimator = _CASES[name]().fit(X, y)
-    output_of = _output
-    path = tmp_path / "model.skops"
-    dump(estimator, path)
-    loaded = load(path)
-    assert type(loaded) is type(estimator)
-    np.testing.assert_array_equal(output_of(loaded, X), output_of(estimator, X))
-    if hasattr(estimator, "kernel_"):
-        assert loaded.kernel_ == estimator.kernel_
-    # pickling keeps working too
-    unpickled = pickle.loads(pickle.dumps(estimator))
-    np.testing.assert_array_equal(output_of(unpickled, X), output_of(estimator, X))
+# Every registered estimator's round trip: tests/test_contract.py (the registry).
 
 
 def test_trusted_types_are_exactly_kernelmaps_classes_and_sparse():

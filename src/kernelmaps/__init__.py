@@ -3,17 +3,24 @@
 A drop-in superset of :mod:`sklearn.kernel_approximation`::
 
     from kernelmaps import Nystroem, RBFSampler  # instead of sklearn.kernel_approximation
+
+Importing kernelmaps loads NumPy, SciPy and scikit-learn only. The evaluation entry points
+(:func:`approximation_error`, :func:`compare`, :func:`summarize`) live in
+:mod:`kernelmaps.evaluate`, imported on first use of one of these names (PEP 562).
 """
 
+from typing import TYPE_CHECKING, Any
+
 from kernelmaps._config import config_context, get_config, set_config
-from kernelmaps.evaluate import approximation_error, compare, summarize
 from kernelmaps.kernels import (
     DegenerateKernelWarning,
     IndefiniteKernelWarning,
     Kernel,
     MercerReport,
     check_mercer,
+    feature_distance,
     get_kernel,
+    kernel_distance,
 )
 from kernelmaps.landmarks import quadratic_renyi_entropy, renyi_entropy_subset
 from kernelmaps.maps import (
@@ -51,10 +58,33 @@ __all__ = [
     "check_mercer",
     "compare",
     "config_context",
+    "feature_distance",
     "get_config",
     "get_kernel",
+    "kernel_distance",
     "quadratic_renyi_entropy",
     "renyi_entropy_subset",
     "set_config",
     "summarize",
 ]
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazily below
+    from kernelmaps.evaluate import approximation_error, compare, summarize
+
+#: Names served lazily from kernelmaps.evaluate: it imports the linear models, the SVMs and
+#: scipy.stats, which the feature maps do not need.
+_EVALUATE = frozenset({"approximation_error", "compare", "summarize"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EVALUATE:
+        from kernelmaps import evaluate
+
+        value = getattr(evaluate, name)
+        globals()[name] = value  # later lookups skip __getattr__
+        return value
+    raise AttributeError(f"module 'kernelmaps' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _EVALUATE)

@@ -8,17 +8,10 @@ from sklearn.datasets import load_digits, make_blobs, make_circles
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import train_test_split
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelmaps.models import KernelFisherDiscriminant
 
-
-@parametrize_with_checks([KernelFisherDiscriminant(),
-                          KernelFisherDiscriminant(n_components=10, random_state=0),
-                          KernelFisherDiscriminant(n_components=10, landmarks="leverage",
-                                                   random_state=0)])
-def test_check_estimator(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
 
 def test_binary_direction_is_the_closed_form():

@@ -5,17 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelmaps.models import KernelMeanDistance
 
-
-@parametrize_with_checks([KernelMeanDistance(),
-                          KernelMeanDistance(n_components=10, random_state=0),
-                          KernelMeanDistance(n_components=10, landmarks="renyi",
-                                             random_state=0)])
-def test_check_estimator(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
 
 def test_distance_formula():

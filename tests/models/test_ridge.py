@@ -7,26 +7,11 @@ import pytest
 import scipy.sparse as sp
 from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import kernelmaps as km
 from kernelmaps.models import KernelRidge
 
-NYSTROM_XFAIL = {
-    name: "Nyström centres are drawn from the rows: repeating rows changes the centres, so "
-          "weights and repetitions give (slightly) different models."
-    for name in ("check_sample_weight_equivalence_on_dense_data",
-                 "check_sample_weight_equivalence_on_sparse_data")
-}
-
-
-@parametrize_with_checks(
-    [KernelRidge(), KernelRidge(kernel="rbf", solver="nystrom", n_components=20,
-                                random_state=0)],
-    expected_failed_checks=lambda est: NYSTROM_XFAIL if est.solver == "nystrom" else {},
-)
-def test_check_estimator(estimator, check):
-    check(estimator)
+# scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
 
 def regression_data(n=400, d=4, seed=0):

@@ -29,7 +29,8 @@ currency, blocked products, the one resolver :func:`resolve_kernel`),
 numerically constant or the identity at an extreme scale parameter),
 :mod:`~kernelmaps.kernels.dot_product`, :mod:`~kernelmaps.kernels.shift_invariant`,
 :mod:`~kernelmaps.kernels.histogram`, :mod:`~kernelmaps.kernels.spectral` (spectral densities
-for random Fourier features) and :mod:`~kernelmaps.kernels.mercer` (the Mercer check).
+for random Fourier features), :mod:`~kernelmaps.kernels.mercer` (the Mercer check) and
+:mod:`~kernelmaps.kernels.distance` (feature-space distances).
 """
 
 from kernelmaps.kernels._base import (
@@ -43,6 +44,7 @@ from kernelmaps.kernels._base import (
     resolve_kernel,
 )
 from kernelmaps.kernels.degenerate import DegenerateKernelWarning
+from kernelmaps.kernels.distance import feature_distance, kernel_distance
 from kernelmaps.kernels.dot_product import (
     ArcCosineKernel,
     CosineKernel,
@@ -100,7 +102,9 @@ __all__ = [
     "SpectralDensity",
     "StudentKernel",
     "check_mercer",
+    "feature_distance",
     "get_kernel",
+    "kernel_distance",
     "register_kernel",
     "resolve_kernel",
 ]

@@ -32,10 +32,11 @@ from sklearn.base import (
 )
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import FLOAT_DTYPES, run_blocks
+from kernelmaps._engine import run_blocks
+from kernelmaps._validation import validate_input
 
 __all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap"]
 
@@ -60,7 +61,6 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     >>> from kernelmaps.kernels import resolve_kernel
     >>> from kernelmaps.maps import FeatureMap
     >>> class IdentityMap(FeatureMap):
-    ...     _parameter_constraints: dict = {}  # no parameters to validate
     ...     _accept_sparse = False  # _transform_block below writes dense rows only
     ...     def _fit(self, X, random_state):
     ...         self.kernel_ = resolve_kernel("linear")
@@ -76,6 +76,8 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     True
     """
 
+    #: scikit-learn's parameter constraints; a map without parameters keeps this empty dict.
+    _parameter_constraints: dict = {}
     #: Sparse formats accepted (``False``: dense only). CSR is what row blocks need.
     _accept_sparse: str | bool = "csr"
     #: ``n_jobs``-like attribute name that overrides the global thread setting, if any.
@@ -84,22 +86,7 @@ class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
     # ------------------------------------------------------------------ validation
     def _validate_X(self, X: Any, *, reset: bool) -> Any:
         """Validate ``X`` at the fit/transform boundary and apply the dtype policy."""
-        try:
-            X = validate_data(
-                self,
-                X,
-                reset=reset,
-                accept_sparse=self._accept_sparse,
-                dtype=list(FLOAT_DTYPES),
-            )
-        except ValueError as error:
-            if "could not convert" in str(error) or "strings" in str(error):
-                raise ValueError(
-                    f"X passed to {type(self).__name__} must be numeric, but it holds strings "
-                    f"({error}). Encode text or categorical columns first, e.g. with "
-                    "sklearn.preprocessing.OneHotEncoder."
-                ) from error
-            raise
+        X = validate_input(self, X, reset=reset, accept_sparse=self._accept_sparse)
         self._check_X_values(X)
         return X
 

@@ -18,9 +18,9 @@ from sklearn.base import (
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
@@ -156,7 +156,7 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=list(FLOAT_DTYPES))
+        X, y = validate_input(self, X, y, reset=True)
         check_classification_targets(y)
         self.classes_, y_index = np.unique(y, return_inverse=True)
         if self.classes_.size < 2:
@@ -228,7 +228,7 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         X_new : ndarray of shape (n_samples, n_classes - 1)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=list(FLOAT_DTYPES))
+        X = validate_input(self, X, reset=False)
         return np.asarray(self.kernel_.matmul(X, self.X_fit_, self.coef_), dtype=np.float64)
 
     def decision_function(self, X: Any) -> np.ndarray:

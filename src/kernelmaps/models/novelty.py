@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, OutlierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
@@ -80,6 +80,12 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
+    See Also
+    --------
+    sklearn.linear_model.SGDOneClassSVM : on a kernelmaps feature map, the one-class SVM
+        recipe (a learned boundary around the data's support instead of the distance to
+        its mean); ``docs/kernel_methods.md`` says when to use which.
+
     Notes
     -----
     With ``n_components`` set, the scores for a given ``random_state`` differ from those of
@@ -125,7 +131,7 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         -------
         self : object
         """
-        X = validate_data(self, X, accept_sparse="csr", dtype=list(FLOAT_DTYPES))
+        X = validate_input(self, X, reset=True)
         # Scores need k(x, x) of new points, which a precomputed k(X_new, X_train) lacks.
         self.kernel_ = fit_kernel(self, precomputed=False)
         n = X.shape[0]
@@ -159,7 +165,7 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         scores : ndarray of shape (n_samples,)
         """
         check_is_fitted(self, "mean_coef_")
-        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=list(FLOAT_DTYPES))
+        X = validate_input(self, X, reset=False)
         cross = self.kernel_.matmul(X, self.X_fit_, self.mean_coef_)
         distance = self.kernel_.diag(X) - 2.0 * cross + self.mean_sq_norm_
         return -np.maximum(distance, 0.0).astype(np.float64)

@@ -10,9 +10,9 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
@@ -179,8 +179,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         -------
         self : object
         """
-        X, y = validate_data(self, X, y, accept_sparse="csr", multi_output=True,
-                             y_numeric=True, dtype=list(FLOAT_DTYPES))
+        X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True)
         self.kernel_ = fit_kernel(self)  # kernel parameter errors before any work
         if self._pairwise and X.shape[0] != X.shape[1]:
             raise ValueError("With kernel='precomputed', X must be the square (n_samples, "
@@ -300,7 +299,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
         """
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", reset=False, dtype=list(FLOAT_DTYPES))
+        X = validate_input(self, X, reset=False)
         return self.kernel_.matmul(X, self._columns, self.dual_coef_).astype(np.float64,
                                                                              copy=False)
 

@@ -1,4 +1,4 @@
-"""The ``kernelmaps`` command: compare approximations with the exact kernel, check kernels.
+"""The ``kernelmaps`` command: argument parsing, the subcommands and :func:`main`.
 
 Subcommands:
 
@@ -17,44 +17,44 @@ file, an unknown column, method or kernel, non-numeric or NaN data, too little d
 full traceback of an input error instead (for bug reports).
 
 The parser is :mod:`argparse` (no extra dependency; subcommands, ``--exact/--no-exact`` and
-exit status 2 for usage errors are built in); rich draws the progress bar and tables, and
-matplotlib (Agg backend, no display needed) the plots. See ``docs/cli.md``.
+exit status 2 for usage errors are built in). This module turns options into calls of
+:mod:`kernelmaps.evaluate` and :mod:`kernelmaps.cli.data` and states their errors in terms of
+the options; :mod:`kernelmaps.cli.report` draws (rich for the terminal, matplotlib with the
+Agg backend for the report). See ``docs/cli.md``.
 """
 
 from __future__ import annotations
 
 import argparse
-import base64
-import html
 import json
 import os
-import platform
 import re
 import shlex
 import sys
 import time
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from kernelmaps import config_context, evaluate
-from kernelmaps.datasets import Dataset, available_datasets, load_dataset
-from kernelmaps.kernels import KERNELS, Kernel, get_kernel
+from kernelmaps.cli import report
+from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
+from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer, resolve_kernel
 
-__all__ = ["main"]
+__all__ = ["InputError", "main"]
 
 DEFAULT_OUT = "kernelmaps-report"
 DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
-_PLOTS = {"error.png": evaluate.plot_error, "score.png": evaluate.plot_score,
-          "pareto.png": evaluate.plot_pareto}
 # A parameter set by the user in another form disables the heuristic for it (rbf: sigma).
 _SAME_SCALE = {"gamma": ("sigma",)}
+#: The loaders' arguments as this command spells them, for data errors.
+_DATA_OPTIONS = {"target": "--target COLUMN"}
 
 
 class InputError(ValueError):
@@ -123,7 +123,7 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_kernel_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("kernel")
-    group.add_argument("--kernel", default="rbf",
+    group.add_argument("--kernel", default="rbf", metavar="NAME",
                        help=f"kernel name from kernelmaps.kernels: {', '.join(sorted(KERNELS))} "
                             "(default: rbf)")
     group.add_argument("--gamma", type=_number, default=None,
@@ -226,24 +226,33 @@ class _KernelChoice:
 
 
 def _kernel_from_args(args: argparse.Namespace, X: Any) -> _KernelChoice:
-    if args.kernel not in KERNELS:
-        raise InputError(f"unknown kernel {args.kernel!r}; valid kernels are {sorted(KERNELS)}.")
-    accepted = KERNELS[args.kernel].param_names
+    """The kernel the options describe (resolved by :func:`resolve_kernel`), with the median
+    heuristic for a scale the user did not set."""
+    try:
+        kind = resolve_kernel(args.kernel, owner="--kernel")  # a name: its default parameters
+    except ValueError as error:
+        raise InputError(f"unknown kernel {args.kernel!r}; valid kernels are "
+                         f"{sorted(KERNELS)}.") from error
+    if isinstance(kind, PrecomputedKernel):
+        raise InputError("--kernel precomputed needs kernel values, but --data gives features; "
+                         f"choose a kernel name: {sorted(KERNELS)}.")
     params = {name: getattr(args, name) for name in ("gamma", "degree", "coef0")
               if getattr(args, name) is not None}
     params.update(dict(args.kernel_param))
-    unknown = sorted(set(params) - set(accepted))
+    # resolve_kernel drops parameters a named kernel lacks (scikit-learn's rule for gamma,
+    # degree and coef0); a parameter typed on the command line must not vanish silently.
+    unknown = sorted(set(params) - set(kind.param_names))
     if unknown:
         raise InputError(f"kernel {args.kernel!r} has no parameter(s) {unknown}; it accepts "
-                         f"{list(accepted) or 'none'}.")
+                         f"{list(kind.param_names) or 'none'}.")
     heuristic = None
-    parameter = evaluate.median_heuristic_parameter(args.kernel)
+    parameter = evaluate.median_heuristic_parameter(kind)
     if parameter is not None and parameter not in params and not any(
             other in params for other in _SAME_SCALE.get(parameter, ())):
-        heuristic = evaluate.median_heuristic(X, args.kernel, random_state=args.random_state)
+        heuristic = evaluate.median_heuristic(X, kind, random_state=args.random_state)
         params[parameter] = heuristic.value
     try:
-        kernel = get_kernel(args.kernel, **params)
+        kernel = resolve_kernel(args.kernel, kernel_params=params, owner="--kernel")
     except (TypeError, ValueError) as error:
         raise InputError(str(error)) from error
     return _KernelChoice(kernel, heuristic)
@@ -251,10 +260,10 @@ def _kernel_from_args(args: argparse.Namespace, X: Any) -> _KernelChoice:
 
 # =========================================================================== data
 def _load(args: argparse.Namespace, *, require_target: bool) -> Dataset:
-    data = load_dataset(args.data, target=args.target, require_target=require_target)
-    if require_target and data.y is None:  # pragma: no cover - load_dataset raises first
-        raise InputError(f"{data.source}: no target; pass --target COLUMN.")
-    return data
+    try:
+        return load_dataset(args.data, target=args.target, require_target=require_target)
+    except DataError as error:
+        raise InputError(error.describe(_DATA_OPTIONS)) from error
 
 
 def _methods_from_args(values: list[str] | None) -> list[str] | None:
@@ -266,194 +275,13 @@ def _methods_from_args(values: list[str] | None) -> list[str] | None:
     return names
 
 
-# =========================================================================== tables
-def _error_ci(row: Any) -> str:
-    if row["error_ci_low"] == row["error_ci_high"]:
-        return "–"
-    return f"{row['error_ci_low']:.3g}–{row['error_ci_high']:.3g}"
-
-
-# Summary columns: header → cell text. The report shows them all; the terminal a subset
-# (_TERMINAL_COLUMNS) that fits 100 characters.
-_SUMMARY_COLUMNS: dict[str, Callable[[Any], str]] = {
-    "method": lambda r: r["method"],
-    # A map that rounds the output dimension (cos/sin pairs, Hadamard blocks) shows what was
-    # asked for too, so two requests that round to the same D are told apart.
-    "D": lambda r: (str(r["n_features_out"]) if r["method"] == "exact"
-                    or r["n_features_out"] == r["n_components"]
-                    else f"{r['n_features_out']} (n={r['n_components']})"),
-    "runs": lambda r: str(r["runs"]),
-    "kernel error": lambda r: f"{r['error']:.3g}",
-    "95% CI": _error_ci,
-    "score": lambda r: f"{r['score']:.4f}",
-    "± sd": lambda r: f"{r['score_std']:.4f}" if r["runs"] > 1 else "–",
-    "fit s": lambda r: f"{r['fit_time_s']:.3f}",
-    "transform s": lambda r: f"{r['transform_time_s']:.3f}",
-    "total s": lambda r: f"{r['total_time_s']:.3f}",
-    "peak MB": lambda r: f"{r['peak_memory_mb']:.1f}",
-}
-_TERMINAL_COLUMNS = ("method", "D", "kernel error", "95% CI", "score", "± sd", "total s",
-                     "peak MB")
-
-
-def _summary_cells(summary: Any, columns: Sequence[str]) -> list[tuple[str, ...]]:
-    """The summary as display strings, shared by the terminal table and the HTML report."""
-    return [tuple(_SUMMARY_COLUMNS[c](row) for c in columns) for _, row in summary.iterrows()]
-
-
-def _print_table(console: Any, summary: Any, title: str, caption: str) -> None:
-    from rich import box
-    from rich.table import Table
-
-    table = Table(title=title, caption=caption, header_style="bold", box=box.SIMPLE_HEAD,
-                  caption_justify="left")
-    for i, header in enumerate(_TERMINAL_COLUMNS):
-        table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
-    previous = None
-    for cells in _summary_cells(summary, _TERMINAL_COLUMNS):
-        if previous is not None and cells[0] != previous:
-            table.add_section()
-        table.add_row(*cells, style="bold" if cells[0] == "exact" else None)
-        previous = cells[0]
-    console.print(table)
-
-
-# =========================================================================== report
-def _versions() -> dict[str, str]:
-    versions = {"python": platform.python_version(),
-                "platform": f"{platform.system()} {platform.release()} {platform.machine()}"}
-    for package in ("kernelmaps", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib",
-                    "rich", "threadpoolctl"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
-            versions[package] = "not installed"
-    from threadpoolctl import threadpool_info
-
-    blas = [f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} threads)"
-            for i in threadpool_info() if i.get("user_api") == "blas"]
-    versions["BLAS"] = "; ".join(blas) or "unknown"
-    versions["cores available"] = str(len(os.sched_getaffinity(0))
-                                      if hasattr(os, "sched_getaffinity") else os.cpu_count())
-    return versions
-
-
-def _write_plots(out: Path, results: Any) -> dict[str, bytes]:
-    import matplotlib
-
-    matplotlib.use("Agg")  # files only: no display, same output everywhere
-    images = {}
-    for name, plot in _PLOTS.items():
-        ax = plot(results)
-        ax.figure.savefig(out / name, dpi=100)
-        images[name] = (out / name).read_bytes()
-    return images
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
-max-width:1100px;color:#222;padding:0 1em}
-h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em}
-table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
-th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:right}
-th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
-tr.exact td{font-weight:bold;background:#fbf7e6}
-.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:32%;min-width:320px}
-.muted{color:#666;font-size:.9em}code{background:#f4f4f4;padding:0 .2em}
-table.kv td,table.kv th{text-align:left}
-"""
-
-
-def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
-                row_class: Sequence[str] | None = None, css: str = "") -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = []
-    for i, row in enumerate(rows):
-        row_css = f' class="{row_class[i]}"' if row_class and row_class[i] else ""
-        body.append(f"<tr{row_css}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row)
-                    + "</tr>")
-    table_class = f' class="{css}"' if css else ""
-    return (f"<table{table_class}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
-            "</table>")
-
-
-def _render_html(title: str, summary: Any, settings: dict[str, Any],
-                 versions: dict[str, str], images: dict[str, bytes], notes: list[str]) -> str:
-    cells = _summary_cells(summary, list(_SUMMARY_COLUMNS))
-    plots = "".join(
-        f'<img alt="{html.escape(name)}" src="data:image/png;base64,'
-        f'{base64.b64encode(data).decode("ascii")}">' for name, data in images.items())
-    notes_html = ("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
-                  + "</ul>") if notes else ""
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title><style>{_CSS}</style></head>
-<body>
-<h1>{html.escape(title)}</h1>
-<p class="muted">kernelmaps compare — each feature map with a linear model on its features,
-next to the same model on the exact kernel. Kernel error: ‖K − ZZᵀ‖/‖K‖ on training rows
-(mean over seeds, 95% Student-t interval). Times are means per run; memory is the tracemalloc
-peak (NumPy and Python allocations).</p>
-<div class="plots">{plots}</div>
-<h2>Results</h2>
-{_html_table(list(_SUMMARY_COLUMNS), cells, ["exact" if c[0] == "exact" else "" for c in cells])}
-<p class="muted">Every run is in <code>results.csv</code>; this table is
-<code>summary.csv</code>.</p>
-{notes_html}
-<h2>Settings</h2>
-{_html_table(("setting", "value"), list(settings.items()), css="kv")}
-<h2>Versions</h2>
-{_html_table(("software", "version"), list(versions.items()), css="kv")}
-</body></html>
-"""
-
-
-def _write_report(out: Path, results: Any, summary: Any, title: str,
-                  settings: dict[str, Any], notes: list[str]) -> Path:
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--out {out} exists and is not a directory; choose another path.")
-    out.mkdir(parents=True, exist_ok=True)
-    results.to_csv(out / "results.csv", index=False)
-    summary.to_csv(out / "summary.csv", index=False)
-    images = _write_plots(out, results)
-    report = out / "report.html"
-    report.write_text(_render_html(title, summary, settings, _versions(), images, notes),
-                      encoding="utf-8")
-    return report
-
-
 # =========================================================================== commands
-def _console(stderr: bool = False, quiet: bool = False) -> Any:
-    from rich.console import Console
-
-    console = Console(stderr=stderr, quiet=quiet, highlight=False)
-    if not console.is_terminal:  # a pipe or a log: rich would assume 80 columns
-        console = Console(stderr=stderr, quiet=quiet, highlight=False, width=110)
-    return console
-
-
-def _progress(console: Any, disable: bool) -> Any:
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    return Progress(TextColumn("{task.description:<24}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, disable=disable)
-
-
 @contextmanager
 def _thread_limit(n_threads: int | None) -> Iterator[None]:
     """Limit BLAS and the kernelmaps engine to ``n_threads`` (None: leave the defaults)."""
     if n_threads is None:
         yield
         return
-    from threadpoolctl import threadpool_limits
-
     with threadpool_limits(limits=n_threads), config_context(n_threads=n_threads):
         yield
 
@@ -471,7 +299,7 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                     err_console: Any) -> tuple[Any, list[str]]:
     """``evaluate.compare`` with a progress bar; returns the table and the warnings seen."""
     # The bar starts with the first finished row, so bad input fails before any bar is drawn.
-    progress = _progress(err_console, disable=args.quiet)
+    progress = report.progress_bar(err_console, disable=args.quiet)
     tasks: list[Any] = []
 
     def advance(row: dict[str, Any], done: int, total: int) -> None:
@@ -526,8 +354,11 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
 
 def _cmd_compare(args: argparse.Namespace) -> int:
     start = time.perf_counter()
-    out_console = _console(quiet=args.quiet or args.json)
-    err_console = _console(stderr=True, quiet=args.quiet)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():  # before the runs, not after them
+        raise InputError(f"--out {out} exists and is not a directory; choose another path.")
+    out_console = report.console(quiet=args.quiet or args.json)
+    err_console = report.console(stderr=True, quiet=args.quiet)
     data = _load(args, require_target=True)
     choice = _kernel_from_args(args, data.X)
     results, notes = _run_comparison(args, data, choice.kernel, err_console)
@@ -535,13 +366,14 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     settings = _settings(args, data, choice, results.attrs["settings"], wall)
     title = f"kernelmaps compare: {data.name}, {choice.kernel.name} kernel, {args.model}"
-    report = _write_report(Path(args.out), results, summary, title, settings, notes)
-    caption = f"{settings['kernel']}\n{settings['split']}; wall time {wall:.1f} s; report: {report}"
-    _print_table(out_console, summary, title, caption)
+    html_path = report.write_report(out, results, summary, title, settings, notes)
+    caption = (f"{settings['kernel']}\n{settings['split']}; wall time {wall:.1f} s; "
+               f"report: {html_path}")
+    report.print_summary(out_console, summary, title, caption)
     for note in notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)
     if args.json:
-        payload = {"settings": settings, "report": str(report),
+        payload = {"settings": settings, "report": str(html_path),
                    "summary": json.loads(summary.to_json(orient="records")),
                    "results": json.loads(results.to_json(orient="records"))}
         print(json.dumps(payload, indent=2))
@@ -549,8 +381,6 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
 
 def _cmd_check_kernel(args: argparse.Namespace) -> int:
-    from kernelmaps.kernels import check_mercer
-
     data = _load(args, require_target=False)
     choice = _kernel_from_args(args, data.X)
     X = data.X
@@ -558,20 +388,20 @@ def _cmd_check_kernel(args: argparse.Namespace) -> int:
         rng = np.random.RandomState(args.random_state)
         X = X[np.sort(rng.choice(X.shape[0], size=args.max_samples, replace=False))]
     X = X.toarray() if hasattr(X, "toarray") else X
-    report = check_mercer(choice.kernel, X, max_samples=args.max_samples)
+    mercer = check_mercer(choice.kernel, X, max_samples=args.max_samples)
     if args.json:
         print(json.dumps({
-            "data": data.name, "kernel": choice.describe(), "passed": report.passed,
-            "is_symmetric": report.is_symmetric, "max_asymmetry": report.max_asymmetry,
-            "min_eigenvalue": report.min_eigenvalue, "negative_mass": report.negative_mass,
-            "tolerance": report.tolerance, "n_samples": report.n_samples,
-            "worst_pair": report.worst_pair}, indent=2))
+            "data": data.name, "kernel": choice.describe(), "passed": mercer.passed,
+            "is_symmetric": mercer.is_symmetric, "max_asymmetry": mercer.max_asymmetry,
+            "min_eigenvalue": mercer.min_eigenvalue, "negative_mass": mercer.negative_mass,
+            "tolerance": mercer.tolerance, "n_samples": mercer.n_samples,
+            "worst_pair": mercer.worst_pair}, indent=2))
     else:
-        console = _console()
+        console = report.console()
         console.print(f"data: {data.name} ({data.shape_text()})")
         console.print(f"kernel: {choice.describe()}")
-        console.print(report.summary(), style="green" if report.passed else "red")
-    return 0 if report.passed else 1
+        console.print(mercer.summary(), style="green" if mercer.passed else "red")
+    return 0 if mercer.passed else 1
 
 
 def _cmd_datasets(args: argparse.Namespace) -> int:
@@ -579,17 +409,8 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([info.__dict__ for info in infos], indent=2))
         return 0
-    from rich.table import Table
-
-    table = Table(title="Data sets for --data (offline)", header_style="bold")
-    for header in ("name", "rows × features", "description", "available"):
-        table.add_column(header)
-    table.add_column("where", overflow="fold")
-    for info in infos:
-        table.add_row(info.name, info.shape, info.description,
-                      "yes" if info.available else "[red]no[/red]", info.location)
-    console = _console()
-    console.print(table)
+    console = report.console()
+    report.print_datasets(console, infos, title="Data sets for --data (offline)")
     console.print("Files: --data PATH with a directory of MNIST-style IDX files, .csv/.tsv "
                   "(with --target COLUMN), .parquet, .npz (arrays X and y), "
                   ".svm/.svmlight/.libsvm.")
@@ -622,6 +443,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("kernelmaps: interrupted", file=sys.stderr)
         return 130
 
-
-if __name__ == "__main__":  # pragma: no cover - python -m kernelmaps.cli
-    sys.exit(main())

@@ -1,0 +1,216 @@
+"""What the ``kernelmaps`` command shows: terminal tables and the HTML report folder.
+
+:func:`print_summary` draws the summary of a comparison in the terminal (rich);
+:func:`write_report` writes the report folder: a self-contained ``report.html`` (plots as
+base64 PNG, the summary, the settings, the versions), ``results.csv``, ``summary.csv`` and
+the three PNG plots of :mod:`kernelmaps.evaluate.plots` (matplotlib, Agg backend).
+:func:`print_datasets` lists the named data sets. rich and matplotlib (the ``cli`` extra)
+are imported when something is drawn.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+import platform
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from kernelmaps._optional import import_optional
+from kernelmaps.cli.data import DatasetInfo
+from kernelmaps.evaluate import plot_error, plot_pareto, plot_score
+
+__all__ = ["PLOTS", "print_datasets", "print_summary", "write_report"]
+
+#: The report's plots: file name → plot function of :mod:`kernelmaps.evaluate`.
+PLOTS = {"error.png": plot_error, "score.png": plot_score, "pareto.png": plot_pareto}
+
+
+def _error_ci(row: Any) -> str:
+    if row["error_ci_low"] == row["error_ci_high"]:
+        return "–"
+    return f"{row['error_ci_low']:.3g}–{row['error_ci_high']:.3g}"
+
+
+# Summary columns: header → cell text. The report shows them all; the terminal a subset
+# (_TERMINAL_COLUMNS) that fits 100 characters.
+_SUMMARY_COLUMNS: dict[str, Callable[[Any], str]] = {
+    "method": lambda r: r["method"],
+    # A map that rounds the output dimension (cos/sin pairs, Hadamard blocks) shows what was
+    # asked for too, so two requests that round to the same D are told apart.
+    "D": lambda r: (str(r["n_features_out"]) if r["method"] == "exact"
+                    or r["n_features_out"] == r["n_components"]
+                    else f"{r['n_features_out']} (n={r['n_components']})"),
+    "runs": lambda r: str(r["runs"]),
+    "kernel error": lambda r: f"{r['error']:.3g}",
+    "95% CI": _error_ci,
+    "score": lambda r: f"{r['score']:.4f}",
+    "± sd": lambda r: f"{r['score_std']:.4f}" if r["runs"] > 1 else "–",
+    "fit s": lambda r: f"{r['fit_time_s']:.3f}",
+    "transform s": lambda r: f"{r['transform_time_s']:.3f}",
+    "total s": lambda r: f"{r['total_time_s']:.3f}",
+    "peak MB": lambda r: f"{r['peak_memory_mb']:.1f}",
+}
+_TERMINAL_COLUMNS = ("method", "D", "kernel error", "95% CI", "score", "± sd", "total s",
+                     "peak MB")
+
+
+def _summary_cells(summary: Any, columns: Sequence[str]) -> list[tuple[str, ...]]:
+    """The summary as display strings, shared by the terminal table and the HTML report."""
+    return [tuple(_SUMMARY_COLUMNS[c](row) for c in columns) for _, row in summary.iterrows()]
+
+
+def print_summary(console: Any, summary: Any, title: str, caption: str) -> None:
+    box = import_optional("rich.box")
+    Table = import_optional("rich.table").Table
+
+    table = Table(title=title, caption=caption, header_style="bold", box=box.SIMPLE_HEAD,
+                  caption_justify="left")
+    for i, header in enumerate(_TERMINAL_COLUMNS):
+        table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
+    previous = None
+    for cells in _summary_cells(summary, _TERMINAL_COLUMNS):
+        if previous is not None and cells[0] != previous:
+            table.add_section()
+        table.add_row(*cells, style="bold" if cells[0] == "exact" else None)
+        previous = cells[0]
+    console.print(table)
+
+
+def _versions() -> dict[str, str]:
+    versions = {"python": platform.python_version(),
+                "platform": f"{platform.system()} {platform.release()} {platform.machine()}"}
+    for package in ("kernelmaps", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib",
+                    "rich", "threadpoolctl"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:  # pragma: no cover - all are dependencies
+            versions[package] = "not installed"
+    from threadpoolctl import threadpool_info
+
+    blas = [f"{i.get('internal_api')} {i.get('version')} ({i.get('num_threads')} threads)"
+            for i in threadpool_info() if i.get("user_api") == "blas"]
+    versions["BLAS"] = "; ".join(blas) or "unknown"
+    versions["cores available"] = str(len(os.sched_getaffinity(0))
+                                      if hasattr(os, "sched_getaffinity") else os.cpu_count())
+    return versions
+
+
+def _write_plots(out: Path, results: Any) -> dict[str, bytes]:
+    matplotlib = import_optional("matplotlib")
+    matplotlib.use("Agg")  # files only: no display, same output everywhere
+    images = {}
+    for name, plot in PLOTS.items():
+        ax = plot(results)
+        ax.figure.savefig(out / name, dpi=100)
+        images[name] = (out / name).read_bytes()
+    return images
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
+max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em}
+table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
+th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:right}
+th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
+tr.exact td{font-weight:bold;background:#fbf7e6}
+.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:32%;min-width:320px}
+.muted{color:#666;font-size:.9em}code{background:#f4f4f4;padding:0 .2em}
+table.kv td,table.kv th{text-align:left}
+"""
+
+
+def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
+                row_class: Sequence[str] | None = None, css: str = "") -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = []
+    for i, row in enumerate(rows):
+        row_css = f' class="{row_class[i]}"' if row_class and row_class[i] else ""
+        body.append(f"<tr{row_css}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row)
+                    + "</tr>")
+    table_class = f' class="{css}"' if css else ""
+    return (f"<table{table_class}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+            "</table>")
+
+
+def _render_html(title: str, summary: Any, settings: dict[str, Any],
+                 versions: dict[str, str], images: dict[str, bytes], notes: list[str]) -> str:
+    cells = _summary_cells(summary, list(_SUMMARY_COLUMNS))
+    plots = "".join(
+        f'<img alt="{html.escape(name)}" src="data:image/png;base64,'
+        f'{base64.b64encode(data).decode("ascii")}">' for name, data in images.items())
+    notes_html = ("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
+                  + "</ul>") if notes else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title><style>{_CSS}</style></head>
+<body>
+<h1>{html.escape(title)}</h1>
+<p class="muted">kernelmaps compare — each feature map with a linear model on its features,
+next to the same model on the exact kernel. Kernel error: ‖K − ZZᵀ‖/‖K‖ on training rows
+(mean over seeds, 95% Student-t interval). Times are means per run; memory is the tracemalloc
+peak (NumPy and Python allocations).</p>
+<div class="plots">{plots}</div>
+<h2>Results</h2>
+{_html_table(list(_SUMMARY_COLUMNS), cells, ["exact" if c[0] == "exact" else "" for c in cells])}
+<p class="muted">Every run is in <code>results.csv</code>; this table is
+<code>summary.csv</code>.</p>
+{notes_html}
+<h2>Settings</h2>
+{_html_table(("setting", "value"), list(settings.items()), css="kv")}
+<h2>Versions</h2>
+{_html_table(("software", "version"), list(versions.items()), css="kv")}
+</body></html>
+"""
+
+
+def write_report(out: Path, results: Any, summary: Any, title: str,
+                 settings: dict[str, Any], notes: list[str]) -> Path:
+    """Write ``report.html``, ``results.csv``, ``summary.csv`` and the plots into ``out``.
+
+    Returns the path of ``report.html``.
+    """
+    out.mkdir(parents=True, exist_ok=True)
+    results.to_csv(out / "results.csv", index=False)
+    summary.to_csv(out / "summary.csv", index=False)
+    images = _write_plots(out, results)
+    report = out / "report.html"
+    report.write_text(_render_html(title, summary, settings, _versions(), images, notes),
+                      encoding="utf-8")
+    return report
+
+
+
+def print_datasets(console: Any, infos: Sequence[DatasetInfo], title: str) -> None:
+    """The named data sets as a table: name, size, description, availability, location."""
+    table = import_optional("rich.table").Table(title=title, header_style="bold")
+    for header in ("name", "rows × features", "description", "available"):
+        table.add_column(header)
+    table.add_column("where", overflow="fold")
+    for info in infos:
+        table.add_row(info.name, info.shape, info.description,
+                      "yes" if info.available else "[red]no[/red]", info.location)
+    console.print(table)
+
+
+def console(stderr: bool = False, quiet: bool = False) -> Any:
+    """A rich console; 110 columns when it is not a terminal (rich would assume 80)."""
+    Console = import_optional("rich.console").Console
+    terminal = Console(stderr=stderr, quiet=quiet, highlight=False)
+    if terminal.is_terminal:
+        return terminal
+    return Console(stderr=stderr, quiet=quiet, highlight=False, width=110)
+
+
+def progress_bar(on: Any, disable: bool) -> Any:
+    """The comparison's progress bar (rich), drawn on the console ``on``."""
+    progress = import_optional("rich.progress")
+    return progress.Progress(
+        progress.TextColumn("{task.description:<24}"), progress.BarColumn(),
+        progress.MofNCompleteColumn(), progress.TimeElapsedColumn(), console=on,
+        disable=disable)

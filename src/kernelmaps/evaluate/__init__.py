@@ -1,0 +1,66 @@
+r"""How good is an approximation? Kernel error and learning results, next to the exact kernel.
+
+Three layers, each usable on its own:
+
+:func:`approximation_error` (:mod:`~kernelmaps.evaluate.error`)
+    the relative error of the Gram matrix :math:`ZZ^\top` of a feature map against the exact
+    kernel matrix :math:`K` on a random subsample, over several random seeds, with a
+    confidence interval; the exact kernel is the fitted map's ``kernel_`` unless given;
+:func:`compare` (:mod:`~kernelmaps.evaluate.comparison`)
+    maps × output dimensions × seeds, each fitted on a training split and followed by the same
+    linear model, next to the exact-kernel model: a tidy :class:`pandas.DataFrame` (error,
+    test score, fit and transform time, peak memory), summarised by :func:`summarize`;
+:func:`plot_error`, :func:`plot_score`, :func:`plot_pareto` (:mod:`~kernelmaps.evaluate.plots`)
+    the three views of that table (matplotlib).
+
+Which maps :func:`compare` can run is the method registry :data:`METHODS`
+(:mod:`~kernelmaps.evaluate.registry`): a name, how to build the map for a kernel and an
+output dimension, and which kernels it approximates. A new map plugs in with one
+:func:`register_method` call. :func:`median_heuristic` (:mod:`~kernelmaps.evaluate.heuristics`)
+chooses a kernel's scale from the data.
+
+This package sits above ``kernels`` and ``maps`` and imports only from them (and
+scikit-learn); pandas and matplotlib (the ``cli`` extra) are imported only by the functions
+that need them. ``import kernelmaps`` does not import this package until one of its names
+is used.
+"""
+
+from kernelmaps.evaluate._splits import MAX_AUTO_CLASSES
+from kernelmaps.evaluate.comparison import (
+    EXACT_AUTO_MAX_TRAIN,
+    EXACT_MAX_TRAIN,
+    MODELS,
+    compare,
+    summarize,
+)
+from kernelmaps.evaluate.error import ApproximationError, approximation_error, relative_error
+from kernelmaps.evaluate.heuristics import (
+    ParameterChoice,
+    median_heuristic,
+    median_heuristic_parameter,
+)
+from kernelmaps.evaluate.plots import pareto_front, plot_error, plot_pareto, plot_score
+from kernelmaps.evaluate.registry import METHODS, Method, methods_for, register_method
+
+__all__ = [
+    "EXACT_AUTO_MAX_TRAIN",
+    "EXACT_MAX_TRAIN",
+    "MAX_AUTO_CLASSES",
+    "METHODS",
+    "MODELS",
+    "ApproximationError",
+    "Method",
+    "ParameterChoice",
+    "approximation_error",
+    "compare",
+    "median_heuristic",
+    "median_heuristic_parameter",
+    "methods_for",
+    "pareto_front",
+    "plot_error",
+    "plot_pareto",
+    "plot_score",
+    "register_method",
+    "relative_error",
+    "summarize",
+]

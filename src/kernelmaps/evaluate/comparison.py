@@ -1,0 +1,412 @@
+r"""The comparison runner: feature maps side by side with the exact kernel.
+
+:func:`compare` fits every method of the registry (:mod:`~kernelmaps.evaluate.registry`)
+at several output dimensions and seeds, a linear model (:data:`MODELS`) on the features, and
+the exact-kernel model as the baseline, and returns a tidy table (error, score, times, peak
+memory); :func:`summarize` reduces it to one row per method and dimension. pandas (the
+``cli`` extra) is imported by these functions only.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
+from sklearn.svm import LinearSVC, LinearSVR
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array
+
+from kernelmaps._optional import import_optional
+from kernelmaps.evaluate._splits import (
+    Split,
+    check_split,
+    check_target,
+    make_splits,
+    task_of,
+)
+from kernelmaps.evaluate.error import (
+    KernelLike,
+    Metric,
+    _check_metric,
+    _seed_values,
+    _t_interval,
+    kernel_matrix,
+    relative_error,
+)
+from kernelmaps.evaluate.registry import EXACT, Method, method_order, resolve_methods
+from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
+from kernelmaps.maps import Nystroem
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pandas as pd
+
+__all__ = ["EXACT_AUTO_MAX_TRAIN", "EXACT_MAX_TRAIN", "MODELS", "compare", "summarize"]
+
+#: ``exact="auto"`` runs the exact-kernel baseline up to this many training rows. The
+#: baseline eigen-decomposes the n × n training kernel matrix (O(n³) time, a few n × n
+#: float64 arrays): at 3,000 rows that is ~0.3 GB and a few seconds on 2 cores.
+EXACT_AUTO_MAX_TRAIN = 3000
+#: Even with ``exact=True`` the baseline is refused above this many training rows: its
+#: n × n matrices would need > 12 GB and the eigen-decomposition hours on a laptop.
+EXACT_MAX_TRAIN = 20000
+
+#: Linear models run on the features: name → (classifier, regressor or None) factories.
+#: Ridge's alpha suits features scaled so that z(x)·z(y) ≈ k(x, y) = O(1).
+MODELS: dict[str, tuple[Callable[[], BaseEstimator], Callable[[], BaseEstimator] | None]] = {
+    "ridge": (lambda: RidgeClassifier(alpha=1e-2), lambda: Ridge(alpha=1e-2)),
+    "logistic": (lambda: LogisticRegression(C=1.0, max_iter=1000), None),
+    "svm": (lambda: LinearSVC(C=1.0), lambda: LinearSVR(C=1.0, max_iter=5000)),
+}
+
+
+def _model_factory(model: str | BaseEstimator, task: str) -> tuple[str, Callable[[], Any]]:
+    if isinstance(model, BaseEstimator):
+        return type(model).__name__, functools.partial(clone, model)
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}; valid models are {sorted(MODELS)}.")
+    classifier, regressor = MODELS[model]
+    if task == "classification":
+        return model, classifier
+    if regressor is None:
+        raise ValueError(
+            f"model {model!r} needs class labels but y is continuous; use 'ridge' or 'svm' "
+            "for regression."
+        )
+    return model, regressor
+
+
+def _resolve_exact(exact: bool | str, n_train: int) -> tuple[bool, str]:
+    if exact == "auto":
+        if n_train <= EXACT_AUTO_MAX_TRAIN:
+            return True, f"auto: {n_train} training rows <= {EXACT_AUTO_MAX_TRAIN}"
+        return False, f"auto: skipped, {n_train} training rows > {EXACT_AUTO_MAX_TRAIN}"
+    if exact is True:
+        if n_train > EXACT_MAX_TRAIN:
+            gigabytes = 4 * 8 * n_train**2 / 1e9
+            raise ValueError(
+                f"exact=True with {n_train} training rows needs several {n_train}×{n_train} "
+                f"matrices (~{gigabytes:.0f} GB) and an O(n³) eigen-decomposition; the limit "
+                f"is {EXACT_MAX_TRAIN} rows. Use exact='auto'/False or subsample the data."
+            )
+        return True, "requested"
+    if exact is False:
+        return False, "not requested"
+    raise ValueError(f"exact must be True, False or 'auto'; got {exact!r}.")
+
+
+@dataclass
+class _Run:
+    """One planned row of the comparison table."""
+
+    method: str
+    n_components: int
+    seed: int
+    random_state: int | None
+    split: Split
+    feature_map: Any
+
+
+def _plan(method_list: list[Method], n_components: list[int], seeds: list[int],
+          splits: list[Split], kernel: Kernel, n_features: int,
+          exact: bool) -> tuple[list[_Run], list[str]]:
+    runs: list[_Run] = []
+    skipped: list[str] = []
+    for split in splits:
+        n_train = split.X_train.shape[0]
+        if exact:
+            # The exact baseline: Nyström with every training row as a landmark (see compare).
+            runs.append(_Run(EXACT, n_train, 0, None, split,
+                             Nystroem(kernel=kernel, n_components=n_train, random_state=0)))
+        for method in method_list:
+            seen: set[str] = set()
+            for m in n_components:
+                if method.landmarks and m > n_train:
+                    skipped.append(f"{method.name} n_components={m} > {n_train} training rows")
+                    continue
+                for seed_index, seed in enumerate(seeds if method.randomized else [None]):
+                    feature_map = method.build(kernel, m, seed, n_features)
+                    key = repr(feature_map)
+                    if key in seen:  # a deterministic map that n_components does not change
+                        continue
+                    seen.add(key)
+                    runs.append(_Run(method.name, m, seed_index, seed, split, feature_map))
+    return runs, skipped
+
+
+def _execute(run: _Run, model_factory: Callable[[], Any], metric: str) -> dict[str, Any]:
+    """Fit the map and the model on the training part, score on the test part, measure."""
+    split = run.split
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tracemalloc.reset_peak()
+        baseline = tracemalloc.get_traced_memory()[0]
+        start = time.perf_counter()
+        feature_map = run.feature_map.fit(split.X_train)
+        fitted = time.perf_counter()
+        Z_train = feature_map.transform(split.X_train)
+        Z_test = feature_map.transform(split.X_test)
+        transformed = time.perf_counter()
+        model = model_factory().fit(Z_train, split.y_train)
+        score = float(model.score(Z_test, split.y_test))
+        done = time.perf_counter()
+        peak = tracemalloc.get_traced_memory()[1] - baseline
+        del Z_train, Z_test
+        Z_error = feature_map.transform(split.X_train[split.error_rows])
+        error = relative_error(split.K_error, Z_error, metric)
+    notes = sorted({str(w.message).splitlines()[0][:160] for w in caught})
+    return {
+        "method": run.method,
+        "n_components": run.n_components,
+        "n_features_out": int(Z_error.shape[1]),
+        "seed": run.seed,
+        "random_state": run.random_state,
+        "split": split.index,
+        "error": error,
+        "score": score,
+        "fit_time_s": fitted - start,
+        "transform_time_s": transformed - fitted,
+        "model_time_s": done - transformed,
+        "total_time_s": done - start,
+        "peak_memory_mb": peak / 2**20,
+        "n_train": split.X_train.shape[0],
+        "n_test": split.X_test.shape[0],
+        "notes": " | ".join(notes),
+    }
+
+
+def compare(
+    X: Any,
+    y: Any,
+    *,
+    kernel: KernelLike = "rbf",
+    methods: Iterable[str] | None = None,
+    n_components: Iterable[int] = (25, 50, 100, 200, 400, 800),
+    model: str | BaseEstimator = "ridge",
+    exact: bool | Literal["auto"] = "auto",
+    task: Literal["auto", "classification", "regression"] = "auto",
+    test_size: float = 0.25,
+    cv: int | None = None,
+    test_data: tuple[Any, Any] | None = None,
+    n_seeds: int = 3,
+    error_sample: int = 500,
+    metric: Metric = "fro",
+    random_state: Any = 0,
+    progress: Callable[[dict[str, Any], int, int], None] | None = None,
+) -> pd.DataFrame:
+    r"""Run feature maps side by side with the exact kernel: error, score, time, memory.
+
+    For every split (one train/test split, ``cv`` folds, or the given ``test_data``), every
+    method, every ``n_components`` and every seed: fit the map on the training rows,
+    transform training and test rows, fit the linear ``model`` on the features and score it
+    on the test rows; measure the kernel approximation error (:func:`relative_error`) on a
+    fixed random subsample of ``error_sample`` training rows — the Gram matrix the model is
+    trained on — and the wall time and peak memory of the pipeline.
+
+    **The exact-kernel baseline** (``method == "exact"``) is the same linear model on the
+    exact finite feature map of the training set: Nyström with *every* training row as a
+    landmark, :math:`z(x) = K^{-1/2}[k(x_1, x), \dots, k(x_n, x)]^\top`, so that
+    :math:`ZZ^\top = K` on the training rows. By the representer theorem the minimiser of a
+    regularised loss over the RKHS lies in the span of the training points, so ridge,
+    logistic regression or a linear SVM on these features *is* kernel ridge, kernel logistic
+    regression or the kernel SVM with the same loss, regulariser and solver — the rows then
+    differ only in the feature map. (A precomputed-kernel ``SVC`` or ``KernelRidge`` would
+    change the loss, the intercept handling or the multi-class scheme as well.) Its error
+    column is measured like the others and is zero up to rounding. It costs O(n³) time and
+    O(n²) memory, hence ``exact="auto"``: run it up to :data:`EXACT_AUTO_MAX_TRAIN` training
+    rows.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        Features (finite numbers).
+    y : array-like of shape (n_samples,)
+        Class labels (classification: the score is accuracy) or real values (regression:
+        R²); see ``task``.
+    kernel : str, Kernel or callable, default='rbf'
+        The exact kernel, resolved by :func:`~kernelmaps.kernels.resolve_kernel`: a name
+        means its default parameters (see :func:`~kernelmaps.evaluate.median_heuristic` for
+        a data-driven scale); a callable is vectorised, ``k(X, Y) -> matrix`` (only methods
+        for any kernel, such as ``nystroem``, approximate it).
+    methods : iterable of str or None, default=None
+        Names from :data:`~kernelmaps.evaluate.METHODS`; ``None``: every method that
+        approximates ``kernel``.
+    n_components : iterable of int, default=(25, 50, 100, 200, 400, 800)
+        Output dimensions to try (for landmark methods, values above the number of
+        training rows are skipped with a warning).
+    model : {'ridge', 'logistic', 'svm'} or estimator, default='ridge'
+        The linear model on the features (:data:`MODELS`; an estimator is cloned).
+    exact : bool or 'auto', default='auto'
+        Add the exact-kernel baseline rows (see above).
+    task : {'auto', 'classification', 'regression'}, default='auto'
+        ``'auto'``: classification for strings, booleans, integers and integral floats with
+        at most :data:`~kernelmaps.evaluate.MAX_AUTO_CLASSES` distinct values; regression otherwise.
+    test_size : float, default=0.25
+        Fraction of rows held out (stratified for classification) when neither ``cv`` nor
+        ``test_data`` is given.
+    cv : int or None, default=None
+        Number of (stratified) folds instead of one split; rows get a ``split`` index.
+    test_data : (X_test, y_test) or None, default=None
+        A fixed held-out set (e.g. a data set's official test split); ``X, y`` are then all
+        training rows.
+    n_seeds : int, default=3
+        Seeds per randomised configuration (deterministic maps and the baseline run once).
+    error_sample : int, default=500
+        Training rows on which the approximation error is measured.
+    metric : {'fro', 'spectral', 'max'}, default='fro'
+        Norm of the approximation error.
+    random_state : int, RandomState instance or None, default=0
+        Controls the split, the error subsample and the maps' seeds.
+    progress : callable or None, default=None
+        ``progress(row, done, total)`` after each row (e.g. to drive a progress bar).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per split × method × n_components × seed with columns ``method,
+        n_components, n_features_out, seed, random_state, split, error, score, fit_time_s``
+        (map fit), ``transform_time_s`` (training + test rows), ``model_time_s`` (fit +
+        score), ``total_time_s, peak_memory_mb`` (tracemalloc peak above the start of the
+        row: NumPy and Python allocations, not BLAS-internal buffers), ``n_train, n_test,
+        notes`` (warnings raised, deduplicated), ``kernel, model, scoring, metric``.
+        ``DataFrame.attrs["settings"]`` records the resolved settings.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps.evaluate import compare, summarize
+    >>> X, y = load_digits(return_X_y=True)
+    >>> table = compare(X[:400], y[:400], kernel="rbf", methods=["nystroem"],
+    ...                 n_components=[50, 200], n_seeds=2)
+    >>> sorted(table["method"].unique())
+    ['exact', 'nystroem']
+    >>> float(table.loc[table.method == "exact", "error"].iloc[0]) < 1e-8
+    True
+    """
+    pd = import_optional("pandas")
+    _check_metric(metric)
+    kernel = resolve_kernel(kernel, vectorized=True, owner="compare")
+    if isinstance(kernel, PrecomputedKernel):
+        raise ValueError("compare needs a kernel on the rows of X, not kernel='precomputed'; "
+                         "pass a kernel name, a Kernel or a vectorised callable k(X, Y).")
+    method_list = resolve_methods(methods, kernel)
+    sizes = sorted({int(m) for m in n_components})
+    if not sizes or sizes[0] < 1:
+        raise ValueError(f"n_components must be positive ints; got {list(n_components)!r}.")
+    if not isinstance(n_seeds, (int, np.integer)) or n_seeds < 1:
+        raise ValueError(f"n_seeds must be a positive int; got {n_seeds!r}.")
+    if not isinstance(error_sample, (int, np.integer)) or error_sample < 2:
+        raise ValueError(f"error_sample must be an int >= 2; got {error_sample!r}.")
+    X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], input_name="X")
+    y = check_target(y, X.shape[0], "y")
+    if test_data is not None:
+        X_test = check_array(test_data[0], accept_sparse="csr", dtype=[np.float64, np.float32],
+                             input_name="X_test")
+        if X_test.shape[1] != X.shape[1]:
+            raise ValueError(f"X_test has {X_test.shape[1]} features but X has {X.shape[1]}.")
+        test_data = (X_test, check_target(test_data[1], X_test.shape[0], "y_test"))
+    task = task_of(y, task)
+    model_name, model_factory = _model_factory(model, task)
+    rng = check_random_state(random_state)
+    split_seed, *seeds = _seed_values(rng, n_seeds + 1)
+    splits = make_splits(X, y, task, test_size=test_size, cv=cv, test_data=test_data,
+                         seed=split_seed)
+    for split in splits:
+        check_split(split, task)
+    run_exact, exact_reason = _resolve_exact(exact, max(s.X_train.shape[0] for s in splits))
+    runs, skipped = _plan(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
+    if skipped:
+        warnings.warn("skipped (landmark methods need n_components <= training rows): "
+                      + "; ".join(skipped), UserWarning, stacklevel=2)
+    for split in splits:
+        n_train = split.X_train.shape[0]
+        split.error_rows = np.sort(rng.choice(n_train, size=min(error_sample, n_train),
+                                              replace=False))
+        split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
+
+    rows = []
+    started_tracing = not tracemalloc.is_tracing()
+    if started_tracing:
+        tracemalloc.start()
+    try:
+        for done, run in enumerate(runs, start=1):
+            row = _execute(run, model_factory, metric)
+            rows.append(row)
+            if progress is not None:
+                progress(row, done, len(runs))
+    finally:
+        if started_tracing:
+            tracemalloc.stop()
+    table = pd.DataFrame(rows, columns=list(_ROW_COLUMNS))
+    table["random_state"] = table["random_state"].astype("Int64")
+    table["kernel"] = repr(kernel)
+    table["model"] = model_name
+    table["scoring"] = "accuracy" if task == "classification" else "r2"
+    table["metric"] = metric
+    table.attrs["settings"] = {
+        "kernel": repr(kernel), "methods": [m.name for m in method_list],
+        "n_components": sizes, "model": model_name, "task": task,
+        "exact": run_exact, "exact_reason": exact_reason, "n_seeds": n_seeds,
+        "splits": len(splits), "test_size": None if cv or test_data else test_size,
+        "cv": cv, "fixed_test_set": test_data is not None, "error_sample": error_sample,
+        "metric": metric, "skipped": skipped,
+    }
+    return table
+
+
+#: Columns measured per row by _execute (compare adds kernel, model, scoring, metric).
+_ROW_COLUMNS = ("method", "n_components", "n_features_out", "seed", "random_state", "split",
+                "error", "score", "fit_time_s", "transform_time_s", "model_time_s",
+                "total_time_s", "peak_memory_mb", "n_train", "n_test", "notes")
+
+
+def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """One row per method × n_components: means over seeds and splits, with intervals.
+
+    Parameters
+    ----------
+    results : DataFrame
+        The output of :func:`compare`.
+    confidence : float, default=0.95
+        Level of the Student-t interval of the mean error.
+
+    Returns
+    -------
+    DataFrame
+        Columns ``method, n_components, n_features_out, runs, error, error_ci_low,
+        error_ci_high, score, score_std, fit_time_s, transform_time_s, total_time_s,
+        peak_memory_mb`` (times are means, memory the maximum), the exact baseline first,
+        then methods in registry order, ``n_components`` ascending.
+    """
+    pd = import_optional("pandas")
+    # The baseline's n_components is the training size, which differs by a row between
+    # cross-validation folds: it is one configuration all the same.
+    group_size = results["n_components"].where(
+        results["method"] != EXACT, results.loc[results["method"] == EXACT,
+                                                 "n_components"].max())
+    records = []
+    for (method, m), group in results.groupby([results["method"], group_size], sort=False):
+        mean, low, high = _t_interval(group["error"].to_numpy(), confidence)
+        records.append({
+            "method": method, "n_components": int(m),
+            "n_features_out": int(group["n_features_out"].iloc[0]), "runs": len(group),
+            "error": mean, "error_ci_low": low, "error_ci_high": high,
+            "score": float(group["score"].mean()),
+            "score_std": float(group["score"].std(ddof=1)) if len(group) > 1 else 0.0,
+            "fit_time_s": float(group["fit_time_s"].mean()),
+            "transform_time_s": float(group["transform_time_s"].mean()),
+            "total_time_s": float(group["total_time_s"].mean()),
+            "peak_memory_mb": float(group["peak_memory_mb"].max()),
+        })
+    summary = pd.DataFrame.from_records(records)
+    order = {name: i for i, name in enumerate(method_order(results["method"]))}
+    summary["_order"] = summary["method"].map(order)
+    return (summary.sort_values(["_order", "n_components"]).drop(columns="_order")
+            .reset_index(drop=True))

@@ -1,0 +1,175 @@
+"""The three views of a :func:`~kernelmaps.evaluate.compare` table, drawn with matplotlib.
+
+:func:`plot_error` (approximation error against the output dimension), :func:`plot_score`
+(test score, with the exact kernel as a line) and :func:`plot_pareto` (score against time,
+with the Pareto front of :func:`pareto_front`). matplotlib (the ``cli`` extra) is imported
+when a plot is drawn; a new figure is a bare :class:`matplotlib.figure.Figure`, so no GUI
+backend is needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kernelmaps._optional import import_optional
+from kernelmaps.evaluate.comparison import summarize
+from kernelmaps.evaluate.registry import EXACT, method_order
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+__all__ = ["pareto_front", "plot_error", "plot_pareto", "plot_score"]
+
+
+def _axes(ax: Axes | None, title: str) -> Axes:
+    if ax is None:
+        # A bare Figure needs no pyplot and no GUI backend: it renders with Agg on savefig.
+        Figure = import_optional("matplotlib.figure").Figure
+        figure = Figure(figsize=(6.4, 4.4), layout="constrained")
+        ax = figure.add_subplot()
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    return ax
+
+
+def _dimension_axis(ax: Axes, dimensions: Iterable[int]) -> None:
+    """Log x axis labelled with the output dimensions tried, as plain numbers."""
+    ticker = import_optional("matplotlib.ticker")
+    ax.set_xscale("log")
+    ax.set_xticks(sorted({int(d) for d in dimensions}))
+    ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel("output dimension D (n_features_out)")
+
+
+def _summary_by_method(results: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, Any]]]:
+    """The summary, and each method's rows of it by output dimension, baseline first."""
+    summary = summarize(results)
+    return summary, [
+        (method, summary[summary["method"] == method].sort_values("n_features_out"))
+        for method in method_order(results["method"])]
+
+
+def _score_label(results: pd.DataFrame) -> str:
+    scoring = results["scoring"].iloc[0] if "scoring" in results else "score"
+    return {"accuracy": "test accuracy", "r2": "test R²"}.get(scoring, "test score")
+
+
+def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Approximation error against the output dimension, log–log, with confidence bands.
+
+    The exact baseline is left out (its error is zero up to rounding).
+
+    Parameters
+    ----------
+    results : DataFrame
+        The output of :func:`compare`.
+    ax : matplotlib Axes or None
+        Where to draw; ``None`` creates a new figure (``ax.figure``).
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax, "Kernel approximation error")
+    summary, by_method = _summary_by_method(results)
+    for method, rows in by_method:
+        if method == EXACT:
+            continue
+        line, = ax.plot(rows["n_features_out"], rows["error"], "o-", label=method)
+        ax.fill_between(rows["n_features_out"], rows["error_ci_low"], rows["error_ci_high"],
+                        color=line.get_color(), alpha=0.2, linewidth=0)
+    _dimension_axis(ax, summary.loc[summary["method"] != EXACT, "n_features_out"])
+    ax.set_yscale("log")
+    metric = results["metric"].iloc[0] if "metric" in results else "fro"
+    ax.set_ylabel(f"relative error ‖K − ZZᵀ‖/‖K‖ ({metric})")
+    ax.legend()
+    return ax
+
+
+def plot_score(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Test score against the output dimension (log x), with the exact baseline as a line.
+
+    Parameters
+    ----------
+    results : DataFrame
+        The output of :func:`compare`.
+    ax : matplotlib Axes or None
+        Where to draw; ``None`` creates a new figure.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax, "Test score")
+    summary, by_method = _summary_by_method(results)
+    for method, rows in by_method:
+        if method == EXACT:
+            score = float(rows["score"].mean())
+            ax.axhline(score, color="black", linestyle="--",
+                       label=f"exact kernel ({score:.4f})")
+            continue
+        ax.errorbar(rows["n_features_out"], rows["score"], yerr=rows["score_std"],
+                    fmt="o-", capsize=3, label=method)
+    _dimension_axis(ax, summary.loc[summary["method"] != EXACT, "n_features_out"])
+    ax.set_ylabel(_score_label(results))
+    ax.legend()
+    return ax
+
+
+def pareto_front(times: np.ndarray, scores: np.ndarray) -> np.ndarray:
+    """Indices of the points no other point beats in both time (lower) and score (higher)."""
+    order = np.lexsort((-scores, times))  # by time, ties: best score first
+    front, best = [], -np.inf
+    for i in order:
+        if scores[i] > best:
+            front.append(i)
+            best = scores[i]
+    return np.asarray(front, dtype=int)
+
+
+def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Score against total time (fit + transform + model), the Pareto view.
+
+    Each point is a method × n_components (mean over seeds), labelled with its output
+    dimension; the grey staircase is the Pareto front (nothing is both faster and better).
+
+    Parameters
+    ----------
+    results : DataFrame
+        The output of :func:`compare`.
+    ax : matplotlib Axes or None
+        Where to draw; ``None`` creates a new figure.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax, "Score against time (Pareto view)")
+    summary, by_method = _summary_by_method(results)
+    for method, rows in by_method:
+        if method == EXACT:
+            ax.plot(rows["total_time_s"], rows["score"], "k*", markersize=14,
+                    label="exact kernel")
+            continue
+        ax.plot(rows["total_time_s"], rows["score"], "o-", label=method)
+        for _, row in rows.iterrows():
+            ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["score"]),
+                        textcoords="offset points", xytext=(4, -10), fontsize=7)
+    front = pareto_front(summary["total_time_s"].to_numpy(), summary["score"].to_numpy())
+    ax.step(summary["total_time_s"].to_numpy()[front], summary["score"].to_numpy()[front],
+            where="post", color="grey", linestyle=":", label="Pareto front")
+    ax.set_xscale("log")
+    # Labels at 1, 2, 5 × 10^k in plain numbers: the times often span less than a decade.
+    ticker = import_optional("matplotlib.ticker")
+    ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel("time: map fit + transform + model fit (s)")
+    ax.set_ylabel(_score_label(results))
+    ax.legend()
+    return ax

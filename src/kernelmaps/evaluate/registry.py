@@ -1,0 +1,261 @@
+"""The method registry: which feature maps :func:`~kernelmaps.evaluate.compare` can run.
+
+An entry (:class:`Method`) says how to build a map for a kernel and an output dimension and
+which kernels it approximates; :data:`METHODS` holds the entries in listing order. A new map
+plugs in with one :func:`register_method` call; :func:`methods_for` lists the methods for a
+kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from kernelmaps.kernels import Kernel
+from kernelmaps.maps import (
+    AdditiveChi2Sampler,
+    ArcCosineSampler,
+    Nystroem,
+    PolynomialCountSketch,
+    RandomFourierFeatures,
+    RandomMaclaurin,
+    RBFSampler,
+    SkewedChi2Sampler,
+    TensorSRHT,
+)
+
+__all__ = ["EXACT", "METHODS", "Method", "methods_for", "register_method"]
+
+
+@dataclass(frozen=True)
+class Method:
+    """An entry of the method registry :data:`METHODS`.
+
+    Attributes
+    ----------
+    name : str
+        The name used in ``compare(methods=...)`` and ``kernelmaps compare --methods``.
+    build : callable
+        ``build(kernel, n_components, random_state, n_features) -> feature map`` (unfitted).
+    kernels : frozenset of str or None
+        Names (``Kernel.name``) of the kernels the map approximates; ``None``: any kernel.
+    randomized : bool
+        Whether the map has a ``random_state`` (seeds are repeated only for those).
+    landmarks : bool
+        Whether ``n_components`` counts training rows (at most ``n_train``).
+    description : str
+        One line for listings.
+    """
+
+    name: str
+    build: Callable[[Kernel, int, int | None, int], Any]
+    kernels: frozenset[str] | None = None
+    randomized: bool = True
+    landmarks: bool = False
+    description: str = ""
+
+    def supports(self, kernel: Kernel) -> bool:
+        """Whether this method approximates ``kernel``."""
+        return self.kernels is None or kernel.name in self.kernels
+
+
+#: The method registry: name → :class:`Method`, in the order listings show them.
+METHODS: dict[str, Method] = {}
+#: The name of the exact-kernel baseline row of :func:`~kernelmaps.evaluate.compare`;
+#: not a registrable method.
+EXACT = "exact"
+
+
+def register_method(name: str, build: Callable[[Kernel, int, int | None, int], Any], *,
+                    kernels: Iterable[str] | None = None, randomized: bool = True,
+                    landmarks: bool = False, description: str = "",
+                    replace: bool = False) -> Method:
+    """Add a feature map to :data:`METHODS` so :func:`compare` and the CLI can run it.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (``"exact"`` is reserved for the baseline).
+    build : callable
+        ``build(kernel, n_components, random_state, n_features)`` → an unfitted map;
+        ``kernel`` is a :class:`~kernelmaps.kernels.Kernel` this method supports.
+    kernels : iterable of str or None, default=None
+        ``Kernel.name`` of each supported kernel; ``None``: any kernel.
+    randomized : bool, default=True
+        ``False`` for deterministic maps (fitted once per configuration).
+    landmarks : bool, default=False
+        ``True`` if ``n_components`` cannot exceed the number of training rows.
+    description : str, default=""
+    replace : bool, default=False
+        Allow overwriting an existing entry.
+
+    Returns
+    -------
+    Method
+
+    Examples
+    --------
+    A new map plugs in with one call; :func:`~kernelmaps.evaluate.compare` and
+    ``kernelmaps compare --methods`` then run it (here Nyström with k-means landmarks):
+
+    >>> from kernelmaps import Nystroem
+    >>> from kernelmaps.evaluate import METHODS, methods_for, register_method
+    >>> from kernelmaps.kernels import get_kernel
+    >>> method = register_method(
+    ...     "nystroem_kmeans",
+    ...     lambda kernel, n, seed, n_features: Nystroem(
+    ...         kernel=kernel, n_components=n, landmarks="kmeans", random_state=seed),
+    ...     landmarks=True, description="Nyström with k-means centres as landmarks")
+    >>> "nystroem_kmeans" in methods_for(get_kernel("laplacian"))
+    True
+    >>> del METHODS["nystroem_kmeans"]  # leave the registry as it was
+    """
+    if name == EXACT:
+        raise ValueError(f"{EXACT!r} is the name of the exact-kernel baseline; pick another.")
+    if name in METHODS and not replace:
+        raise ValueError(f"method {name!r} is already registered; pass replace=True.")
+    method = Method(name=name, build=build,
+                    kernels=None if kernels is None else frozenset(kernels),
+                    randomized=randomized, landmarks=landmarks, description=description)
+    METHODS[name] = method
+    return method
+
+
+def _build_nystroem(kernel: Kernel, n_components: int, random_state: int | None,
+                    n_features: int) -> Nystroem:
+    return Nystroem(kernel=kernel, n_components=n_components, random_state=random_state)
+
+
+def _build_rbf_sampler(kernel: Kernel, n_components: int, random_state: int | None,
+                       n_features: int) -> RBFSampler:
+    # _gamma resolves gamma=None (1/n_features) and the sigma parametrisation in one place.
+    return RBFSampler(gamma=kernel._gamma(n_features), n_components=n_components,
+                      random_state=random_state)
+
+
+def _poly_parts(kernel: Kernel, n_features: int, method: str) -> dict[str, Any]:
+    """gamma, integer degree and coef0 of a polynomial kernel, for the sketching maps."""
+    params = kernel.get_params()
+    degree = 3 if params["degree"] is None else params["degree"]
+    if float(degree) != int(degree):
+        raise ValueError(f"{method} needs an integer polynomial degree; got degree={degree}. "
+                         "Use the nystroem method for non-integer degrees.")
+    return {"gamma": kernel._gamma(n_features), "degree": int(degree),
+            "coef0": 1.0 if params["coef0"] is None else params["coef0"]}
+
+
+def _build_poly_sketch(kernel: Kernel, n_components: int, random_state: int | None,
+                       n_features: int) -> PolynomialCountSketch:
+    return PolynomialCountSketch(**_poly_parts(kernel, n_features, "poly_sketch"),
+                                 n_components=n_components, random_state=random_state)
+
+
+#: AdditiveChi2Sampler's output has n_features·(2·steps − 1) columns; Vedaldi & Zisserman
+#: tabulate sampling intervals for 1–3 steps, and more steps buy little at those intervals.
+_MAX_CHI2_STEPS = 3
+
+
+def _build_additive_chi2(kernel: Kernel, n_components: int, random_state: int | None,
+                         n_features: int) -> AdditiveChi2Sampler:
+    # The largest number of steps whose output fits in n_components (at least one step).
+    steps = max(1, min(_MAX_CHI2_STEPS, (n_components // n_features + 1) // 2))
+    return AdditiveChi2Sampler(sample_steps=steps)
+
+
+def _build_skewed_chi2(kernel: Kernel, n_components: int, random_state: int | None,
+                       n_features: int) -> SkewedChi2Sampler:
+    return SkewedChi2Sampler(skewedness=kernel.get_params()["skewedness"],
+                             n_components=n_components, random_state=random_state)
+
+
+register_method("nystroem", _build_nystroem, landmarks=True,
+                description="Nyström: m training rows as landmarks, any kernel")
+register_method("rbf_sampler", _build_rbf_sampler, kernels={"rbf"},
+                description="random Fourier features (Rahimi & Recht), Gaussian kernel")
+register_method("poly_sketch", _build_poly_sketch, kernels={"poly"},
+                description="TensorSketch (Pham & Pagh), polynomial kernel")
+register_method("additive_chi2", _build_additive_chi2, kernels={"additive_chi2_psd"},
+                randomized=False,
+                description="deterministic sampled Fourier map (Vedaldi & Zisserman), "
+                            "additive chi²; output n_features·(2·steps−1), steps ≤ 3")
+register_method("skewed_chi2", _build_skewed_chi2, kernels={"skewed_chi2"},
+                description="random Fourier features in log space (Li et al.), skewed chi²")
+
+
+#: Shift-invariant kernels with an isotropic spectral density (structured projections need it).
+_ISOTROPIC = {"rbf", "matern", "student"}
+
+
+def _random_fourier(structure: str, output: str):
+    def build(kernel: Kernel, n_components: int, random_state: int | None,
+              n_features: int) -> RandomFourierFeatures:
+        return RandomFourierFeatures(kernel=kernel, structure=structure, output=output,
+                                     n_components=n_components, random_state=random_state)
+    return build
+
+
+register_method("rff", _random_fourier("iid", "cos_sin"),
+                kernels=_ISOTROPIC | {"laplacian"},
+                description="random Fourier features, iid frequencies, cos/sin pairs "
+                            "(Sutherland & Schneider), any shift-invariant kernel")
+register_method("orthogonal", _random_fourier("orthogonal", "cos_sin"), kernels=_ISOTROPIC,
+                description="orthogonal random features (Yu et al., 2016), cos/sin pairs")
+register_method("structured", _random_fourier("structured", "cos_offset"),
+                kernels=_ISOTROPIC,
+                description="structured HD₁HD₂HD₃ features (SORF), O(D log d); D rounds up "
+                            "to whole blocks of the padded dimension")
+register_method("fastfood", _random_fourier("fastfood", "cos_offset"), kernels=_ISOTROPIC,
+                description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up like structured")
+register_method("arccos", lambda kernel, n, seed, d: ArcCosineSampler(
+                    degree=kernel.get_params()["degree"], n_components=n, random_state=seed),
+                kernels={"arccos"},
+                description="random sign / ReLU features (Cho & Saul), arc-cosine kernel")
+register_method("tensor_srht", lambda kernel, n, seed, d: TensorSRHT(
+                    **_poly_parts(kernel, d, "tensor_srht"), n_components=n, random_state=seed),
+                kernels={"poly"}, description="TensorSRHT (Ahle et al., 2020), polynomial")
+def _build_maclaurin(kernel: Kernel, n_components: int, random_state: int | None,
+                     n_features: int) -> RandomMaclaurin:
+    if kernel.name == "exponential":
+        return RandomMaclaurin("exponential", gamma=kernel._gamma(n_features),
+                               n_components=n_components, random_state=random_state)
+    return RandomMaclaurin("poly", **_poly_parts(kernel, n_features, "maclaurin"),
+                           n_components=n_components, random_state=random_state)
+
+
+register_method("maclaurin", _build_maclaurin, kernels={"poly", "exponential"},
+                description="Random Maclaurin (Kar & Karnick, 2012), dot-product kernels")
+
+
+def methods_for(kernel: Kernel) -> list[str]:
+    """Names of the registered methods that approximate ``kernel``, in registry order."""
+    return [name for name, method in METHODS.items() if method.supports(kernel)]
+
+
+def resolve_methods(methods: Iterable[str] | None, kernel: Kernel) -> list[Method]:
+    """The registry entries for ``methods`` (``None``: every method for ``kernel``), checked."""
+    if methods is None:
+        return [METHODS[name] for name in methods_for(kernel)]
+    names = [methods] if isinstance(methods, str) else list(methods)
+    if not names:
+        raise ValueError(f"methods is empty; valid names are {sorted(METHODS)}.")
+    resolved = []
+    for name in names:
+        if name not in METHODS:
+            raise ValueError(f"unknown method {name!r}; valid methods are {sorted(METHODS)}.")
+        method = METHODS[name]
+        if not method.supports(kernel):
+            raise ValueError(
+                f"method {name!r} approximates the {sorted(method.kernels)} kernel(s), not "
+                f"{kernel.name!r}; methods for {kernel.name!r}: {methods_for(kernel)}."
+            )
+        if method not in resolved:
+            resolved.append(method)
+    return resolved
+
+
+def method_order(names: Iterable[str]) -> list[str]:
+    """``names`` without repeats: the baseline first, then registry order, then the rest."""
+    registered = [EXACT, *METHODS]
+    present = list(dict.fromkeys(names))
+    return sorted(present, key=lambda m: registered.index(m) if m in registered else 1e9)

@@ -1,0 +1,119 @@
+"""``import kernelmaps`` loads what the maps need: not the evaluation tools, plots, tables or
+the terminal UI. Each check runs in a fresh interpreter (sys.modules of this one is shared by
+every test)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+#: What the feature maps never need: plots, data frames, the terminal UI, the linear SVMs and
+#: the statistics of the comparison tools.
+HEAVY = ("matplotlib", "pandas", "rich", "sklearn.svm", "scipy.stats")
+
+# Records every `import` statement executed by a kernelmaps module (builtins.__import__ sees
+# them even when the module is already loaded), then imports kernelmaps.
+SPY = textwrap.dedent("""
+    import builtins, json, sys
+
+    heavy = tuple(json.loads(sys.argv[1]))
+    direct, dependencies = [], set()
+    real_import = builtins.__import__
+
+    def spy(name, globals=None, locals=None, fromlist=(), level=0):
+        importer = (globals or {}).get("__name__") or ""
+        if level == 0 and importer.split(".")[0] == "kernelmaps" \\
+                and name.split(".")[0] != "kernelmaps":
+            names = [name, *(f"{name}.{item}" for item in fromlist or ())]
+            dependencies.add(name)
+            direct.extend(f"{importer} imports {n}" for n in names
+                          if any(n == h or n.startswith(h + ".") for h in heavy))
+        return real_import(name, globals, locals, fromlist, level)
+
+    builtins.__import__ = spy
+    import kernelmaps
+    builtins.__import__ = real_import
+    print(json.dumps({
+        "direct": direct,
+        "dependencies": sorted(dependencies),
+        "heavy_loaded": [h for h in heavy if h in sys.modules],
+        "kernelmaps_modules": sorted(m for m in sys.modules if m.startswith("kernelmaps")),
+    }))
+""")
+
+
+def run_python(code: str, *args: str) -> str:
+    result = subprocess.run([sys.executable, "-c", code, *args], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_import_kernelmaps_does_not_import_heavy_modules():
+    report = json.loads(run_python(SPY, json.dumps(HEAVY)))
+    # No kernelmaps module imports any of them at import time ...
+    assert report["direct"] == []
+    # ... the evaluation tools and the command line stay unloaded ...
+    loaded = report["kernelmaps_modules"]
+    assert not [m for m in loaded if m.startswith(("kernelmaps.evaluate", "kernelmaps.cli"))]
+    assert "kernelmaps.maps.nystroem" in loaded and "kernelmaps.kernels" in loaded
+    # ... and whatever of them is loaded is loaded by the dependencies themselves: importing
+    # exactly the third-party modules kernelmaps imports loads the same (scikit-learn >= 1.8
+    # imports pandas, scipy.stats and rich from sklearn.base / sklearn.metrics when they are
+    # installed).
+    assert report["dependencies"], "the spy saw no third-party import"
+    baseline = json.loads(run_python(
+        "import importlib, json, sys\n"
+        "for name in json.loads(sys.argv[1]): importlib.import_module(name)\n"
+        "print(json.dumps([h for h in json.loads(sys.argv[2]) if h in sys.modules]))",
+        json.dumps(report["dependencies"]), json.dumps(HEAVY)))
+    assert set(report["heavy_loaded"]) <= set(baseline)
+
+
+def test_kernelmaps_works_without_the_cli_extra():
+    # pandas, matplotlib and rich made unimportable: the maps import and run all the same.
+    code = textwrap.dedent("""
+        import sys
+        from importlib.abc import MetaPathFinder
+
+        class Missing(MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split(".")[0] in ("pandas", "matplotlib", "rich"):
+                    raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                return None
+
+        sys.meta_path.insert(0, Missing())
+        import numpy as np
+        import kernelmaps
+
+        X = np.random.RandomState(0).normal(size=(50, 4))
+        Z = kernelmaps.Nystroem(n_components=10, random_state=0).fit_transform(X)
+        print(Z.shape, sorted(m for m in ("pandas", "matplotlib", "rich") if m in sys.modules))
+    """)
+    assert run_python(code).strip() == "(50, 10) []"
+
+
+def test_evaluation_entry_points_load_on_first_use():
+    code = textwrap.dedent("""
+        import sys
+        import kernelmaps
+
+        before = "kernelmaps.evaluate" in sys.modules
+        compare = kernelmaps.compare
+        import kernelmaps.evaluate as evaluate
+
+        print(before, compare is evaluate.compare,
+              kernelmaps.approximation_error is evaluate.approximation_error,
+              kernelmaps.summarize is evaluate.summarize,
+              {"compare", "summarize", "approximation_error"} <= set(dir(kernelmaps)))
+        try:
+            kernelmaps.no_such_name
+        except AttributeError as error:
+            print(error)
+    """)
+    assert run_python(code).splitlines() == [
+        "False True True True True",
+        "module 'kernelmaps' has no attribute 'no_such_name'",
+    ]
