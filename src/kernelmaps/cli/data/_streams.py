@@ -22,6 +22,7 @@ import bz2
 import gzip
 import lzma
 import zipfile
+import zlib
 from pathlib import Path
 from typing import IO
 
@@ -74,7 +75,7 @@ def open_data(path: Path) -> tuple[IO[bytes], str | None]:
                 raise DataError(f"{path}: a zip archive of data must hold exactly one file; it "
                                 f"holds {len(names)}.")
             return archive.open(names[0]), method
-    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as error:
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, zlib.error) as error:
         raise DataError(f"{path}: unreadable {method} data ({error}).") from error
     return open(path, "rb"), None
 
@@ -90,7 +91,7 @@ def read_upto(stream: IO[bytes], n: int, path: Path, method: str | None) -> byte
                 break
             chunks.append(chunk)
             total += len(chunk)
-    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError) as error:
+    except (OSError, EOFError, zipfile.BadZipFile, lzma.LZMAError, zlib.error) as error:
         raise DataError(f"{path}: unreadable {method} data ({error}).") from error
     return b"".join(chunks)
 
