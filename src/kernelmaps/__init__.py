@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kernelmaps import distributed  # noqa: F401
 from kernelmaps._config import config_context, get_config, set_config
 from kernelmaps.kernels import (
+    DegenerateKernelWarning,
     IndefiniteKernelWarning,
     Kernel,
     MercerReport,
@@ -43,6 +44,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AdditiveChi2Sampler",
     "ArcCosineSampler",
+    "DegenerateKernelWarning",
     "IndefiniteKernelWarning",
     "Kernel",
     "MercerReport",

@@ -19,26 +19,38 @@ scikit-learn's signatures):
     ``array_api_dispatch``): one row block's output rows plus temporaries. Devices want
     large blocks (one GEMM over many rows), so the default is 1 GiB; a transform whose
     output and temporaries fit runs as one block. Lower it when device memory is short.
+
+:func:`set_config` changes the settings of the whole process; :func:`config_context` changes
+them for the calling thread only (its context, as :mod:`contextvars` defines it), so threads
+of a service can each use their own without undoing each other's. The engine's worker
+threads run in the context of the call that started them.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
+from types import MappingProxyType
 from typing import Any
 
 _DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024,
                              "device_block_bytes": 1024 * 1024 * 1024}
 _lock = threading.Lock()
+#: The process-wide settings (:func:`set_config`).
 _config: dict[str, Any] = dict(_DEFAULTS)
+#: The settings of the active :func:`config_context` blocks of this thread (or task).
+_overrides: ContextVar[Mapping[str, Any]] = ContextVar(
+    "kernelmaps_config", default=MappingProxyType({}))
 
 
 def get_config() -> dict[str, Any]:
     """Return a copy of the current kernelmaps settings (``n_threads``, ``block_bytes``,
-    ``device_block_bytes``)."""
-    return dict(_config)
+    ``device_block_bytes``): the process-wide ones, with those of the calling thread's
+    :func:`config_context`."""
+    return {**_config, **_overrides.get()}
 
 
 def _check_setting(name: str, value: Any) -> None:
@@ -81,15 +93,23 @@ def set_config(*, n_threads: int | str | None = "unchanged",
 
 @contextmanager
 def config_context(**settings: Any) -> Iterator[None]:
-    """Temporarily change kernelmaps settings (see :func:`set_config`)."""
-    old = get_config()
-    set_config(**settings)
+    """Change kernelmaps settings (see :func:`set_config`) inside a ``with`` block.
+
+    The change is local to the calling thread (its :mod:`contextvars` context): other
+    threads keep their settings, and a block ending in one thread never undoes a block still
+    active in another. Threads started inside the block do not inherit it, except the
+    engine's own worker threads.
+    """
+    for key, value in settings.items():
+        if key not in _DEFAULTS:
+            raise TypeError(f"config_context() got an unexpected keyword argument {key!r}; "
+                            f"the settings are {sorted(_DEFAULTS)}.")
+        _check_setting(key, value)
+    token = _overrides.set({**_overrides.get(), **settings})
     try:
         yield
     finally:
-        with _lock:
-            _config.clear()
-            _config.update(old)
+        _overrides.reset(token)
 
 
 def available_cores() -> int:
@@ -102,7 +122,7 @@ def available_cores() -> int:
 
 def resolve_n_threads(n_jobs: int | None = None) -> int:
     """Number of threads to use: an estimator's ``n_jobs`` if given, else the setting."""
-    value = n_jobs if n_jobs is not None else _config["n_threads"]
+    value = n_jobs if n_jobs is not None else get_config()["n_threads"]
     cores = available_cores()
     if value is None or value == -1:
         return cores

@@ -23,8 +23,9 @@ identical for any number of threads.
 
 from __future__ import annotations
 
+import contextvars
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from math import prod
@@ -32,6 +33,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+import threadpoolctl
 from threadpoolctl import ThreadpoolController
 
 from kernelmaps._array_api import is_device_array, reduce_blocks_device, run_blocks_device
@@ -57,13 +59,19 @@ FLOAT_DTYPES = (np.float64, np.float32)
 
 _MIN_BLOCK_ROWS = 128
 _threadpool_controller: ThreadpoolController | None = None
+#: The process-wide BLAS limit shared by every active :func:`single_threaded_blas` scope:
+#: how many scopes are active, and the limiter that restores the count when none is.
+_blas_lock = threading.Lock()
+_blas_scopes = 0
+_blas_limiter: Any = None
 
 
 def _blas_controller() -> ThreadpoolController:
     # Inspecting the loaded BLAS libraries costs milliseconds; do it once per process.
     global _threadpool_controller
-    if _threadpool_controller is None:
-        _threadpool_controller = ThreadpoolController()
+    with _blas_lock:
+        if _threadpool_controller is None:
+            _threadpool_controller = ThreadpoolController()
     return _threadpool_controller
 
 
@@ -147,10 +155,41 @@ def scratch_buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return buffer[:size].reshape(shape)
 
 
-def single_threaded_blas():
+def _release_openblas_control() -> None:
+    # threadpoolctl >= 3.6 lets only the thread that set an OpenBLAS limit change it again;
+    # the scope that restores the count may run on another thread than the one that set it.
+    openblas = getattr(threadpoolctl, "OpenBLASController", None)
+    release = getattr(openblas, "clear_controlling_thread", None)
+    if release is not None:
+        release(force=True)
+
+
+@contextmanager
+def single_threaded_blas() -> Iterator[None]:
     """Context manager limiting BLAS to one thread (for work that is already parallel, or
-    small products where thread start-up costs more than it saves)."""
-    return _blas_controller().limit(limits=1, user_api="blas")
+    small products where thread start-up costs more than it saves).
+
+    The BLAS thread count is process-wide, and concurrent calls (transforms of one
+    estimator from the threads of a service) open scopes that overlap without nesting. So
+    the scopes share one limit: the first to start sets it, the last to end restores the
+    count there was before, whatever the order they end in.
+    """
+    global _blas_scopes, _blas_limiter
+    controller = _blas_controller()
+    with _blas_lock:
+        if _blas_scopes == 0:
+            _blas_limiter = controller.limit(limits=1, user_api="blas")
+        _blas_scopes += 1
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _blas_scopes -= 1
+            if _blas_scopes == 0:
+                _release_openblas_control()
+                _blas_limiter.restore_original_limits()
+                _release_openblas_control()
+                _blas_limiter = None
 
 
 def check_finite_output(block: np.ndarray, what: str, start: int,
@@ -176,6 +215,14 @@ def block_rows_for(n_rows: int, bytes_per_row: int) -> int:
     target = get_config()["block_bytes"]
     rows = max(_MIN_BLOCK_ROWS, target // max(1, bytes_per_row))
     return int(min(max(1, n_rows), rows))
+
+
+def _map_in_context(pool: ThreadPoolExecutor, fn: Callable[[int], Any],
+                    starts: Iterable[int]) -> Iterator[Any]:
+    """``pool.map(fn, starts)`` with each call in a copy of the caller's context, so the
+    workers see the caller's :func:`~kernelmaps.config_context` settings."""
+    futures = [pool.submit(contextvars.copy_context().run, fn, start) for start in starts]
+    return (future.result() for future in futures)
 
 
 def run_blocks(
@@ -227,7 +274,7 @@ def run_blocks(
     # Blocks run concurrently; BLAS inside each block runs single-threaded so the
     # machine is not oversubscribed (NumPy ufuncs and BLAS calls release the GIL).
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
-        for _ in pool.map(work, starts):
+        for _ in _map_in_context(pool, work, starts):
             pass
     return out
 
@@ -273,7 +320,7 @@ def reduce_blocks(
     if n_threads <= 1:
         return accumulate(map(work, starts))
     with single_threaded_blas(), ThreadPoolExecutor(max_workers=n_threads) as pool:
-        return accumulate(pool.map(work, starts))
+        return accumulate(_map_in_context(pool, work, starts))
 
 
 def sparse_container_like(X: Any, result: sp.spmatrix | sp.sparray) -> Any:

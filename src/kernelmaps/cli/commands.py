@@ -12,7 +12,8 @@ Subcommands:
     the named data sets and whether each is available offline.
 
 Exit status: 0 on success; 2 with a one-line message on bad input (a missing or malformed
-file, an unknown column, method or kernel, non-numeric or NaN data, too little data);
+file, an unknown column, method or kernel, non-numeric or NaN data, too little data, or
+data needing more memory than there is);
 ``check-kernel`` exits 1 when the kernel fails the Mercer check. ``--traceback`` shows the
 full traceback of an input error instead (for bug reports).
 
@@ -438,6 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.traceback:
             raise
         print(f"kernelmaps {args.command}: error: {_one_line(error)}", file=sys.stderr)
+        return 2
+    except MemoryError as error:  # the data or the options need more than the machine has
+        if args.traceback:
+            raise
+        print(f"kernelmaps {args.command}: error: out of memory ({_one_line(error)}); use "
+              "a smaller data set or sample, or fewer or smaller --n-components.",
+              file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("kernelmaps: interrupted", file=sys.stderr)

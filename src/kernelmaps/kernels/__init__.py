@@ -25,6 +25,8 @@ Beyond scikit-learn: ``exponential``, ``student``, ``matern``, ``additive_chi2_p
 
 One package, one concern per module: :mod:`~kernelmaps.kernels._base` (the :class:`Kernel`
 currency, blocked products, the one resolver :func:`resolve_kernel`),
+:mod:`~kernelmaps.kernels.degenerate` (:class:`DegenerateKernelWarning`: kernel matrices
+numerically constant or the identity at an extreme scale parameter),
 :mod:`~kernelmaps.kernels.dot_product`, :mod:`~kernelmaps.kernels.shift_invariant`,
 :mod:`~kernelmaps.kernels.histogram`, :mod:`~kernelmaps.kernels.spectral` (spectral densities
 for random Fourier features), :mod:`~kernelmaps.kernels.mercer` (the Mercer check) and
@@ -34,6 +36,7 @@ for random Fourier features), :mod:`~kernelmaps.kernels.mercer` (the Mercer chec
 from kernelmaps.kernels._base import IndefiniteKernelWarning, Kernel
 from kernelmaps.kernels._resolve import KERNELS, get_kernel, register_kernel, resolve_kernel
 from kernelmaps.kernels._user import CallableKernel, PrecomputedKernel
+from kernelmaps.kernels.degenerate import DegenerateKernelWarning
 from kernelmaps.kernels.distance import feature_distance, kernel_distance
 from kernelmaps.kernels.dot_product import (
     ArcCosineKernel,
@@ -73,6 +76,7 @@ __all__ = [
     "CauchyProductDensity",
     "Chi2Kernel",
     "CosineKernel",
+    "DegenerateKernelWarning",
     "ExponentialKernel",
     "GaussianDensity",
     "GaussianScaleMixtureDensity",

@@ -150,8 +150,13 @@ def _rls_ridge(K_ss: np.ndarray, weights: np.ndarray, rank: int) -> float:
     floor = _MIN_RIDGE * max(float(np.trace(weighted)) / size, np.finfo(np.float64).tiny)
     if rank >= size:
         return floor
-    top = scipy.linalg.eigvalsh(weighted, subset_by_index=[size - rank, size - 1],
-                                check_finite=False)
+    try:
+        top = scipy.linalg.eigvalsh(weighted, subset_by_index=[size - rank, size - 1],
+                                    check_finite=False)
+    except np.linalg.LinAlgError:
+        # LAPACK's subset driver (syevr) fails on tightly clustered eigenvalues, e.g. the
+        # numerically-identity kernel matrix of a very large gamma; the full one does not.
+        top = scipy.linalg.eigvalsh(weighted, driver="evd", check_finite=False)[size - rank:]
     ridge = (float(np.trace(weighted)) - float(np.abs(top).sum())) / rank
     return max(ridge, floor)
 

@@ -34,6 +34,15 @@ __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]
 _DEFAULT_INTERVALS = {1: 0.8, 2: 0.5, 3: 0.4}
 
 
+def _cosh(x: float) -> float:
+    """``math.cosh``, but infinity where it overflows (x > 710; scikit-learn's ``np.cosh``
+    gives inf there too, so the factor 1/cosh of those steps is 0)."""
+    try:
+        return math.cosh(x)
+    except OverflowError:
+        return math.inf
+
+
 class AdditiveChi2Sampler(FeatureMap):
     r"""Deterministic feature map of the additive chi² kernel.
 
@@ -173,7 +182,7 @@ class AdditiveChi2Sampler(FeatureMap):
         for j in range(1, self.sample_steps):
             # math.cosh gives a Python float, which keeps float32 data float32 (NEP 50);
             # np.cosh would return a float64 scalar and silently upcast.
-            factor = np.sqrt(step / math.cosh(math.pi * j * interval))
+            factor = np.sqrt(step / _cosh(math.pi * j * interval))
             angle = j * log_step
             cosine = angle.copy()
             cos_inplace(cosine)  # ~4× np.cos in float64, same values to 3.3e-16

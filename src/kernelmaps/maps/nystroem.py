@@ -22,6 +22,7 @@ from kernelmaps._array_api import (
 )
 from kernelmaps._engine import FLOAT_DTYPES, scratch_buffer
 from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, resolve_kernel
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 from kernelmaps.maps._base import FeatureMap
 
@@ -57,16 +58,23 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "sym
       kernels) or truncated — the direction is dropped instead of being amplified;
     * :math:`\lambda < -\tau`: the matrix is indefinite — the direction is dropped
       (projection onto the PSD cone) and an :class:`IndefiniteKernelWarning` reports the
-      negative eigenvalue mass. scikit-learn silently uses :math:`|\lambda|` instead.
+      negative eigenvalue mass, unless :math:`\lambda` is within the rounding level of the
+      dtype ``K`` was computed in (float32 kernel values of a PSD kernel have negative
+      eigenvalues down to about :math:`-m\,\epsilon_{32}\lambda_\max`). scikit-learn
+      silently uses :math:`|\lambda|` instead.
     """
     if is_device_array(K):
         return _inverse_sqrt_psd_device(K, name=name, basis=basis, eigen_tol=eigen_tol)
+    K = np.asarray(K)
+    # Below this, a negative eigenvalue is rounding of K's own dtype, not indefiniteness.
+    input_rounding = np.finfo(K.dtype if K.dtype == np.float32 else np.float64).eps
     K64 = np.asarray(K, dtype=np.float64)
     K64 = 0.5 * (K64 + K64.T)
     eigenvalues, eigenvectors = scipy.linalg.eigh(K64, check_finite=False)
     if basis not in BASES:
         raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
-    scale, order = _eigen_scaling(eigenvalues, name, eigen_tol, stacklevel=4)
+    scale, order = _eigen_scaling(eigenvalues, name, eigen_tol, input_rounding=input_rounding,
+                                  stacklevel=4)
     if basis == "symmetric":
         return (eigenvectors * scale) @ eigenvectors.T
     vectors = eigenvectors[:, order]
@@ -84,8 +92,9 @@ def _inverse_sqrt_psd_device(K: Any, *, name: str, basis: str,
     eigenvalues, eigenvectors = xp.linalg.eigh(0.5 * (K64 + K64.T))
     if basis not in BASES:
         raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
+    input_rounding = np.finfo(np.float32 if K.dtype == xp.float32 else np.float64).eps
     scale, order = _eigen_scaling(to_numpy(eigenvalues).astype(np.float64), name, eigen_tol,
-                                  stacklevel=5)
+                                  input_rounding=input_rounding, stacklevel=5)
     scale = on_device(scale, xp, device, eigenvectors.dtype)
     if basis == "symmetric":
         return (eigenvectors * scale) @ eigenvectors.T
@@ -97,14 +106,15 @@ def _inverse_sqrt_psd_device(K: Any, *, name: str, basis: str,
 
 
 def _eigen_scaling(eigenvalues: np.ndarray, name: str, eigen_tol: float | None, *,
-                   stacklevel: int) -> tuple[np.ndarray, np.ndarray]:
+                   input_rounding: float, stacklevel: int) -> tuple[np.ndarray, np.ndarray]:
     """``(scale, order)``: λ^{-1/2} for the retained eigenvalues (0 for the others) and the
-    retained ones' positions, largest first; warns about negative mass (see
+    retained ones' positions, largest first; warns about negative mass beyond the rounding
+    ``input_rounding`` (the epsilon of the dtype K was computed in; see
     :func:`inverse_sqrt_psd`)."""
     m = eigenvalues.shape[0]
     largest = max(float(np.abs(eigenvalues).max(initial=0.0)), np.finfo(np.float64).tiny)
     rounding = m * np.finfo(np.float64).eps * largest
-    negative = eigenvalues < -rounding
+    negative = eigenvalues < -m * input_rounding * largest
     if negative.any():
         mass = float(-eigenvalues[negative].sum() / np.abs(eigenvalues).sum())
         warnings.warn(
@@ -405,6 +415,9 @@ class Nystroem(FeatureMap):
                 "products, or inputs so large they overflow). Check the kernel parameters or "
                 "rescale the data."
             )
+        if not precomputed:
+            warn_if_degenerate(basis_kernel, basis, self.kernel_, owner="Nystroem",
+                               what="landmarks", stacklevel=6)
         normalization = inverse_sqrt_psd(basis_kernel, basis=self.basis,
                                          eigen_tol=self.eigen_tol)
         if normalization.shape[0] == 0:

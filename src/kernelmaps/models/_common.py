@@ -107,14 +107,17 @@ def kernel_columns(kernel: Kernel, points: Any, indices: np.ndarray | None) -> A
 
 
 def centre_gram(kernel: Kernel, rows: Any, columns: Any) -> np.ndarray:
-    """The ``(M, M)`` kernel matrix of the centres in float64.
+    """The ``(M, M)`` kernel matrix of the centres, returned in float64.
 
     ``rows`` are the centres' rows of the training input and ``columns`` what
     :func:`kernel_columns` gave; when they are the same points the evaluation is the
-    symmetric one, which makes the diagonal of distance kernels exact.
+    symmetric one, which makes the diagonal of distance kernels exact. The values are
+    computed in the dtype of the input, as the data passes compute ``K_nM``: a float64
+    ``K_MM`` beside float32 ``K_nM`` blocks makes the two disagree at float32 rounding,
+    which the FALKON preconditioner amplifies until its conjugate gradient diverges.
     """
-    rows64 = as_float64(rows, rows)
-    values = kernel(rows64) if columns is rows else kernel(rows64, columns)
+    # In the rows' own dtype: K_MM must match the K_nM blocks' rounding (float32 data).
+    values = kernel(rows) if columns is rows else kernel(rows, columns)
     return as_float64(values, rows)
 
 

@@ -172,6 +172,8 @@ class FalkonPreconditioner:
         # Jitter against duplicate centres / low-rank kernels (Cholesky needs K_MM ≻ 0).
         jitter = M * np.finfo(np.float64).eps * max(float(np.trace(K_MM)) / M, 1e-300)
         self.T = cholesky_with_jitter(K_MM, jitter)
+        #: K_MM plus the jitter that made it positive definite (what T factorises).
+        self.K_MM = self.T.T @ self.T
         self.A = cholesky_with_jitter(self.T @ self.T.T, alpha * M / total_weight)
 
     def apply(self, V: np.ndarray) -> np.ndarray:
@@ -192,7 +194,11 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
     r"""Solve :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top W y` (FALKON).
 
     Conjugate gradient on the preconditioned system :math:`B^\top H B\,\gamma = B^\top r`,
-    then :math:`\beta = B\gamma` (see :class:`FalkonPreconditioner`). Warns with a
+    then :math:`\beta = B\gamma` (see :class:`FalkonPreconditioner`). :math:`H` uses
+    :math:`K_{MM}` plus the jitter its Cholesky factor needed, so it is positive definite
+    even where :math:`K_{MM}` is only numerically PSD (float32 kernel values of a low-rank
+    or nearly constant kernel are indefinite at rounding level, and CG on an indefinite
+    system diverges). Warns with a
     :class:`~sklearn.exceptions.ConvergenceWarning` if ``max_iter`` is reached first.
 
     Parameters
@@ -219,6 +225,8 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
     kind = DeviceFalkonPreconditioner if is_device_array(K_MM) else FalkonPreconditioner
     preconditioner = kind(K_MM, alpha, total_weight)
     B, Bt = preconditioner.apply, preconditioner.apply_transpose
+
+    K_MM = preconditioner.K_MM
 
     def operator(V: np.ndarray) -> np.ndarray:
         BV = B(V)

@@ -29,10 +29,12 @@ from kernelmaps._array_api import (
     to_numpy,
 )
 from kernelmaps._validation import validate_input
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
     as_float64,
+    centre_gram,
     check_fitted_placement,
     expansion_points,
     fit_kernel,
@@ -174,7 +176,13 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
                 f"({self.classes_.tolist()}). A discriminant separates classes.")
         self.kernel_ = fit_kernel(self, precomputed=False)
         self.X_fit_ = expansion_points(self, X)
-        K = as_float64(self.kernel_(X, self.X_fit_), X)  # n × p
+        # n × p; symmetric when the expansion is on X, so k(x, x) is exact on the diagonal.
+        expansion_on_X = self.X_fit_ is X
+        K = as_float64(self.kernel_(X) if expansion_on_X else self.kernel_(X, self.X_fit_), X)
+        warn_if_degenerate(K if expansion_on_X else centre_gram(self.kernel_, self.X_fit_,
+                                                                self.X_fit_),
+                           self.X_fit_, self.kernel_, owner="KernelFisherDiscriminant",
+                           what="expansion points", stacklevel=4)
         self.coef_, self.eigenvalues_ = self._directions(K, y_index)
         projections = K @ self.coef_
         # The (C−1)-dimensional LDA runs on the host; its coefficients go where X lives.
@@ -194,13 +202,24 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         between = xp.zeros((K.shape[1], K.shape[1]), dtype=K.dtype,
                            device=array_api_compat.device(K))
         within = xp.zeros_like(between)
+        # Class means that differ from the overall mean by rounding only: nothing to separate.
+        rounding = 16 * np.finfo(np.float64).eps * float(xp.max(xp.abs(K))) if K.shape[0] else 0.0
+        separated = False
         for c in range(n_classes):
             rows = xp.take(K, _like(np.flatnonzero(y_index == c), K), axis=0)
             mean = xp.mean(rows, axis=0)
             difference = (mean - overall)[:, None]
+            separated = separated or float(xp.max(xp.abs(difference))) > rounding
             between += rows.shape[0] * (difference @ difference.T)
             centred = rows - mean
             within += centred.T @ centred
+        if not separated:
+            raise ValueError(
+                "KernelFisherDiscriminant: the classes have the same mean in the feature space "
+                f"of {self.kernel_!r} (e.g. every row of X is the same, or the kernel is "
+                "numerically constant on X at these parameters), so no direction separates "
+                "them. Check that X varies between the classes, and the kernel's parameters "
+                "(e.g. raise a tiny gamma).")
         between, within = to_numpy(between), to_numpy(within)
         mu = self.reg * max(float(np.trace(within)) / within.shape[0], np.finfo(float).tiny)
         within.flat[:: within.shape[0] + 1] += mu

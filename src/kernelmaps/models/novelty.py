@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._array_api import to_numpy
 from kernelmaps._validation import validate_input
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
@@ -143,6 +144,8 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
             self.mean_coef_ = as_float64(np.full(n, 1.0 / n), X)
         else:
             K_mm = centre_gram(self.kernel_, self.X_fit_, self.X_fit_)
+            warn_if_degenerate(K_mm, self.X_fit_, self.kernel_, owner="KernelMeanDistance",
+                               what="centres", stacklevel=4)
             # Projection of μ onto span φ(c_j): β = K_mm⁺ (1/N) K_mN 1 (pinv: duplicates ok).
             K_mN_mean = self.kernel_.reduce(X, self.X_fit_, _column_sums) / n
             # Eigenvalues below 1e-12·λ_max are rounding noise of a smooth kernel's K_mm;

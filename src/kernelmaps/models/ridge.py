@@ -16,6 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 from kernelmaps._array_api import is_device_array, namespace_and_device
 from kernelmaps._engine import collection_handler, is_dask_collection
 from kernelmaps._validation import validate_input
+from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
@@ -236,6 +237,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     def _fit_exact(self, X, y, alpha, sample_weight) -> np.ndarray:
         # A fresh array from the kernel (never the caller's X), so it is scaled in place.
         K = np.asarray(self.kernel_(X), dtype=np.float64)
+        warn_if_degenerate(K, X, self.kernel_, owner="KernelRidge", what="training points",
+                           stacklevel=5)
         ravel = y.ndim == 1
         Y = y.reshape(-1, 1) if ravel else y
         if sample_weight is not None:
@@ -290,6 +293,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         # A precomputed kernel reaches the centres by their row indices (its columns).
         self._columns = self.X_fit_ = kernel_columns(self.kernel_, centres, indices)
         K_MM = centre_gram(self.kernel_, centres, self._columns)
+        warn_if_degenerate(K_MM, centres, self.kernel_, owner="KernelRidge", what="centres",
+                           stacklevel=5)
         xp = array_api_compat.array_namespace(y)  # NumPy, or X's namespace on its device
         ravel = y.ndim == 1
         Y = xp.reshape(y, (-1, 1)) if ravel else y

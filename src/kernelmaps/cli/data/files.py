@@ -8,7 +8,10 @@ pandas (the ``cli`` extra) reads the tables.
 
 from __future__ import annotations
 
+import io
+import math
 import zipfile
+import zlib
 from collections.abc import Callable
 from os import PathLike
 from pathlib import Path
@@ -26,6 +29,16 @@ from kernelmaps.cli.data._base import (
     default_row,
     same_length,
 )
+from kernelmaps.cli.data._streams import (
+    EXPANSION_ALLOWANCE,
+    MAX_EXPANSION,
+    MAX_TABLE_COLUMNS,
+    check_table_width,
+    expansion_limit,
+    open_data,
+    read_capped,
+    read_upto,
+)
 
 __all__ = ["PARQUET_SUFFIXES", "SVMLIGHT_SUFFIXES", "TABLE_SUFFIXES", "TARGET_NAMES",
            "file_suffix", "load_npz", "load_svmlight", "load_table"]
@@ -35,6 +48,8 @@ TARGET_NAMES = ("target", "label", "labels", "class", "y")
 TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 PARQUET_SUFFIXES = (".parquet", ".pq")
 SVMLIGHT_SUFFIXES = (".svm", ".svmlight", ".libsvm")
+#: Bytes of a table read to count its header's columns before pandas parses it.
+_HEAD_BYTES = 16 << 20
 
 
 def _line_of_row(i: int) -> str:
@@ -125,11 +140,15 @@ def load_table(path: str | PathLike[str], target: str | None = None, *,
     suffix = file_suffix(path)
     try:
         if suffix in PARQUET_SUFFIXES:
+            _check_parquet_size(path)
             frame = pd.read_parquet(path)
             row_label = default_row
         else:
-            frame = pd.read_csv(path, sep=TABLE_SUFFIXES[suffix])
+            frame = pd.read_csv(_table_source(path, TABLE_SUFFIXES[suffix]),
+                                sep=TABLE_SUFFIXES[suffix], compression=None)
             row_label = _line_of_row
+    except DataError:
+        raise
     except ImportError as error:  # pragma: no cover - pyarrow is in the cli extra
         raise DataError(f"{path}: reading Parquet needs pyarrow: pip install "
                         f"'kernelmaps[cli]' ({error}).") from error
@@ -140,6 +159,39 @@ def load_table(path: str | PathLike[str], target: str | None = None, *,
     return _table_dataset(frame, path, target, require_target, row_label)
 
 
+def _table_source(path: Path, separator: str) -> Path | io.BytesIO:
+    """The file for pandas: itself, or its decompressed bytes (within the expansion limit);
+    a table wider than :data:`MAX_TABLE_COLUMNS` is refused before parsing."""
+    stream, method = open_data(path)
+    with stream:
+        if method is None:
+            check_table_width(read_upto(stream, _HEAD_BYTES, path, None), separator, path)
+            return path
+        data = read_capped(stream, expansion_limit(path.stat().st_size), path, method)
+    check_table_width(data[:_HEAD_BYTES], separator, path)
+    return io.BytesIO(data)
+
+
+def _check_parquet_size(path: Path) -> None:
+    """Refuse, from the footer alone, a Parquet file too wide or whose values (as float64)
+    would exceed what its size may expand to (run-length encoding can declare any number of
+    rows in a few bytes)."""
+    parquet = import_optional("pyarrow.parquet")
+    metadata = parquet.ParquetFile(path).metadata
+    if metadata.num_columns > MAX_TABLE_COLUMNS:
+        raise DataError(f"{path}: {metadata.num_columns:,} columns, more than the "
+                        f"{MAX_TABLE_COLUMNS:,} a table may have here; save wide data as NPZ "
+                        "(numpy.savez) or svmlight.")
+    decoded = 8 * metadata.num_rows * metadata.num_columns
+    if decoded > expansion_limit(path.stat().st_size):
+        raise DataError(
+            f"{path}: its footer declares {metadata.num_rows:,} rows × "
+            f"{metadata.num_columns:,} columns ({decoded:,} bytes as float64), more than its "
+            f"{path.stat().st_size:,} bytes may expand to ({MAX_EXPANSION}× the file, or "
+            f"{EXPANSION_ALLOWANCE >> 20} MiB): refused as a likely decompression bomb."
+        )
+
+
 def load_npz(path: str | PathLike[str]) -> Dataset:
     """Load an ``.npz`` archive holding ``X`` and ``y`` (optionally ``X_test``, ``y_test``)."""
     path = Path(path)
@@ -147,17 +199,16 @@ def load_npz(path: str | PathLike[str]) -> Dataset:
         raise DataError(f"{path}: not an NPZ archive (not a zip file); save it with "
                         "numpy.savez(path, X=X, y=y).")
     try:
-        with np.load(path, allow_pickle=False) as archive:
-            arrays = {key: archive[key] for key in archive.files}
-    except ValueError as error:
-        raise DataError(f"{path}: the archive holds Python objects (pickles), which are not "
-                        "loaded for safety; save numeric arrays.") from error
-    except (OSError, EOFError, zipfile.BadZipFile) as error:
+        with zipfile.ZipFile(path) as archive:
+            found = sorted(name.removesuffix(".npy") for name in archive.namelist())
+            arrays = {key: _npz_array(archive, member, path)
+                      for key, member in _npz_members(archive).items()}
+    except (OSError, EOFError, zipfile.BadZipFile, zlib.error, NotImplementedError) as error:
         raise DataError(f"{path}: unreadable or malformed NPZ file ({error}).") from error
     missing = [key for key in ("X", "y") if key not in arrays]
     if missing:
         raise DataError(f"{path}: an NPZ data set must hold arrays 'X' and 'y'; missing "
-                        f"{missing}, found {sorted(arrays)}.")
+                        f"{missing}, found {found[:20]}.")
     X = as_features(arrays["X"], f"{path}: X")
     y = check_target(np.asarray(arrays["y"]).ravel(), f"{path}: y")
     same_length(X, y, str(path))
@@ -175,11 +226,64 @@ def load_npz(path: str | PathLike[str]) -> Dataset:
                    description=f"NPZ archive {path.name}")
 
 
+_NPZ_KEYS = ("X", "y", "X_test", "y_test")
+
+
+def _npz_members(archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
+    """The members holding the arrays a data set uses (others are never read)."""
+    return {info.filename[:-4]: info for info in archive.infolist()
+            if info.filename.endswith(".npy") and info.filename[:-4] in _NPZ_KEYS}
+
+
+def _npz_array(archive: zipfile.ZipFile, member: zipfile.ZipInfo, path: Path) -> np.ndarray:
+    """One ``.npy`` member, read only after its header is checked: no Python objects, and a
+    shape whose size is what the member holds (and within the expansion limit when it is
+    compressed), so the header cannot size an allocation on its own."""
+    name = f"{path}: {member.filename}"
+    if member.file_size > max(expansion_limit(member.compress_size), member.compress_size):
+        raise DataError(f"{name} expands from {member.compress_size:,} to "
+                        f"{member.file_size:,} bytes (more than {MAX_EXPANSION}×): refused as a "
+                        "likely decompression bomb.")
+    with archive.open(member) as stream:
+        try:
+            version = np.lib.format.read_magic(stream)
+            read_header = (np.lib.format.read_array_header_1_0 if version == (1, 0)
+                           else np.lib.format.read_array_header_2_0)
+            shape, fortran_order, dtype = read_header(stream)
+        except ValueError as error:
+            raise DataError(f"{name} is not a valid .npy array ({error}).") from error
+        if dtype.hasobject:
+            raise DataError(f"{path}: the archive holds Python objects (pickles), which are "
+                            "not loaded for safety; save numeric arrays.")
+        promised = math.prod(shape) * dtype.itemsize
+        held = member.file_size - stream.tell()
+        if promised != held:
+            raise DataError(f"{name}: its header declares shape {shape} ({promised:,} bytes) "
+                            f"but the member holds {held:,} bytes (truncated or corrupted).")
+        data = read_upto(stream, promised, path, "zip")
+    if len(data) != promised:
+        raise DataError(f"{name}: {len(data):,} bytes of array data, {promised:,} expected "
+                        "(truncated or corrupted).")
+    order = "F" if fortran_order else "C"
+    return np.frombuffer(data, dtype=dtype).reshape(shape, order=order).copy()
+
+
 def load_svmlight(path: str | PathLike[str]) -> Dataset:
     """Load a svmlight/libsvm text file (sparse features, one target per line)."""
     path = Path(path)
     try:
-        X, y = load_svmlight_file(str(path))
+        stream, method = open_data(path)
+        with stream:
+            # Decompressed by content within the expansion limit (scikit-learn would go by
+            # the name, without a limit).
+            source = stream if method is None else io.BytesIO(
+                read_capped(stream, expansion_limit(path.stat().st_size), path, method))
+            X, y = load_svmlight_file(source)
+    except DataError:
+        raise
+    except OverflowError as error:  # a feature index beyond int64/int32
+        raise DataError(f"{path}: a feature index is too large ({error}); svmlight indices "
+                        "must be below 2**31.") from error
     except (ValueError, OSError, UnicodeDecodeError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error)
         raise DataError(f"{path}: unreadable or malformed svmlight/libsvm file "

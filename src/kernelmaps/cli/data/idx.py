@@ -7,16 +7,23 @@ Fashion-MNIST (Xiao, Rasul & Vollgraf, 2017; MIT licence) comes from Debian's
 
 from __future__ import annotations
 
-import gzip
 import math
 import re
 import struct
 from os import PathLike
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
 from kernelmaps.cli.data._base import DataError, Dataset, as_features, same_length
+from kernelmaps.cli.data._streams import (
+    EXPANSION_ALLOWANCE,
+    MAX_EXPANSION,
+    expansion_limit,
+    open_data,
+    read_upto,
+)
 
 __all__ = ["FASHION_MNIST_DIR", "FASHION_MNIST_HINT", "load_fashion_mnist",
            "load_idx_directory", "read_idx"]
@@ -30,18 +37,6 @@ FASHION_MNIST_HINT = (
 
 #: IDX type codes (third byte of the magic number) → big-endian NumPy dtypes.
 _IDX_DTYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
-def _read_bytes(path: Path) -> bytes:
-    with open(path, "rb") as handle:
-        raw = handle.read()
-    if raw[:2] == _GZIP_MAGIC:  # decided by content, not by the file name
-        try:
-            return gzip.decompress(raw)
-        except (OSError, EOFError) as error:  # gzip.BadGzipFile is an OSError
-            raise DataError(f"{path}: unreadable gzip data ({error}).") from error
-    return raw
 
 
 def read_idx(path: str | PathLike[str]) -> np.ndarray:
@@ -69,13 +64,21 @@ def read_idx(path: str | PathLike[str]) -> np.ndarray:
         header (truncated or trailing bytes).
     """
     path = Path(path)
-    raw = _read_bytes(path)
-    if len(raw) < 4 or raw[0] != 0 or raw[1] != 0:
+    stream, method = open_data(path)  # gzip is recognised by content, not by the name
+    with stream:
+        return _read_idx_stream(stream, path, method)
+
+
+def _read_idx_stream(stream: IO[bytes], path: Path, method: str | None) -> np.ndarray:
+    """The values are read only once the header's size is checked against what can follow:
+    the file's size, or what its compressed size may expand to."""
+    head = read_upto(stream, 4, path, method)
+    if len(head) < 4 or head[0] != 0 or head[1] != 0:
         raise DataError(
-            f"{path}: not an IDX file (magic number {raw[:4].hex() or 'missing'}; an IDX file "
+            f"{path}: not an IDX file (magic number {head[:4].hex() or 'missing'}; an IDX file "
             "starts with 00 00 <type> <ndim>)."
         )
-    code, ndim = raw[2], raw[3]
+    code, ndim = head[2], head[3]
     if code not in _IDX_DTYPES:
         raise DataError(
             f"{path}: unknown IDX type code 0x{code:02X}; valid codes are "
@@ -84,18 +87,37 @@ def read_idx(path: str | PathLike[str]) -> np.ndarray:
     if ndim == 0:
         raise DataError(f"{path}: malformed IDX header (0 dimensions).")
     header = 4 + 4 * ndim
-    if len(raw) < header:
-        raise DataError(f"{path}: truncated IDX header ({len(raw)} bytes, {header} needed).")
-    dims = struct.unpack(f">{ndim}I", raw[4:header])
+    shape = read_upto(stream, 4 * ndim, path, method)
+    if len(shape) < 4 * ndim:
+        raise DataError(f"{path}: truncated IDX header ({4 + len(shape)} bytes, {header} "
+                        "needed).")
+    dims = struct.unpack(f">{ndim}I", shape)
     dtype = np.dtype(_IDX_DTYPES[code])
     count = math.prod(dims)
-    if len(raw) - header != count * dtype.itemsize:
+    promised = count * dtype.itemsize
+    size = path.stat().st_size
+    if method is not None and promised > expansion_limit(size):
+        raise DataError(
+            f"{path}: its header promises {'×'.join(map(str, dims))} values ({promised:,} "
+            f"bytes), more than its {size:,} bytes of {method} data may expand to "
+            f"({MAX_EXPANSION}× the file, or {EXPANSION_ALLOWANCE >> 20} MiB): refused as a "
+            "likely decompression bomb; decompress it yourself if it is genuine."
+        )
+    if method is None:  # the size of what follows is known without reading it
+        body, follows = b"", size - header
+    else:  # one byte more than promised tells trailing data
+        body = read_upto(stream, promised + 1, path, method)
+        follows = len(body)
+    if follows != promised:
+        more = "more than " if method is not None and follows > promised else ""
         raise DataError(
             f"{path}: malformed IDX file: its header promises {'×'.join(map(str, dims))} "
-            f"values of {dtype.itemsize} byte(s) ({count * dtype.itemsize} bytes) but "
-            f"{len(raw) - header} bytes follow (truncated or corrupted file)."
+            f"values of {dtype.itemsize} byte(s) ({promised} bytes) but "
+            f"{more}{follows - bool(more)} bytes follow (truncated or corrupted file)."
         )
-    values = np.frombuffer(raw, dtype=dtype, count=count, offset=header)
+    if method is None:
+        body = read_upto(stream, promised, path, method)
+    values = np.frombuffer(body, dtype=dtype, count=count)
     return values.astype(dtype.newbyteorder("="), copy=True).reshape(dims)
 
 

@@ -1,0 +1,164 @@
+r"""Kernel matrices that carry no information about the data, and the warning that says so.
+
+At an extreme scale parameter a kernel matrix degrades in one of two ways, both silently:
+
+* **numerically constant** — every entry equal to working precision (:math:`\gamma \to 0`
+  for the rbf kernel, a length scale far above the distances in the data): the kernel
+  cannot tell the points apart, so a model built on it is a constant;
+* **numerically the identity** — every value between two different points negligible next
+  to :math:`k(x, x)` (:math:`\gamma \to \infty`): each point is only similar to itself, so
+  features and predictions vanish away from the points the model was fitted on.
+
+:func:`warn_if_degenerate` checks a kernel matrix an estimator forms anyway during ``fit``
+(Nystroem's landmark matrix, the kernel machines' training or centre matrix) and warns with
+a :class:`DegenerateKernelWarning` naming the parameter to change. "Numerically" means
+within :math:`\sqrt{\epsilon}` of the dtype the kernel was computed in (about
+:math:`1.5\times10^{-8}` in float64): past it, every result computed from the matrix has
+lost at least half its significant digits to rounding.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from kernelmaps._array_api import is_device_array, to_numpy
+from kernelmaps.kernels._base import Kernel
+from kernelmaps.kernels._user import PrecomputedKernel
+
+__all__ = ["DegenerateKernelWarning", "scale_parameter", "warn_if_degenerate"]
+
+
+class DegenerateKernelWarning(UserWarning):
+    """A kernel matrix formed in ``fit`` is numerically constant or numerically the identity,
+    so the model built on it is degenerate (see :mod:`kernelmaps.kernels.degenerate`)."""
+
+
+#: Kernels whose matrix tends to the identity as their scale parameter narrows them:
+#: name → (parameter, +1 if a larger value widens the kernel, −1 if it narrows it).
+_WIDTH_PARAMETERS: dict[str, tuple[str, int]] = {
+    "rbf": ("gamma", -1),
+    "laplacian": ("gamma", -1),
+    "chi2": ("gamma", -1),
+    "matern": ("length_scale", +1),
+    "student": ("alpha", +1),
+    "skewed_chi2": ("skewedness", +1),
+}
+#: Kernels with a scale parameter whose extremes make the matrix constant (not the identity).
+_OTHER_SCALE_PARAMETERS = {"poly": "gamma", "polynomial": "gamma", "exponential": "gamma",
+                           "sigmoid": "gamma"}
+
+
+def scale_parameter(kernel: Kernel) -> tuple[str, Any, int] | None:
+    """``(name, value, direction)`` of the parameter that sets the kernel's width, or None.
+
+    ``direction`` is +1 if a larger value widens the kernel (a length scale), −1 if it
+    narrows it (``gamma``) and 0 if the kernel has no notion of width (polynomial,
+    sigmoid: both extremes are degenerate).
+    """
+    if kernel.name == "rbf" and getattr(kernel, "sigma", None) is not None:
+        return "sigma", kernel.sigma, +1
+    if kernel.name in _WIDTH_PARAMETERS:
+        name, direction = _WIDTH_PARAMETERS[kernel.name]
+        return name, getattr(kernel, name), direction
+    if kernel.name in _OTHER_SCALE_PARAMETERS:
+        name = _OTHER_SCALE_PARAMETERS[kernel.name]
+        return name, getattr(kernel, name), 0
+    return None
+
+
+def _row_groups(points: Any) -> np.ndarray:
+    """An id per row, equal for identical rows (dense or CSR)."""
+    if sp.issparse(points):
+        points = sp.csr_array(points)
+        points.sum_duplicates()
+        keys = [points.indices[a:b].tobytes() + points.data[a:b].tobytes()
+                for a, b in zip(points.indptr[:-1], points.indptr[1:], strict=True)]
+    else:
+        keys = [row.tobytes() for row in np.ascontiguousarray(points)]
+    ids: dict[bytes, int] = {}
+    return np.array([ids.setdefault(key, len(ids)) for key in keys])
+
+
+def _largest_between_distinct(K: np.ndarray, groups: np.ndarray) -> float:
+    """max |k(x, y)| over pairs of rows that are not identical."""
+    distinct = groups[:, None] != groups[None, :]
+    return float(np.max(np.abs(K), where=distinct, initial=0.0))
+
+
+def _hint(kernel: Kernel, too_wide: bool) -> str:
+    scale = scale_parameter(kernel)
+    if scale is None:
+        return "Check the kernel and the scale of the features."
+    name, value, direction = scale
+    if direction == 0:
+        return f"Check {name}={value!r} against the scale of the features."
+    raise_it = too_wide == (direction < 0)  # a narrowing parameter is raised when too wide
+    adjective = ("small" if raise_it else "large")
+    return (f"{name}={value!r} is too {adjective} for the distances in the data: "
+            f"{'raise' if raise_it else 'lower'} it, or rescale the features (e.g. with "
+            "sklearn.preprocessing.StandardScaler).")
+
+
+def warn_if_degenerate(K: np.ndarray, points: Any, kernel: Kernel, *, owner: str,
+                       what: str, stacklevel: int = 3) -> str | None:
+    """Warn if the kernel matrix of ``points`` is numerically constant or the identity.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n, n)
+        ``kernel(points)``, in any float dtype.
+    points : {ndarray, sparse matrix} of shape (n, n_features)
+        The points; their dtype sets the precision the kernel was computed in. When they
+        are all equal (or there is one) nothing is checked: the data, not the kernel, is
+        degenerate then.
+    kernel : Kernel
+        The kernel (precomputed kernels are not checked: there is no parameter to blame).
+    owner, what : str
+        Who formed the matrix and of what, for the message ("Nystroem", "landmarks").
+    stacklevel : int, default=3
+
+    Returns
+    -------
+    {"constant", "identity"} or None
+        What was found (and warned about).
+    """
+    if isinstance(kernel, PrecomputedKernel) or points.shape[0] < 2:
+        return None
+    if is_device_array(K) or is_device_array(points):  # a diagnosis: done on the host
+        K, points = to_numpy(K), to_numpy(points)
+    groups = _row_groups(points)
+    if groups.max() == 0:  # every row the same point
+        return None
+    tolerance = float(np.sqrt(np.finfo(points.dtype if points.dtype == np.float32
+                                       else np.float64).eps))
+    n = K.shape[0]
+    largest = float(max(K.max(), -K.min()))
+    spread = float(K.max() - K.min())
+    if spread <= tolerance * largest or largest == 0.0:
+        relative = spread / largest if largest else 0.0
+        warnings.warn(
+            f"{owner}: the kernel matrix of the {n} {what} is numerically constant with "
+            f"{kernel!r}: its entries differ by at most {relative:.2g} of their size (below "
+            f"the rounding level {tolerance:.1g}), so the kernel cannot tell the points apart "
+            f"and what is fitted on it is (nearly) constant. {_hint(kernel, too_wide=True)}",
+            DegenerateKernelWarning, stacklevel=stacklevel)
+        return "constant"
+    scale = scale_parameter(kernel)
+    if scale is None or scale[2] == 0:
+        return None  # e.g. the linear kernel of orthogonal points is legitimately diagonal
+    # For these kernels k(x, x) is the largest value, so the largest entry stands for it.
+    off = _largest_between_distinct(K, groups) / largest
+    if off <= tolerance:
+        warnings.warn(
+            f"{owner}: the kernel matrix of the {n} {what} is numerically the identity with "
+            f"{kernel!r}: the largest value between two distinct points is "
+            f"{off:.2g} × k(x, x) (below the rounding level {tolerance:.1g}), so "
+            "every point away from them gets numerically zero kernel values: features and "
+            f"predictions vanish there. {_hint(kernel, too_wide=False)}",
+            DegenerateKernelWarning, stacklevel=stacklevel)
+        return "identity"
+    return None
