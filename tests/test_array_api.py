@@ -476,5 +476,9 @@ def test_falkon_on_device_without_triangular_solves_matches_torch():
     with dispatch():
         strict = sklearn.clone(model).fit(on(PLACEMENTS[0].values[0], X_DATA), Y_DATA)
         by_torch = sklearn.clone(model).fit(torch.asarray(X_DATA), torch.asarray(Y_DATA))
-    assert_close_to_numpy(strict.dual_coef_, to_numpy(by_torch.dual_coef_), "float64")
-    assert strict.n_iter_ == by_torch.n_iter_
+    # Applying R⁻¹ by a product instead of a triangular solve costs about cond(R)·eps (here
+    # ~1e-10 relative), so the two solvers agree to 1e-8, not to the last bits.
+    expected = to_numpy(by_torch.dual_coef_)
+    np.testing.assert_allclose(to_numpy(strict.dual_coef_), expected, rtol=0,
+                               atol=1e-8 * np.abs(expected).max())
+    assert abs(strict.n_iter_ - by_torch.n_iter_) <= 1

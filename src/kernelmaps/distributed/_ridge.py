@@ -367,8 +367,8 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
 
     def _set_classes(self, classes: np.ndarray) -> None:
         if classes.size < 2:
-            raise ValueError(f"FeatureRidgeClassifier needs samples of at least 2 classes; "
-                             f"got 1 class ({classes[0]!r}).")
+            raise ValueError("FeatureRidgeClassifier needs at least 2 classes in y; got 1 "
+                             f"class ({classes[0].item()!r}).")
         self.classes_ = classes
         self._ravel = False
         self._n_targets = 1 if classes.size == 2 else classes.size

@@ -290,6 +290,8 @@ class DeviceFalkonPreconditioner:
         jitter = float(M * np.finfo(np.float64).eps * max(trace / M, 1e-300))
         T = _cholesky_with_jitter_device(xp, K_MM, jitter)
         A = _cholesky_with_jitter_device(xp, T @ T.T, alpha * M / total_weight)
+        #: K_MM plus the jitter that made it positive definite (what T factorises).
+        self.K_MM = T.T @ T
         self.T, self.A = _UpperTriangular(xp, T), _UpperTriangular(xp, A)
 
     def apply(self, V):
