@@ -153,8 +153,9 @@ def _render_html(title: str, summary: Any, settings: dict[str, Any],
 <h1>{html.escape(title)}</h1>
 <p class="muted">kernelmaps compare — each feature map with a linear model on its features,
 next to the same model on the exact kernel. Kernel error: ‖K − ZZᵀ‖/‖K‖ on training rows
-(mean over seeds, 95% Student-t interval). Times are means per run; memory is the tracemalloc
-peak (NumPy and Python allocations).</p>
+(mean over seeds; 95% interval computed on the log scale — a Student-t interval of
+the mean log error, exponentiated — so it is never below zero). Times are means per run;
+memory is the tracemalloc peak (NumPy and Python allocations).</p>
 <div class="plots">{plots}</div>
 <h2>Results</h2>
 {_html_table(list(_SUMMARY_COLUMNS), cells, ["exact" if c[0] == "exact" else "" for c in cells])}
