@@ -25,7 +25,7 @@ that need them. ``import kernelmaps`` does not import this package until one of 
 is used.
 """
 
-from kernelmaps.evaluate._splits import MAX_AUTO_CLASSES
+from kernelmaps.evaluate._splits import MAX_AUTO_CLASSES, SCALES, make_scaler, scale_ratio
 from kernelmaps.evaluate.comparison import (
     EXACT_AUTO_MAX_TRAIN,
     EXACT_MAX_TRAIN,
@@ -48,11 +48,13 @@ __all__ = [
     "MAX_AUTO_CLASSES",
     "METHODS",
     "MODELS",
+    "SCALES",
     "ApproximationError",
     "Method",
     "ParameterChoice",
     "approximation_error",
     "compare",
+    "make_scaler",
     "median_heuristic",
     "median_heuristic_parameter",
     "methods_for",
@@ -62,5 +64,6 @@ __all__ = [
     "plot_score",
     "register_method",
     "relative_error",
+    "scale_ratio",
     "summarize",
 ]
