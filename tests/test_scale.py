@@ -9,6 +9,8 @@ import scipy.sparse as sp
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps.cli import main
+from kernelmaps.cli.commands import _build_parser, _subsample
+from kernelmaps.cli.data import load_dataset
 from kernelmaps.evaluate import _splits, compare
 from kernelmaps.evaluate import comparison as comparison_module
 from kernelmaps.evaluate._splits import Split, make_scaler, scale_ratio, scale_split
@@ -97,3 +99,25 @@ def test_cli_warns_once_without_scale_and_records_it(capsys, tmp_path):
     assert payload["settings"]["scale"].startswith("standard")
     payload, err = _run(capsys, tmp_path, "--scale", "none")
     assert "--scale standard" not in err and payload["settings"]["scale"] == "none"
+
+
+def test_max_rows_is_a_stratified_subsample_and_stated(capsys, tmp_path):
+    rng = np.random.RandomState(1)
+    X = rng.normal(size=(400, 3))
+    y = np.repeat([0, 1, 2, 3], [40, 120, 120, 120])
+    np.savez(tmp_path / "m.npz", X=X, y=y)
+    code = main(["compare", "--data", str(tmp_path / "m.npz"), "--methods", "rbf_sampler",
+                 "--n-components", "10", "--seeds", "1", "--json", "--threads", "1",
+                 "--max-rows", "100", "--test-size", "0.5", "--out", str(tmp_path / "out")])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert "using 100 of 400 rows (stratified by class" in " ".join(err.split())
+    payload = json.loads(out)
+    assert payload["settings"]["max rows"] == "100"
+    rows = payload["results"]
+    assert {r["n_train"] + r["n_test"] for r in rows} == {100}
+    # Class proportions kept: 10 % of the rows are class 0 in the data, so in the subsample.
+    args = _build_parser().parse_args(["compare", "--data", str(tmp_path / "m.npz"),
+                                       "--max-rows", "100"])
+    data, _ = _subsample(load_dataset(str(tmp_path / "m.npz"), target=None), args)
+    assert np.bincount(data.y.astype(int)).tolist() == [10, 30, 30, 30]

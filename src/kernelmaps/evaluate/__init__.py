@@ -26,7 +26,13 @@ that need them. ``import kernelmaps`` does not import this package until one of 
 is used.
 """
 
-from kernelmaps.evaluate._splits import MAX_AUTO_CLASSES, SCALES, make_scaler, scale_ratio
+from kernelmaps.evaluate._splits import (
+    MAX_AUTO_CLASSES,
+    SCALES,
+    make_scaler,
+    scale_ratio,
+    task_of,
+)
 from kernelmaps.evaluate.comparison import (
     EXACT_AUTO_MAX_TRAIN,
     EXACT_MAX_TRAIN,
@@ -76,4 +82,5 @@ __all__ = [
     "relative_error",
     "scale_ratio",
     "summarize",
+    "task_of",
 ]
