@@ -66,9 +66,9 @@ def test_compare_end_to_end(digits_csv, tmp_path):
 
 def check_files(out: Path) -> None:
     for name in ("report.html", "results.csv", "summary.csv", "error.png", "score.png",
-                 "pareto.png"):
+                 "pareto.png", "error_time.png"):
         assert (out / name).stat().st_size > 0, name
-    for name in ("error.png", "score.png", "pareto.png"):
+    for name in ("error.png", "score.png", "pareto.png", "error_time.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -89,7 +89,8 @@ def check_numbers(payload: dict, out: Path) -> None:
 
 def check_report(payload: dict, out: Path) -> None:
     text = (out / "report.html").read_text()
-    assert text.count('src="data:image/png;base64,') == 3
+    assert text.count('src="data:image/png;base64,') == 4
+    assert "log scale" in text  # the caption names the interval method
     assert "http" not in text.replace("http-equiv", "")  # nothing fetched from anywhere
     kernel = payload["settings"]["kernel"]
     assert "by the median heuristic" in kernel and kernel.split(";")[0] in text

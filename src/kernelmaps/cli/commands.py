@@ -27,6 +27,7 @@ Agg backend for the report). See ``docs/cli.md``.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 import numpy as np
+import scipy.sparse as sparse
+from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from kernelmaps import config_context, evaluate
@@ -182,6 +185,13 @@ def _build_parser() -> argparse.ArgumentParser:
                          help="training rows the kernel error is measured on (default: 500)")
     compare.add_argument("--metric", choices=["fro", "spectral", "max"], default="fro",
                          help="norm of the kernel error (default: fro)")
+    compare.add_argument("--max-rows", type=_positive_int, default=None, metavar="N",
+                         help="use a random subsample of N rows (stratified by class for "
+                              "classification), stated in the output")
+    compare.add_argument("--scale", choices=list(evaluate.SCALES), default=None,
+                         help="feature scaling fitted on the training rows only (default: "
+                              "none; a warning suggests standard when features' scales differ "
+                              "by more than 100x)")
     compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                          help="threads for BLAS and the transform engine (default: all "
                               "cores; 1 is faster on a machine busy with other work)")
@@ -320,7 +330,8 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                 exact="auto" if args.exact is None else args.exact, task=args.task,
                 test_size=args.test_size, cv=args.cv, test_data=test_data,
                 n_seeds=args.seeds, error_sample=args.error_sample, metric=args.metric,
-                random_state=args.random_state, progress=advance)
+                random_state=args.random_state, scale=args.scale or "none",
+                progress=advance)
     finally:
         if tasks:
             progress.stop()
@@ -347,10 +358,41 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
                           "see docs/cli.md)",
         "seeds": str(args.seeds),
         "kernel error": f"{args.metric} norm on {args.error_sample} training rows",
+        "scale": (f"{args.scale or 'none'} (fitted on the training rows only)"
+                  if (args.scale or "none") != "none" else "none"),
+        "max rows": "all" if args.max_rows is None else str(args.max_rows),
         "random_state": str(args.random_state),
         "threads": "all cores" if args.threads is None else str(args.threads),
         "wall time": f"{wall:.1f} s (loading the data and every run)",
     }
+
+
+def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:
+    """Keep ``--max-rows`` rows of ``data`` (stratified for classification); the sentence
+    that states it, or '' when nothing was dropped."""
+    n = data.X.shape[0]
+    if args.max_rows is None or args.max_rows >= n:
+        return data, ""
+    classify = evaluate.task_of(data.y, args.task) == "classification"
+    counts = np.unique(data.y, return_counts=True)[1] if classify else None
+    stratify = (data.y if classify and counts.min() >= 2 and args.max_rows >= counts.size
+                else None)
+    keep, _ = train_test_split(np.arange(n), train_size=args.max_rows, stratify=stratify,
+                               random_state=args.random_state)
+    keep = np.sort(keep)
+    kind = "stratified by class" if stratify is not None else "uniform"
+    stated = f"--max-rows: using {args.max_rows} of {n} rows ({kind} random subsample)."
+    return dataclasses.replace(data, X=data.X[keep], y=data.y[keep]), stated
+
+
+#: Largest/smallest feature standard deviation above which compare suggests --scale.
+SCALE_WARNING_RATIO = 100.0
+
+
+def _scaled_for_heuristic(X: Any, scale: str | None) -> Any:
+    """X as the maps will see it, for the median heuristic of the kernel's scale."""
+    scaler = evaluate.make_scaler(scale or "none", sparse.issparse(X))
+    return X if scaler is None else scaler.fit_transform(X)
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
@@ -361,7 +403,15 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     out_console = report.console(quiet=args.quiet or args.json)
     err_console = report.console(stderr=True, quiet=args.quiet)
     data = _load(args, require_target=True)
-    choice = _kernel_from_args(args, data.X)
+    data, subsample = _subsample(data, args)
+    if subsample:
+        err_console.print(subsample)
+    if args.scale is None:
+        ratio = evaluate.scale_ratio(data.X)
+        if ratio > SCALE_WARNING_RATIO:
+            err_console.print(f"[yellow]warning:[/yellow] the features' scales differ by "
+                              f"{ratio:.0f}x; consider --scale standard.", markup=True)
+    choice = _kernel_from_args(args, _scaled_for_heuristic(data.X, args.scale))
     results, notes = _run_comparison(args, data, choice.kernel, err_console)
     summary = evaluate.summarize(results)
     wall = time.perf_counter() - start

@@ -3,7 +3,7 @@
 :func:`print_summary` draws the summary of a comparison in the terminal (rich);
 :func:`write_report` writes the report folder: a self-contained ``report.html`` (plots as
 base64 PNG, the summary, the settings, the versions), ``results.csv``, ``summary.csv`` and
-the three PNG plots of :mod:`kernelmaps.evaluate.plots` (matplotlib, Agg backend).
+the four PNG plots of :mod:`kernelmaps.evaluate.plots` (matplotlib, Agg backend).
 :func:`print_datasets` lists the named data sets. rich and matplotlib (the ``cli`` extra)
 are imported when something is drawn.
 """
@@ -21,12 +21,13 @@ from typing import Any
 
 from kernelmaps._optional import import_optional
 from kernelmaps.cli.data import DatasetInfo
-from kernelmaps.evaluate import plot_error, plot_pareto, plot_score
+from kernelmaps.evaluate import plot_error, plot_error_time, plot_pareto, plot_score
 
 __all__ = ["PLOTS", "print_datasets", "print_summary", "write_report"]
 
 #: The report's plots: file name → plot function of :mod:`kernelmaps.evaluate`.
-PLOTS = {"error.png": plot_error, "score.png": plot_score, "pareto.png": plot_pareto}
+PLOTS = {"error.png": plot_error, "score.png": plot_score, "pareto.png": plot_pareto,
+         "error_time.png": plot_error_time}
 
 
 def _error_ci(row: Any) -> str:
@@ -112,13 +113,13 @@ def _write_plots(out: Path, results: Any) -> dict[str, bytes]:
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em auto;
-max-width:1100px;color:#222;padding:0 1em}
+max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
 th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 tr.exact td{font-weight:bold;background:#fbf7e6}
-.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:32%;min-width:320px}
+.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:48%;min-width:420px}
 .muted{color:#666;font-size:.9em}code{background:#f4f4f4;padding:0 .2em}
 table.kv td,table.kv th{text-align:left}
 """
@@ -153,8 +154,9 @@ def _render_html(title: str, summary: Any, settings: dict[str, Any],
 <h1>{html.escape(title)}</h1>
 <p class="muted">kernelmaps compare — each feature map with a linear model on its features,
 next to the same model on the exact kernel. Kernel error: ‖K − ZZᵀ‖/‖K‖ on training rows
-(mean over seeds, 95% Student-t interval). Times are means per run; memory is the tracemalloc
-peak (NumPy and Python allocations).</p>
+(mean over seeds; 95% interval computed on the log scale — a Student-t interval of
+the mean log error, exponentiated — so it is never below zero). Times are means per run;
+memory is the tracemalloc peak (NumPy and Python allocations).</p>
 <div class="plots">{plots}</div>
 <h2>Results</h2>
 {_html_table(list(_SUMMARY_COLUMNS), cells, ["exact" if c[0] == "exact" else "" for c in cells])}

@@ -10,8 +10,9 @@ Three layers, each usable on its own:
     maps × output dimensions × seeds, each fitted on a training split and followed by the same
     linear model, next to the exact-kernel model: a tidy :class:`pandas.DataFrame` (error,
     test score, fit and transform time, peak memory), summarised by :func:`summarize`;
-:func:`plot_error`, :func:`plot_score`, :func:`plot_pareto` (:mod:`~kernelmaps.evaluate.plots`)
-    the three views of that table (matplotlib).
+:func:`plot_error`, :func:`plot_score`, :func:`plot_pareto`, :func:`plot_error_time`
+(:mod:`~kernelmaps.evaluate.plots`)
+    the four views of that table (matplotlib).
 
 Which maps :func:`compare` can run is the method registry :data:`METHODS`
 (:mod:`~kernelmaps.evaluate.registry`): a name, how to build the map for a kernel and an
@@ -25,7 +26,13 @@ that need them. ``import kernelmaps`` does not import this package until one of 
 is used.
 """
 
-from kernelmaps.evaluate._splits import MAX_AUTO_CLASSES
+from kernelmaps.evaluate._splits import (
+    MAX_AUTO_CLASSES,
+    SCALES,
+    make_scaler,
+    scale_ratio,
+    task_of,
+)
 from kernelmaps.evaluate.comparison import (
     EXACT_AUTO_MAX_TRAIN,
     EXACT_MAX_TRAIN,
@@ -39,7 +46,14 @@ from kernelmaps.evaluate.heuristics import (
     median_heuristic,
     median_heuristic_parameter,
 )
-from kernelmaps.evaluate.plots import pareto_front, plot_error, plot_pareto, plot_score
+from kernelmaps.evaluate.plots import (
+    dimension_ticks,
+    pareto_front,
+    plot_error,
+    plot_error_time,
+    plot_pareto,
+    plot_score,
+)
 from kernelmaps.evaluate.registry import METHODS, Method, methods_for, register_method
 
 __all__ = [
@@ -48,19 +62,25 @@ __all__ = [
     "MAX_AUTO_CLASSES",
     "METHODS",
     "MODELS",
+    "SCALES",
     "ApproximationError",
     "Method",
     "ParameterChoice",
     "approximation_error",
     "compare",
+    "dimension_ticks",
+    "make_scaler",
     "median_heuristic",
     "median_heuristic_parameter",
     "methods_for",
     "pareto_front",
     "plot_error",
+    "plot_error_time",
     "plot_pareto",
     "plot_score",
     "register_method",
     "relative_error",
+    "scale_ratio",
     "summarize",
+    "task_of",
 ]

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from sklearn.utils.multiclass import type_of_target
 
 __all__ = ["MAX_AUTO_CLASSES", "Split", "check_split", "check_target", "make_splits", "task_of"]
@@ -123,3 +125,46 @@ def check_split(split: Split, task: str) -> None:
             "too little data for the split: the training part holds a single class; use more "
             "data (or fewer folds) so every split sees at least two classes."
         )
+
+
+#: Feature scalings ``compare(scale=...)`` accepts.
+SCALES = ("none", "standard", "minmax")
+
+
+def make_scaler(scale: str, sparse: bool) -> Any:
+    """The unfitted scaler for ``scale`` (None for ``'none'``).
+
+    ``'standard'`` is :class:`~sklearn.preprocessing.StandardScaler` (without centring for
+    sparse input, which would densify it); ``'minmax'`` is
+    :class:`~sklearn.preprocessing.MinMaxScaler` (dense input only).
+    """
+    if scale not in SCALES:
+        raise ValueError(f"scale must be one of {list(SCALES)}; got {scale!r}.")
+    if scale == "none":
+        return None
+    if scale == "minmax":
+        if sparse:
+            raise ValueError("scale='minmax' would densify sparse input; use scale='standard' "
+                             "(scaled without centring) or scale='none'.")
+        return MinMaxScaler()
+    return StandardScaler(with_mean=not sparse)
+
+
+def scale_split(split: Split, scale: str) -> None:
+    """Fit the scaler on ``split``'s training rows only and apply it to both parts."""
+    scaler = make_scaler(scale, sp.issparse(split.X_train))
+    if scaler is None:
+        return
+    split.X_train = scaler.fit_transform(split.X_train)
+    split.X_test = scaler.transform(split.X_test)
+
+
+def scale_ratio(X: Any) -> float:
+    """Largest over smallest positive per-feature standard deviation (1.0 if < 2 such)."""
+    if sp.issparse(X):
+        mean = np.asarray(X.mean(axis=0)).ravel()
+        spread = np.sqrt(np.maximum(np.asarray(X.multiply(X).mean(axis=0)).ravel() - mean**2, 0))
+    else:
+        spread = np.asarray(X, dtype=np.float64).std(axis=0)
+    spread = spread[spread > 0]
+    return float(spread.max() / spread.min()) if spread.size >= 2 else 1.0

@@ -30,6 +30,7 @@ from kernelmaps.evaluate._splits import (
     check_split,
     check_target,
     make_splits,
+    scale_split,
     task_of,
 )
 from kernelmaps.evaluate.error import (
@@ -199,6 +200,7 @@ def compare(
     error_sample: int = 500,
     metric: Metric = "fro",
     random_state: Any = 0,
+    scale: Literal["none", "standard", "minmax"] = "none",
     progress: Callable[[dict[str, Any], int, int], None] | None = None,
 ) -> pd.DataFrame:
     r"""Run feature maps side by side with the exact kernel: error, score, time, memory.
@@ -264,6 +266,10 @@ def compare(
         Norm of the approximation error.
     random_state : int, RandomState instance or None, default=0
         Controls the split, the error subsample and the maps' seeds.
+    scale : {'none', 'standard', 'minmax'}, default='none'
+        Feature scaling, fitted on each split's training rows only and applied to its
+        test rows (a pipeline: no test statistics leak into the scaler). ``'standard'``
+        does not centre sparse input; ``'minmax'`` refuses sparse input.
     progress : callable or None, default=None
         ``progress(row, done, total)`` after each row (e.g. to drive a progress bar).
 
@@ -320,6 +326,7 @@ def compare(
                          seed=split_seed)
     for split in splits:
         check_split(split, task)
+        scale_split(split, scale)
     run_exact, exact_reason = _resolve_exact(exact, max(s.X_train.shape[0] for s in splits))
     runs, skipped = _plan(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
     if skipped:
@@ -356,7 +363,7 @@ def compare(
         "exact": run_exact, "exact_reason": exact_reason, "n_seeds": n_seeds,
         "splits": len(splits), "test_size": None if cv or test_data else test_size,
         "cv": cv, "fixed_test_set": test_data is not None, "error_sample": error_sample,
-        "metric": metric, "skipped": skipped,
+        "metric": metric, "skipped": skipped, "scale": scale,
     }
     return table
 
@@ -375,7 +382,7 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     results : DataFrame
         The output of :func:`compare`.
     confidence : float, default=0.95
-        Level of the Student-t interval of the mean error.
+        Level of the log-scale Student-t interval of the error (never below zero).
 
     Returns
     -------

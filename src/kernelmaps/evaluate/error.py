@@ -115,14 +115,26 @@ def _check_metric(metric: str) -> None:
 
 
 def _t_interval(values: Sequence[float], confidence: float) -> tuple[float, float, float]:
-    """Mean and Student-t confidence interval of the mean (collapses for < 2 values)."""
+    r"""Mean and a log-scale Student-t confidence interval of a positive quantity.
+
+    The interval is computed on the log scale and exponentiated,
+    :math:`\exp(\overline{\log e} \pm t_{n-1} s_{\log e}/\sqrt{n})` (an interval for the
+    geometric mean), so it is never below zero and is symmetric on a log axis; the point
+    estimate returned is the arithmetic mean. If some values are zero (a map exact on some
+    seeds) the log is undefined: the interval is then ``[0, mean + t s/sqrt(n)]``. Collapses
+    to the mean for < 2 values or no spread.
+    """
     data = np.asarray(values, dtype=np.float64)
     mean = float(data.mean())
     if data.size < 2 or np.ptp(data) == 0:
         return mean, mean, mean
-    half = stats.t.ppf(0.5 + confidence / 2, df=data.size - 1) * data.std(ddof=1)
-    half /= math.sqrt(data.size)
-    return mean, float(mean - half), float(mean + half)
+    t = stats.t.ppf(0.5 + confidence / 2, df=data.size - 1) / math.sqrt(data.size)
+    if data.min() <= 0:
+        return mean, 0.0, float(mean + t * data.std(ddof=1))
+    logs = np.log(data)
+    center, half = float(logs.mean()), float(t * logs.std(ddof=1))
+    with np.errstate(over="ignore", under="ignore"):
+        return mean, float(np.exp(center - half)), float(np.exp(center + half))
 
 
 @dataclass(frozen=True)
@@ -136,7 +148,8 @@ class ApproximationError:
     mean : float
         Mean relative error over the seeds.
     ci_low, ci_high : float
-        Student-t confidence interval of the mean at level ``confidence``; equal to ``mean``
+        Log-scale Student-t confidence interval (of the geometric mean, never below zero)
+        at level ``confidence``; equal to ``mean``
         for a deterministic map (or a single seed).
     values : tuple of float
         The error of each seed.

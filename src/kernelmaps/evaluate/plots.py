@@ -36,14 +36,46 @@ def _axes(ax: Axes | None, title: str) -> Axes:
     return ax
 
 
+#: Adjacent labelled D ticks are at least this ratio apart (about 0.08 decades), so labels
+#: such as 250 and 256 (a map rounding D up) never overlap.
+MIN_TICK_RATIO = 1.2
+
+
+def dimension_ticks(dimensions: Iterable[int], min_ratio: float = MIN_TICK_RATIO) -> list[int]:
+    """The D values to label: ascending, each at least ``min_ratio`` times the previous one.
+
+    Greedy from the smallest, so the first of a cluster of close values (the requested D,
+    where a map rounds it up) keeps its label; the others stay as unlabelled minor ticks.
+    """
+    kept: list[int] = []
+    for value in sorted({int(d) for d in dimensions}):
+        if not kept or value >= kept[-1] * min_ratio:
+            kept.append(value)
+    return kept
+
+
 def _dimension_axis(ax: Axes, dimensions: Iterable[int]) -> None:
-    """Log x axis labelled with the output dimensions tried, as plain numbers."""
+    """Log x axis labelled with the output dimensions tried (thinned), as plain numbers."""
     ticker = import_optional("matplotlib.ticker")
+    values = sorted({int(d) for d in dimensions})
+    labelled = dimension_ticks(values)
     ax.set_xscale("log")
-    ax.set_xticks(sorted({int(d) for d in dimensions}))
+    ax.set_xticks(labelled)
+    ax.set_xticks([v for v in values if v not in labelled], minor=True)
     ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
     ax.set_xlabel("output dimension D (n_features_out)")
+
+
+def _time_axis(ax: Axes) -> None:
+    """Log time axis labelled at 1, 2, 5 × 10^k in plain numbers (times often span less
+    than a decade)."""
+    ticker = import_optional("matplotlib.ticker")
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.set_xlabel("time: map fit + transform + model fit (s)")
 
 
 def _summary_by_method(results: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, Any]]]:
@@ -163,13 +195,38 @@ def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     front = pareto_front(summary["total_time_s"].to_numpy(), summary["score"].to_numpy())
     ax.step(summary["total_time_s"].to_numpy()[front], summary["score"].to_numpy()[front],
             where="post", color="grey", linestyle=":", label="Pareto front")
-    ax.set_xscale("log")
-    # Labels at 1, 2, 5 × 10^k in plain numbers: the times often span less than a decade.
-    ticker = import_optional("matplotlib.ticker")
-    ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-    ax.set_xlabel("time: map fit + transform + model fit (s)")
+    _time_axis(ax)
     ax.set_ylabel(_score_label(results))
+    ax.legend()
+    return ax
+
+
+def plot_error_time(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
+    """Kernel error against total time per method (log–log), each point labelled with D.
+
+    Parameters
+    ----------
+    results : DataFrame
+        The output of :func:`~kernelmaps.evaluate.compare`.
+    ax : matplotlib Axes or None, default=None
+        Where to draw; a new figure when None.
+
+    Returns
+    -------
+    matplotlib Axes
+    """
+    ax = _axes(ax, "Kernel error against time")
+    _, by_method = _summary_by_method(results)
+    for method, rows in by_method:
+        if method == EXACT:
+            continue
+        ax.plot(rows["total_time_s"], rows["error"], "o-", label=method)
+        for _, row in rows.iterrows():
+            ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["error"]),
+                        textcoords="offset points", xytext=(4, 4), fontsize=7)
+    _time_axis(ax)
+    ax.set_yscale("log")
+    metric = results["metric"].iloc[0] if "metric" in results else "fro"
+    ax.set_ylabel(f"relative error ‖K − ZZᵀ‖/‖K‖ ({metric})")
     ax.legend()
     return ax
