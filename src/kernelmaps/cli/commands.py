@@ -172,8 +172,9 @@ def _build_parser() -> argparse.ArgumentParser:
                          help="auto: class labels unless the target is real-valued with more "
                               f"than {evaluate.MAX_AUTO_CLASSES} distinct values")
     compare.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
-                         help="run the exact-kernel baseline (default: when there are at most "
-                              f"{evaluate.EXACT_AUTO_MAX_TRAIN} training rows)")
+                         help="run the exact-kernel baseline (default: while its estimated "
+                              f"time (<= {evaluate.EXACT_AUTO_MAX_SECONDS:.0f} s) and memory fit; "
+                              "the report says why it was skipped)")
     compare.add_argument("--seeds", type=_positive_int, default=3,
                          help="seeds per randomised map (default: 3)")
     compare.add_argument("--test-size", type=float, default=0.25,
@@ -313,12 +314,19 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
     progress = report.progress_bar(err_console, disable=args.quiet)
     tasks: list[Any] = []
 
-    def advance(row: dict[str, Any], done: int, total: int) -> None:
+    def start(total: int | None) -> None:
         if not tasks:
             progress.start()
             tasks.append(progress.add_task("", total=total))
+
+    def advance(row: dict[str, Any], done: int, total: int) -> None:
+        start(total)
         progress.update(tasks[0], completed=done, total=total,
                         description=f"{row['method']} D={row['n_features_out']}")
+
+    def phase(name: str) -> None:  # the exact baseline, the longest step, in phases
+        start(None)
+        progress.update(tasks[0], description=name)
 
     test_data = (data.X_test, data.y_test) if data.X_test is not None else None
     try:
@@ -331,7 +339,7 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                 test_size=args.test_size, cv=args.cv, test_data=test_data,
                 n_seeds=args.seeds, error_sample=args.error_sample, metric=args.metric,
                 random_state=args.random_state, scale=args.scale or "none",
-                progress=advance)
+                progress=advance, on_phase=phase)
     finally:
         if tasks:
             progress.stop()
@@ -353,9 +361,9 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
                              for name in resolved["methods"]),
         "n_components": ", ".join(map(str, resolved["n_components"])),
         "model": f"{args.model} ({resolved['task']})",
-        "exact baseline": f"{exact} — {resolved['exact_reason']} (the same model on Nyström "
-                          "with every training row as a landmark: the kernel machine itself, "
-                          "see docs/cli.md)",
+        "exact baseline": f"{exact} — {resolved['exact_reason']} (the same model on the "
+                          "Cholesky factor of the training kernel matrix, or kernel ridge "
+                          "for ridge: the kernel machine itself, see docs/cli.md)",
         "seeds": str(args.seeds),
         "kernel error": f"{args.metric} norm on {args.error_sample} training rows",
         "scale": (f"{args.scale or 'none'} (fitted on the training rows only)"

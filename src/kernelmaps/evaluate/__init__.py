@@ -12,7 +12,10 @@ Three layers, each usable on its own:
     test score, fit and transform time, peak memory), summarised by :func:`summarize`;
 :func:`plot_error`, :func:`plot_score`, :func:`plot_pareto`, :func:`plot_error_time`
 (:mod:`~kernelmaps.evaluate.plots`)
-    the four views of that table (matplotlib).
+    the four views of that table (matplotlib);
+:func:`advise` (:mod:`~kernelmaps.evaluate.advice`)
+    what to use: per method, the smallest output dimension scoring within a tolerance of the
+    exact kernel, and the fastest such method.
 
 Which maps :func:`compare` can run is the method registry :data:`METHODS`
 (:mod:`~kernelmaps.evaluate.registry`): a name, how to build the map for a kernel and an
@@ -33,8 +36,11 @@ from kernelmaps.evaluate._splits import (
     scale_ratio,
     task_of,
 )
+from kernelmaps.evaluate.advice import advise
 from kernelmaps.evaluate.comparison import (
+    EXACT_AUTO_MAX_SECONDS,
     EXACT_AUTO_MAX_TRAIN,
+    EXACT_AUTO_MEMORY_FRACTION,
     EXACT_MAX_TRAIN,
     MODELS,
     compare,
@@ -57,7 +63,9 @@ from kernelmaps.evaluate.plots import (
 from kernelmaps.evaluate.registry import METHODS, Method, methods_for, register_method
 
 __all__ = [
+    "EXACT_AUTO_MAX_SECONDS",
     "EXACT_AUTO_MAX_TRAIN",
+    "EXACT_AUTO_MEMORY_FRACTION",
     "EXACT_MAX_TRAIN",
     "MAX_AUTO_CLASSES",
     "METHODS",
@@ -66,6 +74,7 @@ __all__ = [
     "ApproximationError",
     "Method",
     "ParameterChoice",
+    "advise",
     "approximation_error",
     "compare",
     "dimension_ticks",

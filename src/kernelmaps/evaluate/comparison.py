@@ -25,6 +25,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
 from kernelmaps._optional import import_optional
+from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._splits import (
     Split,
     check_split,
@@ -44,20 +45,28 @@ from kernelmaps.evaluate.error import (
 )
 from kernelmaps.evaluate.registry import EXACT, Method, method_order, resolve_methods
 from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
-from kernelmaps.maps import Nystroem
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
 
-__all__ = ["EXACT_AUTO_MAX_TRAIN", "EXACT_MAX_TRAIN", "MODELS", "compare", "summarize"]
+__all__ = ["EXACT_AUTO_MAX_SECONDS", "EXACT_AUTO_MAX_TRAIN", "EXACT_AUTO_MEMORY_FRACTION",
+           "EXACT_MAX_TRAIN", "MODELS", "compare", "summarize"]
 
-#: ``exact="auto"`` runs the exact-kernel baseline up to this many training rows. The
-#: baseline eigen-decomposes the n × n training kernel matrix (O(n³) time, a few n × n
-#: float64 arrays): at 3,000 rows that is ~0.3 GB and a few seconds on 2 cores.
-EXACT_AUTO_MAX_TRAIN = 3000
-#: Even with ``exact=True`` the baseline is refused above this many training rows: its
-#: n × n matrices would need > 12 GB and the eigen-decomposition hours on a laptop.
-EXACT_MAX_TRAIN = 20000
+#: ``exact="auto"`` runs the exact-kernel baseline up to this many training rows, and only
+#: while its estimated time and memory fit (:data:`EXACT_AUTO_MAX_SECONDS`,
+#: :data:`EXACT_AUTO_MEMORY_FRACTION`). The baseline factorises the n × n training kernel
+#: matrix in place (n³/3 flops, 8 n² bytes): at 15,000 rows ~1.8 GB and ~20 s on 2 cores.
+EXACT_AUTO_MAX_TRAIN = 30000
+#: ``exact="auto"`` skips the baseline when its estimated time exceeds this many seconds.
+EXACT_AUTO_MAX_SECONDS = 60.0
+#: ``exact="auto"`` skips the baseline when its estimated memory exceeds this fraction of
+#: the memory available; ``exact=True`` refuses it above all of it.
+EXACT_AUTO_MEMORY_FRACTION = 0.5
+#: Up to this many training rows the baseline always fits (seconds, < 0.5 GB): no estimate.
+_EXACT_ALWAYS_TRAIN = 3000
+#: Even with ``exact=True`` the baseline is refused above this many training rows: the
+#: n × n kernel matrix alone would need 80 GB.
+EXACT_MAX_TRAIN = 100000
 
 #: Linear models run on the features: name → (classifier, regressor or None) factories.
 #: Ridge's alpha suits features scaled so that z(x)·z(y) ≈ k(x, y) = O(1).
@@ -84,23 +93,43 @@ def _model_factory(model: str | BaseEstimator, task: str) -> tuple[str, Callable
     return model, regressor
 
 
-def _resolve_exact(exact: bool | str, n_train: int) -> tuple[bool, str]:
-    if exact == "auto":
-        if n_train <= EXACT_AUTO_MAX_TRAIN:
-            return True, f"auto: {n_train} training rows <= {EXACT_AUTO_MAX_TRAIN}"
-        return False, f"auto: skipped, {n_train} training rows > {EXACT_AUTO_MAX_TRAIN}"
-    if exact is True:
-        if n_train > EXACT_MAX_TRAIN:
-            gigabytes = 4 * 8 * n_train**2 / 1e9
-            raise ValueError(
-                f"exact=True with {n_train} training rows needs several {n_train}×{n_train} "
-                f"matrices (~{gigabytes:.0f} GB) and an O(n³) eigen-decomposition; the limit "
-                f"is {EXACT_MAX_TRAIN} rows. Use exact='auto'/False or subsample the data."
-            )
-        return True, "requested"
+def _resolve_exact(exact: bool | str, split: Split, closed_form: bool,
+                   n_outputs: int) -> tuple[bool, str]:
+    """Whether to run the baseline, and why (see :data:`EXACT_AUTO_MAX_TRAIN`)."""
+    if exact not in (True, False, "auto"):
+        raise ValueError(f"exact must be True, False or 'auto'; got {exact!r}.")
     if exact is False:
         return False, "not requested"
-    raise ValueError(f"exact must be True, False or 'auto'; got {exact!r}.")
+    n_train, n_test = split.X_train.shape[0], split.X_test.shape[0]
+    limit = EXACT_AUTO_MAX_TRAIN if exact == "auto" else EXACT_MAX_TRAIN
+    if n_train > limit:
+        if exact == "auto":
+            return False, f"auto: skipped, {n_train} training rows > {limit}"
+        raise ValueError(
+            f"exact=True with {n_train} training rows needs a {n_train}×{n_train} kernel "
+            f"matrix ({8 * n_train**2 / 1e9:.0f} GB) and an O(n³) factorisation; the limit "
+            f"is {limit} rows. Use exact='auto'/False or subsample the data.")
+    if n_train <= _EXACT_ALWAYS_TRAIN:
+        return True, ("requested" if exact is True
+                      else f"auto: {n_train} training rows <= {_EXACT_ALWAYS_TRAIN}")
+    memory, flops = _exact.exact_cost(n_train, n_test, split.X_train.shape[1], n_outputs,
+                                      closed_form)
+    available = _exact.available_memory()
+    estimate = (f"estimated {memory / 1e9:.1f} GB of {available / 1e9:.1f} GB available")
+    if exact is True:
+        if memory > available:
+            raise ValueError(f"exact=True with {n_train} training rows: {estimate}. Use "
+                             "exact='auto'/False or subsample the data (--max-rows).")
+        return True, f"requested ({estimate})"
+    seconds = flops / _exact.flops_per_second()
+    estimate += f", ~{seconds:.0f} s"
+    if memory > EXACT_AUTO_MEMORY_FRACTION * available:
+        return False, (f"auto: skipped, {n_train} training rows: {estimate} (more than "
+                       f"{EXACT_AUTO_MEMORY_FRACTION:.0%} of the memory)")
+    if seconds > EXACT_AUTO_MAX_SECONDS:
+        return False, (f"auto: skipped, {n_train} training rows: {estimate} (more than "
+                       f"{EXACT_AUTO_MAX_SECONDS:.0f} s)")
+    return True, f"auto: {n_train} training rows, {estimate}"
 
 
 @dataclass
@@ -122,10 +151,8 @@ def _plan(method_list: list[Method], n_components: list[int], seeds: list[int],
     skipped: list[str] = []
     for split in splits:
         n_train = split.X_train.shape[0]
-        if exact:
-            # The exact baseline: Nyström with every training row as a landmark (see compare).
-            runs.append(_Run(EXACT, n_train, 0, None, split,
-                             Nystroem(kernel=kernel, n_components=n_train, random_state=0)))
+        if exact:  # the exact baseline (see compare): no map object, _exact.run_exact
+            runs.append(_Run(EXACT, n_train, 0, None, split, None))
         for method in method_list:
             seen: set[str] = set()
             for m in n_components:
@@ -140,6 +167,31 @@ def _plan(method_list: list[Method], n_components: list[int], seeds: list[int],
                     seen.add(key)
                     runs.append(_Run(method.name, m, seed_index, seed, split, feature_map))
     return runs, skipped
+
+
+def _execute_exact(run: _Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
+                   on_phase: Callable[[str], None] | None) -> dict[str, Any]:
+    """The baseline's row: :func:`_exact.run_exact`, measured like :func:`_execute`."""
+    split = run.split
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        tracemalloc.reset_peak()
+        baseline = tracemalloc.get_traced_memory()[0]
+        result = _exact.run_exact(kernel, split, model_factory, on_phase)
+        peak = tracemalloc.get_traced_memory()[1] - baseline
+        error = (0.0 if result.error_features is None
+                 else relative_error(split.K_error, result.error_features, metric))
+    notes = sorted({str(w.message).splitlines()[0][:160] for w in caught} | set(result.notes))
+    n_train = split.X_train.shape[0]
+    return {
+        "method": EXACT, "n_components": n_train, "n_features_out": n_train, "seed": 0,
+        "random_state": None, "split": split.index, "error": error, "score": result.score,
+        "fit_time_s": result.fit_time_s, "transform_time_s": result.transform_time_s,
+        "model_time_s": result.model_time_s,
+        "total_time_s": result.fit_time_s + result.transform_time_s + result.model_time_s,
+        "peak_memory_mb": peak / 2**20, "n_train": n_train, "n_test": split.X_test.shape[0],
+        "notes": " | ".join(notes),
+    }
 
 
 def _execute(run: _Run, model_factory: Callable[[], Any], metric: str) -> dict[str, Any]:
@@ -202,6 +254,7 @@ def compare(
     random_state: Any = 0,
     scale: Literal["none", "standard", "minmax"] = "none",
     progress: Callable[[dict[str, Any], int, int], None] | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
     r"""Run feature maps side by side with the exact kernel: error, score, time, memory.
 
@@ -213,17 +266,26 @@ def compare(
     trained on — and the wall time and peak memory of the pipeline.
 
     **The exact-kernel baseline** (``method == "exact"``) is the same linear model on the
-    exact finite feature map of the training set: Nyström with *every* training row as a
-    landmark, :math:`z(x) = K^{-1/2}[k(x_1, x), \dots, k(x_n, x)]^\top`, so that
-    :math:`ZZ^\top = K` on the training rows. By the representer theorem the minimiser of a
-    regularised loss over the RKHS lies in the span of the training points, so ridge,
-    logistic regression or a linear SVM on these features *is* kernel ridge, kernel logistic
-    regression or the kernel SVM with the same loss, regulariser and solver — the rows then
-    differ only in the feature map. (A precomputed-kernel ``SVC`` or ``KernelRidge`` would
-    change the loss, the intercept handling or the multi-class scheme as well.) Its error
-    column is measured like the others and is zero up to rounding. It costs O(n³) time and
-    O(n²) memory, hence ``exact="auto"``: run it up to :data:`EXACT_AUTO_MAX_TRAIN` training
-    rows.
+    exact finite feature map of the training set, the Cholesky factor of its kernel matrix
+    :math:`K = LL^\top`: :math:`z(x_i) = L_{i,:}` for training rows and
+    :math:`z(x) = L^{-1}[k(x_1, x), \dots, k(x_n, x)]^\top` for test rows, so that
+    :math:`ZZ^\top = K` on the training rows (module :mod:`kernelmaps.evaluate._exact`). By
+    the representer theorem the minimiser of a regularised loss over the RKHS lies in the
+    span of the training points, so ridge, logistic regression or a linear SVM on these
+    features *is* kernel ridge, kernel logistic regression or the kernel SVM with the same
+    loss, regulariser and solver — the rows then differ only in the feature map. (A
+    precomputed-kernel ``SVC`` or ``KernelRidge`` would change the loss, the intercept
+    handling or the multi-class scheme as well.) For ridge with an intercept (the default
+    model) the features are not formed: the same minimiser is computed as kernel ridge on
+    the centred kernel, one in-place factorisation of an n × n matrix. A numerically
+    singular :math:`K` gets a small jitter (from :math:`n\,\epsilon\,\overline{\operatorname
+    {diag} K}`, stated in ``notes``). Its error column is measured like the others and is
+    zero up to rounding (exactly 0 for the closed form). It costs :math:`n^3/3` flops and
+    :math:`8n^2` bytes (plus, with features, the linear model's own work on n × n
+    features), hence ``exact="auto"``: run it up to :data:`EXACT_AUTO_MAX_TRAIN` training
+    rows while its estimated time and memory fit (:data:`EXACT_AUTO_MAX_SECONDS`,
+    :data:`EXACT_AUTO_MEMORY_FRACTION`); ``settings["exact_reason"]`` says why it was run
+    or skipped.
 
     Parameters
     ----------
@@ -272,6 +334,10 @@ def compare(
         does not centre sparse input; ``'minmax'`` refuses sparse input.
     progress : callable or None, default=None
         ``progress(row, done, total)`` after each row (e.g. to drive a progress bar).
+    on_phase : callable or None, default=None
+        ``on_phase(name)`` at the start of each phase of the exact baseline, its longest
+        step: ``'exact: kernel matrix'``, ``'exact: Cholesky'``, ``'exact: test rows'`` and,
+        when features are formed, ``'exact: linear model'``.
 
     Returns
     -------
@@ -327,7 +393,10 @@ def compare(
     for split in splits:
         check_split(split, task)
         scale_split(split, scale)
-    run_exact, exact_reason = _resolve_exact(exact, max(s.X_train.shape[0] for s in splits))
+    largest = max(splits, key=lambda s: s.X_train.shape[0])
+    n_outputs = len(np.unique(y)) if task == "classification" else 1
+    run_exact, exact_reason = _resolve_exact(
+        exact, largest, _exact.closed_form_alpha(model_factory()) is not None, n_outputs)
     runs, skipped = _plan(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
     if skipped:
         warnings.warn("skipped (landmark methods need n_components <= training rows): "
@@ -344,7 +413,8 @@ def compare(
         tracemalloc.start()
     try:
         for done, run in enumerate(runs, start=1):
-            row = _execute(run, model_factory, metric)
+            row = (_execute_exact(run, kernel, model_factory, metric, on_phase)
+                   if run.method == EXACT else _execute(run, model_factory, metric))
             rows.append(row)
             if progress is not None:
                 progress(row, done, len(runs))

@@ -50,6 +50,7 @@ from kernelmaps._array_api import is_device_array, namespace_and_device
 __all__ = [
     "DeviceFalkonPreconditioner",
     "FalkonPreconditioner",
+    "cholesky_in_place",
     "cholesky_with_jitter",
     "conjugate_gradient",
     "falkon_solve",
@@ -59,24 +60,73 @@ __all__ = [
 _JITTER_ATTEMPTS = 12
 
 
-def cholesky_with_jitter(matrix: np.ndarray, jitter: float) -> np.ndarray:
+def cholesky_with_jitter(matrix: np.ndarray, jitter: float, *, overwrite: bool = False,
+                         floor: float = 1e-12) -> np.ndarray:
     """Upper Cholesky factor :math:`R` of ``matrix + jitter·I`` (:math:`R^\\top R`), growing
-    the jitter ×100 (at least to 1e-12) while the matrix is not numerically positive definite.
+    the jitter ×100 (at least to ``floor``) while the matrix is not numerically positive
+    definite.
+
+    ``overwrite=True`` (a C-contiguous float64 ``matrix``) factorises in place, with no
+    n × n copy: the jitter is added to the diagonal, LAPACK's ``potrf`` runs on the
+    Fortran-ordered view ``matrix.T`` (the same memory; ``matrix`` is symmetric), and the
+    returned ``R`` is ``matrix`` itself, whose strict lower triangle still holds the
+    matrix's values (use ``R.T`` with ``lower=True`` in ``solve_triangular``/``cho_solve``,
+    which read one triangle only). A failed attempt only touches the upper triangle and
+    the diagonal, which are restored from the lower triangle before the next one.
+    :func:`cholesky_in_place` returns the jitter used as well.
 
     Raises
     ------
     ValueError
         If no jitter makes it positive definite (the kernel is probably not PSD).
     """
+    if overwrite:
+        return cholesky_in_place(matrix, jitter, floor=floor)[0]
     identity = np.eye(matrix.shape[0])
     for _ in range(_JITTER_ATTEMPTS):
         try:
             return scipy.linalg.cholesky(matrix + jitter * identity, lower=False,
                                          check_finite=False)
         except np.linalg.LinAlgError:
-            jitter = max(jitter * 100, 1e-12)
-    raise ValueError("The centre kernel matrix is not positive definite even with jitter: the "
-                     "kernel is probably not PSD (see kernelmaps.check_mercer).")
+            jitter = max(jitter * 100, floor)
+    raise _not_positive_definite("centre kernel matrix")
+
+
+def _not_positive_definite(what: str) -> ValueError:
+    return ValueError(f"The {what} is not positive definite even with jitter: the "
+                      "kernel is probably not PSD (see kernelmaps.check_mercer).")
+
+
+#: Rows per block when cholesky_in_place restores a matrix after a failed attempt.
+_RESTORE_ROWS = 1024
+
+
+def cholesky_in_place(matrix: np.ndarray, jitter: float, *,
+                      floor: float = 1e-12) -> tuple[np.ndarray, float]:
+    """:func:`cholesky_with_jitter` with ``overwrite=True``; returns ``(R, jitter used)``."""
+    if matrix.dtype != np.float64 or not matrix.flags.c_contiguous:
+        raise ValueError("cholesky_in_place needs a C-contiguous float64 matrix.")
+    n = matrix.shape[0]
+    diagonal = matrix.diagonal().copy()
+    for _ in range(_JITTER_ATTEMPTS):
+        matrix.flat[::n + 1] = diagonal + jitter
+        # LAPACK directly: scipy.linalg.cholesky overwrites the other triangle too.
+        _, info = scipy.linalg.lapack.dpotrf(matrix.T, lower=1, clean=0, overwrite_a=1)
+        if info == 0:
+            return matrix, jitter
+        if info < 0:  # pragma: no cover - an argument error, not a property of the data
+            raise ValueError(f"dpotrf: illegal argument {-info}")
+        # potrf wrote into matrix.T's lower triangle = matrix's upper one: restore it from
+        # the untouched strict lower triangle, in blocks of rows.
+        for start in range(0, n, _RESTORE_ROWS):
+            stop = min(start + _RESTORE_ROWS, n)
+            matrix[start:stop, stop:] = matrix[stop:, start:stop].T
+            block = matrix[start:stop, start:stop]
+            upper = np.triu_indices(stop - start, 1)
+            block[upper] = block.T[upper]
+            jitter = max(jitter * 100, floor)
+    matrix.flat[::n + 1] = diagonal
+    raise _not_positive_definite("kernel matrix")
 
 
 def conjugate_gradient(operator: Callable[[np.ndarray], np.ndarray], b: np.ndarray, *,

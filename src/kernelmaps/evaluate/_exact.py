@@ -1,0 +1,249 @@
+r"""The exact-kernel baseline of :func:`~kernelmaps.evaluate.compare`, from a Cholesky factor.
+
+The exact finite feature map of a training set :math:`x_1, \dots, x_n` is the Cholesky
+factor of its kernel matrix, :math:`K = LL^\top`:
+
+.. math::
+
+    z(x_i) = L_{i,:}, \qquad z(x) = L^{-1}\,[k(x_1, x), \dots, k(x_n, x)]^\top,
+
+so that :math:`z(x)\cdot z(y) = k(x, y)` whenever :math:`x` or :math:`y` is a training row
+(and :math:`k(x, X)K^{-1}k(X, y)`, the projection onto the span of the training points, for
+two test rows — which is all a linear model fitted on the training rows can see, by the
+representer theorem). Any linear model on :math:`z` is therefore the kernel machine with the
+same loss and regulariser. It costs :math:`n^3/3` flops for the factor (against about
+:math:`9n^3` for the eigendecomposition of Nyström with every row as a landmark) and
+:math:`n^2 n_\text{test}` for the test rows; :math:`K` is built in blocks of rows into one
+float64 array that is factorised in place (LAPACK ``potrf``), and the test rows are mapped
+in blocks.
+
+For ridge models (``Ridge``/``RidgeClassifier`` with an intercept) the features are not
+formed at all: ridge on :math:`z` with an unpenalised intercept is kernel ridge regression
+on the centred kernel, :math:`\beta = (HKH + \alpha I)^{-1}(Y - \bar Y)` with
+:math:`H = I - \tfrac1n\mathbf 1\mathbf 1^\top`, predicting
+:math:`f(x) = (k(x, X) - \bar k(x) - \bar k_X + \bar K)\,\beta + \bar Y` — the same
+minimiser, for one :math:`n \times n` array and one Cholesky factorisation
+(``closed_form_alpha`` decides when this applies).
+
+**Jitter.** :math:`K` is factorised as it is; if it is numerically singular (duplicate
+rows, a very smooth kernel) a jitter :math:`\delta I` is added, starting at
+:math:`n\,\epsilon\,\overline{\operatorname{diag} K}` (:math:`\epsilon` the float64 machine
+epsilon) and growing ×100 until the factorisation succeeds
+(:func:`~kernelmaps.models._solvers.cholesky_in_place`); the jitter used is stated in the
+row's ``notes``. Its effect on :math:`ZZ^\top` is :math:`\delta I`, at the rounding level.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+from sklearn.linear_model import Ridge, RidgeClassifier
+from sklearn.metrics import accuracy_score, r2_score
+from sklearn.preprocessing import LabelBinarizer
+
+from kernelmaps.evaluate._splits import Split
+from kernelmaps.kernels import Kernel
+from kernelmaps.models._solvers import cholesky_in_place
+
+__all__ = ["PHASES", "ExactRun", "available_memory", "closed_form_alpha", "exact_cost",
+           "flops_per_second", "run_exact"]
+
+#: The phases of the baseline, in order, as reported to ``compare(on_phase=...)``.
+PHASES = ("exact: kernel matrix", "exact: Cholesky", "exact: test rows", "exact: linear model")
+
+#: Kernel rows computed (or test rows mapped) per block: bounds the temporaries to
+#: ``BLOCK_ROWS × n`` float64 values.
+BLOCK_ROWS = 1024
+
+
+@dataclass
+class ExactRun:
+    """What :func:`run_exact` measured."""
+
+    score: float
+    error_features: np.ndarray | None  # rows of z for the error sample (None: closed form)
+    fit_time_s: float
+    transform_time_s: float
+    model_time_s: float
+    notes: list[str]
+
+
+def closed_form_alpha(model: Any) -> float | None:
+    """``alpha`` when ``model`` is a ridge model the closed form reproduces, else None.
+
+    That is a :class:`~sklearn.linear_model.Ridge` or
+    :class:`~sklearn.linear_model.RidgeClassifier` (exactly those classes) with an
+    intercept, no positivity constraint and no class weights: its minimiser on the exact
+    features is the centred kernel ridge solution.
+    """
+    if type(model) not in (Ridge, RidgeClassifier):
+        return None
+    if not model.fit_intercept or model.positive or getattr(model, "class_weight", None):
+        return None
+    return float(model.alpha)
+
+
+def _train_kernel(kernel: Kernel, X: Any) -> np.ndarray:
+    """:math:`K = k(X, X)` as one C-contiguous float64 array, built in blocks of rows."""
+    n = X.shape[0]
+    K = np.empty((n, n), dtype=np.float64)
+    for start in range(0, n, BLOCK_ROWS):
+        K[start:start + BLOCK_ROWS] = kernel(X[start:start + BLOCK_ROWS], X)
+    return K
+
+
+def _factor(K: np.ndarray, jitter: float, notes: list[str]) -> np.ndarray:
+    """Factorise ``K + jitter·I`` in place (growing the jitter from n·eps·mean diag if
+    needed); returns the lower factor as a Fortran-ordered view of ``K``'s memory."""
+    n = K.shape[0]
+    floor = n * np.finfo(np.float64).eps * max(float(np.mean(K.diagonal())), 1e-300)
+    R, used = cholesky_in_place(K, jitter, floor=floor)
+    if used > jitter:
+        notes.append(f"exact baseline: the kernel matrix is numerically singular; a jitter "
+                     f"{used - jitter:.3g}·I was added to factorise it")
+    return R.T
+
+
+def _timed(on_phase: Callable[[str], None] | None, phase: str) -> float:
+    if on_phase is not None:
+        on_phase(phase)
+    return time.perf_counter()
+
+
+def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
+              on_phase: Callable[[str], None] | None = None) -> ExactRun:
+    """Fit the linear model on the exact kernel of ``split`` and score it (see the module)."""
+    notes: list[str] = []
+    model = model_factory()
+    alpha = closed_form_alpha(model)
+    start = _timed(on_phase, PHASES[0])
+    K = _train_kernel(kernel, split.X_train)
+    if alpha is not None:
+        kernel_time = time.perf_counter() - start
+        return _closed_form(K, kernel, split, model, alpha, kernel_time, on_phase, notes)
+    _timed(on_phase, PHASES[1])
+    L = _factor(K, 0.0, notes)
+    del K  # L is K's memory
+    n = L.shape[0]
+    for begin in range(0, n, BLOCK_ROWS):  # zero the strict upper triangle of L
+        stop = min(begin + BLOCK_ROWS, n)
+        L[begin:stop, stop:] = 0.0
+        block = L[begin:stop, begin:stop]
+        block[np.triu_indices(stop - begin, 1)] = 0.0
+    fitted = _timed(on_phase, PHASES[2])
+    X_test = split.X_test
+    Z_test = np.empty((X_test.shape[0], n), dtype=np.float64)
+    for begin in range(0, X_test.shape[0], BLOCK_ROWS):
+        block = np.asarray(kernel(X_test[begin:begin + BLOCK_ROWS], split.X_train),
+                           dtype=np.float64).T
+        Z_test[begin:begin + BLOCK_ROWS] = scipy.linalg.solve_triangular(
+            L, block, lower=True, overwrite_b=True, check_finite=False).T
+    transformed = _timed(on_phase, PHASES[3])
+    model.fit(L, split.y_train)
+    score = float(model.score(Z_test, split.y_test))
+    done = time.perf_counter()
+    return ExactRun(score, L[split.error_rows], fitted - start, transformed - fitted,
+                    done - transformed, notes)
+
+
+def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha: float,
+                 kernel_time: float, on_phase: Callable[[str], None] | None,
+                 notes: list[str]) -> ExactRun:
+    """Ridge with an intercept on the exact features, solved as centred kernel ridge.
+
+    Times: ``fit`` the kernel matrix, ``model`` the centring, factorisation and solve,
+    ``transform`` the test rows' kernel values and predictions.
+    """
+    solve_start = time.perf_counter()
+    classify = isinstance(model, RidgeClassifier)
+    if classify:
+        binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
+        Y = binarizer.fit_transform(split.y_train).astype(np.float64)
+    else:
+        Y = np.asarray(split.y_train, dtype=np.float64).reshape(-1, 1)
+    Y_mean = Y.mean(axis=0)
+    # Centre in place: K_ij - r_i - r_j + g, with r the row means and g their mean.
+    row_means = K.mean(axis=1)
+    grand = float(row_means.mean())
+    K -= row_means[:, None]
+    K -= row_means[None, :]
+    K += grand
+    _timed(on_phase, PHASES[1])
+    L = _factor(K, alpha, notes)
+    del K
+    beta = scipy.linalg.cho_solve((L, True), Y - Y_mean, check_finite=False)
+    del L
+    fitted = _timed(on_phase, PHASES[2])
+    X_test = split.X_test
+    predictions = np.empty((X_test.shape[0], Y.shape[1]), dtype=np.float64)
+    for begin in range(0, X_test.shape[0], BLOCK_ROWS):
+        block = np.asarray(kernel(X_test[begin:begin + BLOCK_ROWS], split.X_train),
+                           dtype=np.float64)
+        # k(x, x_j) - r_j - mean_j k(x, x_j) + g: the row mean of k - r is that mean - g.
+        block -= row_means[None, :]
+        block -= block.mean(axis=1, keepdims=True)
+        predictions[begin:begin + BLOCK_ROWS] = block @ beta + Y_mean
+    if classify:
+        classes = binarizer.classes_
+        labels = (classes[(predictions[:, 0] > 0).astype(int)] if Y.shape[1] == 1
+                  else classes[predictions.argmax(axis=1)])
+        score = float(accuracy_score(split.y_test, labels))
+    else:
+        score = float(r2_score(split.y_test, predictions[:, 0]))
+    done = time.perf_counter()
+    return ExactRun(score, None, kernel_time, done - fitted, fitted - solve_start, notes)
+
+
+def exact_cost(n_train: int, n_test: int, n_features: int, n_outputs: int,
+               closed_form: bool) -> tuple[float, float]:
+    """Estimated ``(peak bytes, flops)`` of :func:`run_exact`.
+
+    Memory: the n × n float64 kernel matrix (factorised in place) and two blocks of kernel
+    rows; with features, also the test features (n_test × n) and, for the linear model's own
+    work on n × n features, two more n × n arrays (scikit-learn's ridge centres a copy and
+    forms XᵀX; liblinear copies the data). Flops: the kernel values (3 per pair and
+    feature), the factor (n³/3) and the test rows (n² n_test for the triangular solves, or
+    2 n n_test n_outputs for the closed form); the linear model on features is counted as
+    n³ more, a rough guess (its solvers iterate).
+    """
+    n = float(n_train)
+    memory = 8 * n * n + 2 * 8 * BLOCK_ROWS * n
+    flops = 3 * n * (n + n_test) * n_features + n**3 / 3
+    if closed_form:
+        flops += 2 * n * n_test * n_outputs
+    else:
+        memory += 8 * n_test * n + 2 * 8 * n * n
+        flops += n * n * n_test + n**3
+    return memory, flops
+
+
+@functools.cache
+def flops_per_second() -> float:
+    """Half the float64 matrix-product rate of this machine (best of 3 products of 1024²
+    matrices, ~0.1 s): what a Cholesky factorisation reaches, roughly."""
+    a = np.random.default_rng(0).standard_normal((1024, 1024))
+    best = np.inf
+    for _ in range(3):
+        start = time.perf_counter()
+        a @ a
+        best = min(best, time.perf_counter() - start)
+    return 0.5 * 2 * 1024**3 / max(best, 1e-9)
+
+
+def available_memory() -> float:
+    """Bytes of memory available now (psutil when installed, else ``os.sysconf``)."""
+    try:
+        import psutil
+    except ImportError:
+        try:
+            return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+            return float("inf")
+    return float(psutil.virtual_memory().available)

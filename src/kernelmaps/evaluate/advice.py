@@ -1,0 +1,155 @@
+r"""What to use: the smallest output dimension of each map that scores like the exact kernel.
+
+:func:`advise` reads a :func:`~kernelmaps.evaluate.compare` table. For each method it finds
+the smallest ``n_components`` whose mean test score is within ``tolerance`` (relative) of the
+reference score — the exact-kernel baseline — with its time and memory, and marks the fastest
+method that meets it. When a method meets it at none of the dimensions tried, the dimension
+it would likely need is estimated from the trend of its score gap, and the estimate says how:
+a least-squares line through :math:`(\log D, \log \text{gap})` over the dimensions tried with
+a positive gap, extrapolated to :math:`\log(\text{tolerance})` (random-feature errors decay
+like :math:`D^{-1/2}`, Nyström's faster: a power law is the usual shape). No line, no number:
+with fewer than two such dimensions, or a gap that does not shrink, it says so.
+
+Without an exact baseline the reference is the best mean score of any method at its largest
+dimension, and ``DataFrame.attrs["reference"]`` says so: the advice is then relative to the
+best approximation tried, not to the kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from kernelmaps._optional import import_optional
+from kernelmaps.evaluate.registry import EXACT
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    import pandas as pd
+
+__all__ = ["advise"]
+
+ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_gap",
+                  "total_time_s", "peak_memory_mb", "meets", "fastest", "estimated_n_components",
+                  "advice")
+
+
+def _summary(table: pd.DataFrame) -> pd.DataFrame:
+    from kernelmaps.evaluate.comparison import summarize
+
+    return table if "runs" in table.columns else summarize(table)
+
+
+def _reference(summary: pd.DataFrame) -> tuple[float, str]:
+    exact = summary[summary["method"] == EXACT]
+    if len(exact):
+        score = float(exact["score"].iloc[0])
+        return score, f"the exact kernel's score ({score:.4g})"
+    largest = summary.loc[summary.groupby("method")["n_components"].idxmax()]
+    best = largest.loc[largest["score"].idxmax()]
+    return float(best["score"]), (
+        f"no exact baseline: the best approximation tried, {best['method']} at "
+        f"n_components={int(best['n_components'])} ({float(best['score']):.4g}) — not the "
+        "kernel itself")
+
+
+def _extrapolate(dimensions: np.ndarray, gaps: np.ndarray, tolerance: float,
+                 tried: int) -> tuple[float, str]:
+    """The dimension a log-log fit of the gap reaches ``tolerance`` at, and how it was found."""
+    positive = gaps > 0
+    points = np.unique(dimensions[positive]).size
+    if points < 2:
+        return math.nan, (f"not within tolerance up to n_components={tried}; too few "
+                          "dimensions with a positive score gap to estimate a trend")
+    slope, intercept = np.polyfit(np.log(dimensions[positive]), np.log(gaps[positive]), 1)
+    if slope >= 0:
+        return math.nan, (f"not within tolerance up to n_components={tried}; the score gap "
+                          f"does not shrink with D over {points} dimensions: no estimate")
+    needed = float(math.exp((math.log(tolerance) - intercept) / slope))
+    return needed, (f"not within tolerance up to n_components={tried}; likely needs "
+                    f"n_components ≈ {needed:.3g} (log-log extrapolation of the score gap "
+                    f"from {points} dimensions, slope {slope:.2f})")
+
+
+def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
+    r"""For each method, the smallest ``n_components`` scoring within ``tolerance`` of exact.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The output of :func:`~kernelmaps.evaluate.compare` (or of
+        :func:`~kernelmaps.evaluate.summarize`).
+    tolerance : float, default=0.01
+        Largest relative score gap :math:`(s_\text{ref} - s)/|s_\text{ref}|` accepted
+        (0.01: within 1 % of the reference score).
+
+    Returns
+    -------
+    DataFrame
+        One row per method (registry order) with columns ``method, n_components,
+        n_features_out, score, score_gap, total_time_s, peak_memory_mb`` (of the smallest
+        dimension that meets the tolerance, else of the largest tried), ``meets``,
+        ``fastest`` (True for the method meeting it in the least total time),
+        ``estimated_n_components`` (a log-log extrapolation when not met, else NaN) and
+        ``advice`` (a sentence saying how the row was found).
+        ``attrs["reference"]`` describes the reference score, ``attrs["tolerance"]`` the
+        tolerance.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> table = pd.DataFrame({"method": ["exact", "a", "a"], "n_components": [100, 10, 20],
+    ...     "n_features_out": [100, 10, 20], "runs": 1, "score": [0.9, 0.85, 0.895],
+    ...     "total_time_s": [5.0, 0.1, 0.2], "peak_memory_mb": [80.0, 1.0, 2.0]})
+    >>> advise(table)[["method", "n_components", "meets"]].to_dict("records")
+    [{'method': 'a', 'n_components': 20, 'meets': True}]
+    """
+    pd = import_optional("pandas")
+    if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
+        raise ValueError(f"tolerance must be a relative score gap in (0, 1), e.g. 0.01 for "
+                         f"1 %; got {tolerance!r}.")
+    summary = _summary(table)
+    reference, described = _reference(summary)
+    scale = abs(reference) if reference != 0 else 1.0
+    records = []
+    for method, group in summary[summary["method"] != EXACT].groupby("method", sort=False):
+        group = group.sort_values("n_components")
+        gaps = (reference - group["score"].to_numpy(dtype=float)) / scale
+        meeting = np.flatnonzero(gaps <= tolerance)
+        if meeting.size:
+            row, needed = group.iloc[meeting[0]], math.nan
+            text = (f"within {tolerance:.3g} of the reference from n_components="
+                    f"{int(row['n_components'])} on")
+        else:
+            row = group.iloc[-1]
+            needed, text = _extrapolate(group["n_components"].to_numpy(dtype=float), gaps,
+                                        tolerance, int(row["n_components"]))
+        records.append({
+            "method": method, "n_components": int(row["n_components"]),
+            "n_features_out": int(row["n_features_out"]), "score": float(row["score"]),
+            "score_gap": float((reference - row["score"]) / scale),
+            "total_time_s": float(row["total_time_s"]),
+            "peak_memory_mb": float(row["peak_memory_mb"]), "meets": bool(meeting.size),
+            "fastest": False, "estimated_n_components": needed, "advice": text})
+    advice = pd.DataFrame.from_records(records, columns=list(ADVICE_COLUMNS))
+    if advice["meets"].any():
+        fastest = advice.loc[advice["meets"], "total_time_s"].idxmin()
+        advice.loc[fastest, "fastest"] = True
+    advice.attrs["reference"] = described
+    advice.attrs["tolerance"] = tolerance
+    return advice
+
+
+def advice_sentence(advice: Any) -> str:
+    """One line: the fastest method meeting the tolerance, or that none does."""
+    tolerance = advice.attrs.get("tolerance", 0.01)
+    if not len(advice) or not advice["fastest"].any():
+        return (f"No method came within {tolerance:.3g} (relative) of the reference score at "
+                f"the dimensions tried; see the estimates. Reference: "
+                f"{advice.attrs.get('reference', '?')}.")
+    best = advice[advice["fastest"]].iloc[0]
+    return (f"Use {best['method']} with n_components={int(best['n_components'])}: the fastest "
+            f"within {tolerance:.3g} (relative) of the reference score "
+            f"({best['total_time_s']:.3g} s, {best['peak_memory_mb']:.3g} MB, score "
+            f"{best['score']:.4g}). Reference: {advice.attrs['reference']}.")

@@ -1,0 +1,138 @@
+"""The exact-kernel baseline of compare: Cholesky features / closed-form ridge (issue 12)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
+from sklearn.utils import check_random_state
+
+from kernelmaps.evaluate import MODELS, _exact, compare
+from kernelmaps.evaluate import comparison as comparison_module
+from kernelmaps.evaluate._splits import make_splits
+from kernelmaps.evaluate.error import _seed_values
+from kernelmaps.kernels import get_kernel
+from kernelmaps.maps import Nystroem
+from kernelmaps.models._solvers import cholesky_in_place
+
+
+def _old_baseline_score(X, y, kernel, model):
+    """Today's (before issue 12) baseline: the model on Nyström with every training row as
+    a landmark, on the split compare makes with random_state=0."""
+    split_seed = _seed_values(check_random_state(0), 2)[0]
+    split = make_splits(X, y, "classification", test_size=0.25, cv=None, test_data=None,
+                        seed=split_seed)[0]
+    nystroem = Nystroem(kernel=kernel, n_components=split.X_train.shape[0],
+                        random_state=0).fit(split.X_train)
+    fitted = MODELS[model][0]().fit(nystroem.transform(split.X_train), split.y_train)
+    return fitted.score(nystroem.transform(split.X_test), split.y_test)
+
+
+@pytest.mark.parametrize(("rows", "gamma", "model"), [
+    (None, 0.01, "ridge"),      # closed form, all of digits
+    (None, 0.001, "ridge"),     # a smoother kernel: a worse-conditioned K
+    (600, 0.01, "svm"),         # Cholesky features
+    (400, 0.001, "logistic"),
+])
+def test_baseline_scores_equal_the_nystroem_baseline(rows, gamma, model):
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:rows], y[:rows]
+    kernel = get_kernel("rbf", gamma=gamma)
+    table = compare(X, y, kernel=kernel, methods=["rbf_sampler"], n_components=[10],
+                    n_seeds=1, model=model, exact=True)
+    exact = table[table.method == "exact"].iloc[0]
+    assert exact["score"] == pytest.approx(_old_baseline_score(X, y, kernel, model), abs=1e-6)
+    assert exact["n_features_out"] == exact["n_train"]
+    assert exact["error"] < 1e-12  # 0 for the closed form, rounding for features
+
+
+def test_closed_form_ridge_matches_ridge_on_cholesky_features_for_regression():
+    rng = np.random.RandomState(0)
+    X = rng.rand(200, 3)
+    y = np.sin(4 * X[:, 0]) + X[:, 1] + 0.1 * rng.randn(200)
+    kernel = get_kernel("rbf", gamma=2.0)
+    closed = compare(X, y, kernel=kernel, methods=["rbf_sampler"], n_components=[5],
+                     n_seeds=1, model=Ridge(alpha=0.3), exact=True, task="regression")
+    assert _exact.closed_form_alpha(Ridge(alpha=0.3)) == 0.3
+    assert _exact.closed_form_alpha(Ridge(alpha=0.3, fit_intercept=False)) is None
+    # The same Ridge inside a pipeline is fitted on the Cholesky features instead.
+    features = compare(X, y, kernel=kernel, methods=["rbf_sampler"], n_components=[5],
+                       n_seeds=1, model=make_pipeline(Ridge(alpha=0.3)), exact=True,
+                       task="regression")
+    score = closed.loc[closed.method == "exact", "score"].iloc[0]
+    assert score > 0.5
+    split_seed = _seed_values(check_random_state(0), 2)[0]
+    split = make_splits(X, y, "regression", test_size=0.25, cv=None, test_data=None,
+                        seed=split_seed)[0]
+    nystroem = Nystroem(kernel=kernel, n_components=150, random_state=0).fit(split.X_train)
+    reference = Ridge(alpha=0.3).fit(nystroem.transform(split.X_train), split.y_train)
+    assert score == pytest.approx(reference.score(nystroem.transform(split.X_test),
+                                                  split.y_test), abs=1e-9)
+    assert features.loc[features.method == "exact", "score"].iloc[0] == pytest.approx(score,
+                                                                                      abs=1e-9)
+
+
+def test_cholesky_in_place_singular_matrix_gets_jitter_and_keeps_lower_triangle():
+    rng = np.random.RandomState(0)
+    A = rng.randn(300, 4)
+    K = A @ A.T  # rank 4: not positive definite
+    original = K.copy()
+    R, jitter = cholesky_in_place(K, 0.0, floor=1e-10)
+    assert R is K and jitter > 0
+    assert np.allclose(np.tril(K, -1), np.tril(original, -1))  # restored after failures
+    upper = np.triu(R)
+    np.testing.assert_allclose(upper.T @ upper, original + jitter * np.eye(300), atol=1e-9)
+    with pytest.raises(ValueError, match="kernel matrix is not positive definite"):
+        cholesky_in_place(-1e30 * np.eye(3), 0.0)
+    with pytest.raises(ValueError, match="C-contiguous float64"):
+        cholesky_in_place(np.eye(3, dtype=np.float32), 0.0)
+
+
+def test_duplicate_rows_need_jitter_and_say_so():
+    X, y = load_digits(return_X_y=True)
+    X = np.vstack([X[:150], X[:150]])  # every training row has twins
+    y = np.concatenate([y[:150], y[:150]])
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.01), methods=["rbf_sampler"],
+                    n_components=[10], n_seeds=1, model="svm", exact=True)
+    exact = table[table.method == "exact"].iloc[0]
+    assert "jitter" in exact["notes"] and exact["error"] < 1e-8 and exact["score"] > 0.8
+
+
+@pytest.mark.parametrize(("model", "phases"), [
+    ("ridge", list(_exact.PHASES[:3])), ("svm", list(_exact.PHASES))])
+def test_phases_are_reported(model, phases):
+    X, y = load_digits(return_X_y=True)
+    seen = []
+    compare(X[:200], y[:200], methods=["rbf_sampler"], n_components=[10], n_seeds=1,
+            model=model, exact=True, on_phase=seen.append)
+    assert seen == phases
+
+
+def test_auto_decides_from_the_estimated_time_and_memory(monkeypatch):
+    X, y = load_digits(return_X_y=True)
+    settings = {"methods": ["rbf_sampler"], "n_components": [10], "n_seeds": 1}
+    monkeypatch.setattr(comparison_module, "_EXACT_ALWAYS_TRAIN", 100)
+    monkeypatch.setattr(_exact, "flops_per_second", lambda: 1e4)  # a very slow machine
+    table = compare(X[:400], y[:400], **settings)
+    assert "exact" not in set(table.method)
+    reason = table.attrs["settings"]["exact_reason"]
+    assert reason.startswith("auto: skipped, 300 training rows: estimated") and "s)" in reason
+    monkeypatch.setattr(_exact, "flops_per_second", lambda: 1e12)
+    monkeypatch.setattr(_exact, "available_memory", lambda: 1e6)  # 1 MB free
+    table = compare(X[:400], y[:400], **settings)
+    assert "of the memory" in table.attrs["settings"]["exact_reason"]
+    with pytest.raises(ValueError, match="exact=True with 300 training rows: estimated"):
+        compare(X[:400], y[:400], exact=True, **settings)
+    monkeypatch.setattr(_exact, "available_memory", lambda: 1e12)
+    table = compare(X[:400], y[:400], **settings)
+    assert table.attrs["settings"]["exact_reason"].startswith("auto: 300 training rows, "
+                                                              "estimated")
+    assert "exact" in set(table.method)
+
+
+def test_exact_cost_grows_as_n_cubed_and_n_squared():
+    memory, flops = _exact.exact_cost(10000, 100, 10, 3, closed_form=True)
+    memory2, flops2 = _exact.exact_cost(20000, 100, 10, 3, closed_form=True)
+    assert 3.3 < memory2 / memory < 4.0 and 7.5 < flops2 / flops < 8.1
+    assert _exact.exact_cost(10000, 100, 10, 3, closed_form=False)[0] > 2.5 * memory
+    assert _exact.flops_per_second() > 1e6 and _exact.available_memory() > 0
