@@ -56,7 +56,7 @@ def test_no_trend_no_number():
     assert "does not shrink" in advice.loc["a", "advice"]
     assert "too few dimensions" in advice.loc["b", "advice"]
     assert not advice["fastest"].any()
-    assert advice_sentence(advise(_table(rows))).startswith("No method came within 0.01")
+    assert advice_sentence(advise(_table(rows))).startswith("No method came within 1 %")
 
 
 def test_without_exact_baseline_the_reference_is_labelled():

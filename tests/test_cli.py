@@ -65,8 +65,8 @@ def test_compare_end_to_end(digits_csv, tmp_path):
 
 
 def check_files(out: Path) -> None:
-    for name in ("report.html", "results.csv", "summary.csv", "error.png", "score.png",
-                 "pareto.png", "error_time.png"):
+    for name in ("report.html", "results.csv", "summary.csv", "advice.csv", "error.png",
+                 "score.png", "pareto.png", "error_time.png"):
         assert (out / name).stat().st_size > 0, name
     for name in ("error.png", "score.png", "pareto.png", "error_time.png"):
         assert (out / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -85,6 +85,9 @@ def check_numbers(payload: dict, out: Path) -> None:
     assert summary["method"].tolist() == ["exact"] + ["nystroem"] * 3 + ["rbf_sampler"] * 3
     assert payload["summary"][0]["method"] == "exact"
     assert payload["settings"]["split"] == "random stratified hold-out, test_size=0.25"
+    advice = pd.read_csv(out / "advice.csv")
+    assert advice["method"].tolist() == ["nystroem", "rbf_sampler"]
+    assert [row["method"] for row in payload["advice"]] == ["nystroem", "rbf_sampler"]
 
 
 def check_report(payload: dict, out: Path) -> None:
@@ -98,6 +101,32 @@ def check_report(payload: dict, out: Path) -> None:
     assert pd.read_csv(out / "results.csv")["kernel"].iloc[0] == kernel.split(";")[0]
     assert np.__version__ in text and "scikit-learn" in text
     assert "<td>exact</td>" in text and "<td>rbf_sampler</td>" in text
+    assert "<h2>What to use</h2>" in text and "of the reference score" in text
+
+
+def test_progress_shows_the_phases_of_the_exact_baseline(capsys, tmp_path, digits_csv,
+                                                         monkeypatch):
+    from kernelmaps.cli import report
+
+    descriptions = []
+
+    class Bar:  # records what the rich progress bar would show
+        def start(self): pass
+        def stop(self): pass
+        def add_task(self, description, total): return 0
+        def update(self, task, description=None, **kwargs):
+            descriptions.append(description)
+
+    monkeypatch.setattr(report, "progress_bar", lambda console, disable: Bar())
+    code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), "--methods",
+                              "rbf_sampler", "--n-components", "20", "--seeds", "1",
+                              "--exact", "--threads", "1", "--tolerance", "0.2", "--out",
+                              str(tmp_path / "r"))
+    assert code == 0, err
+    assert descriptions[:4] == ["exact: kernel matrix", "exact: Cholesky", "exact: test rows",
+                                "exact D=300"]
+    assert "What to use (within 20 % of the reference score" in out
+    assert "Use rbf_sampler with n_components=20" in " ".join(out.split())
 
 
 def test_quiet_prints_nothing(capsys, tmp_path, digits_csv):

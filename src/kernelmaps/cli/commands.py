@@ -94,6 +94,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number in (0, 1) such as 0.01; got "
+                                         f"{text!r}")
+    return value
+
+
 def _number(text: str) -> int | float:
     """A kernel parameter: an int when it is written as one (degrees), else a float."""
     if re.fullmatch(r"[+-]?\d+", text.strip()):
@@ -193,6 +204,9 @@ def _build_parser() -> argparse.ArgumentParser:
                          help="feature scaling fitted on the training rows only (default: "
                               "none; a warning suggests standard when features' scales differ "
                               "by more than 100x)")
+    compare.add_argument("--tolerance", type=_fraction, default=0.01,
+                         help="advice: the smallest n_components per method whose score is "
+                              "within this relative gap of the exact score (default: 0.01)")
     compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                          help="threads for BLAS and the transform engine (default: all "
                               "cores; 1 is faster on a machine busy with other work)")
@@ -368,6 +382,7 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
         "kernel error": f"{args.metric} norm on {args.error_sample} training rows",
         "scale": (f"{args.scale or 'none'} (fitted on the training rows only)"
                   if (args.scale or "none") != "none" else "none"),
+        "advice tolerance": f"{args.tolerance:.3g} (relative score gap to the exact score)",
         "max rows": "all" if args.max_rows is None else str(args.max_rows),
         "random_state": str(args.random_state),
         "threads": "all cores" if args.threads is None else str(args.threads),
@@ -422,18 +437,21 @@ def _cmd_compare(args: argparse.Namespace) -> int:
     choice = _kernel_from_args(args, _scaled_for_heuristic(data.X, args.scale))
     results, notes = _run_comparison(args, data, choice.kernel, err_console)
     summary = evaluate.summarize(results)
+    advice = evaluate.advise(summary, tolerance=args.tolerance)
     wall = time.perf_counter() - start
     settings = _settings(args, data, choice, results.attrs["settings"], wall)
     title = f"kernelmaps compare: {data.name}, {choice.kernel.name} kernel, {args.model}"
-    html_path = report.write_report(out, results, summary, title, settings, notes)
+    html_path = report.write_report(out, results, summary, title, settings, notes, advice)
     caption = (f"{settings['kernel']}\n{settings['split']}; wall time {wall:.1f} s; "
                f"report: {html_path}")
     report.print_summary(out_console, summary, title, caption)
+    report.print_advice(out_console, advice)
     for note in notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)
     if args.json:
         payload = {"settings": settings, "report": str(html_path),
                    "summary": json.loads(summary.to_json(orient="records")),
+                   "advice": json.loads(advice.to_json(orient="records")),
                    "results": json.loads(results.to_json(orient="records"))}
         print(json.dumps(payload, indent=2))
     return 0

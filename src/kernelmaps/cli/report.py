@@ -23,7 +23,7 @@ from kernelmaps._optional import import_optional
 from kernelmaps.cli.data import DatasetInfo
 from kernelmaps.evaluate import plot_error, plot_error_time, plot_pareto, plot_score
 
-__all__ = ["PLOTS", "print_datasets", "print_summary", "write_report"]
+__all__ = ["PLOTS", "print_advice", "print_datasets", "print_summary", "write_report"]
 
 #: The report's plots: file name → plot function of :mod:`kernelmaps.evaluate`.
 PLOTS = {"error.png": plot_error, "score.png": plot_score, "pareto.png": plot_pareto,
@@ -79,6 +79,51 @@ def print_summary(console: Any, summary: Any, title: str, caption: str) -> None:
         table.add_row(*cells, style="bold" if cells[0] == "exact" else None)
         previous = cells[0]
     console.print(table)
+
+
+#: The advice table: header → cell text (terminal and report).
+_ADVICE_COLUMNS: dict[str, Callable[[Any], str]] = {
+    "method": lambda r: r["method"] + (" ★" if r["fastest"] else ""),
+    "n_components": lambda r: str(r["n_components"]) if r["meets"] else "–",
+    "score": lambda r: f"{r['score']:.4f}" if r["meets"] else "–",
+    "gap": lambda r: f"{r['score_gap']:.2%}" if r["meets"] else "–",
+    "total s": lambda r: f"{r['total_time_s']:.3f}" if r["meets"] else "–",
+    "peak MB": lambda r: f"{r['peak_memory_mb']:.1f}" if r["meets"] else "–",
+    "estimate": lambda r: "" if r["meets"] else r["advice"],
+}
+
+
+def print_advice(console: Any, advice: Any) -> None:
+    """What to use (:func:`kernelmaps.evaluate.advise`): a table and one sentence."""
+    from kernelmaps.evaluate.advice import advice_sentence
+
+    box = import_optional("rich.box")
+    Table = import_optional("rich.table").Table
+    table = Table(title=f"What to use (within {100 * advice.attrs['tolerance']:.3g} % of the "
+                        "reference score; ★ fastest)", header_style="bold", box=box.SIMPLE_HEAD)
+    for i, header in enumerate(_ADVICE_COLUMNS):
+        table.add_column(header, justify="left" if i in (0, 6) else "right",
+                         no_wrap=i != 6)
+    for _, row in advice.iterrows():
+        table.add_row(*(cell(row) for cell in _ADVICE_COLUMNS.values()))
+    console.print(table)
+    console.print(advice_sentence(advice))
+
+
+def _advice_html(advice: Any) -> str:
+    if advice is None:
+        return ""
+    from kernelmaps.evaluate.advice import advice_sentence
+
+    rows = [tuple(cell(row) for cell in _ADVICE_COLUMNS.values())
+            for _, row in advice.iterrows()]
+    return (f"<h2>What to use</h2><p>{html.escape(advice_sentence(advice))}</p>"
+            + _html_table(list(_ADVICE_COLUMNS), rows)
+            + f"<p class=\"muted\">For each method, the smallest n_components whose mean "
+              f"score is within {100 * advice.attrs['tolerance']:.3g} % of the reference "
+              "score, its mean time and peak memory; ★ marks the fastest. Where none is, the "
+              "estimate (if any) is a log-log extrapolation of the score gap against D over "
+              "the dimensions tried, as stated in the row.</p>")
 
 
 def _versions() -> dict[str, str]:
@@ -139,7 +184,8 @@ def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 
 
 def _render_html(title: str, summary: Any, settings: dict[str, Any],
-                 versions: dict[str, str], images: dict[str, bytes], notes: list[str]) -> str:
+                 versions: dict[str, str], images: dict[str, bytes], notes: list[str],
+                 advice: Any = None) -> str:
     cells = _summary_cells(summary, list(_SUMMARY_COLUMNS))
     plots = "".join(
         f'<img alt="{html.escape(name)}" src="data:image/png;base64,'
@@ -162,6 +208,7 @@ memory is the tracemalloc peak (NumPy and Python allocations).</p>
 {_html_table(list(_SUMMARY_COLUMNS), cells, ["exact" if c[0] == "exact" else "" for c in cells])}
 <p class="muted">Every run is in <code>results.csv</code>; this table is
 <code>summary.csv</code>.</p>
+{_advice_html(advice)}
 {notes_html}
 <h2>Settings</h2>
 {_html_table(("setting", "value"), list(settings.items()), css="kv")}
@@ -172,18 +219,21 @@ memory is the tracemalloc peak (NumPy and Python allocations).</p>
 
 
 def write_report(out: Path, results: Any, summary: Any, title: str,
-                 settings: dict[str, Any], notes: list[str]) -> Path:
-    """Write ``report.html``, ``results.csv``, ``summary.csv`` and the plots into ``out``.
+                 settings: dict[str, Any], notes: list[str], advice: Any = None) -> Path:
+    """Write ``report.html``, ``results.csv``, ``summary.csv`` and the plots into ``out``
+    (and ``advice.csv``, with a "What to use" section, when ``advice`` is given).
 
     Returns the path of ``report.html``.
     """
     out.mkdir(parents=True, exist_ok=True)
     results.to_csv(out / "results.csv", index=False)
     summary.to_csv(out / "summary.csv", index=False)
+    if advice is not None:
+        advice.to_csv(out / "advice.csv", index=False)
     images = _write_plots(out, results)
     report = out / "report.html"
-    report.write_text(_render_html(title, summary, settings, _versions(), images, notes),
-                      encoding="utf-8")
+    report.write_text(_render_html(title, summary, settings, _versions(), images, notes,
+                                   advice), encoding="utf-8")
     return report
 
 

@@ -119,7 +119,7 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
         meeting = np.flatnonzero(gaps <= tolerance)
         if meeting.size:
             row, needed = group.iloc[meeting[0]], math.nan
-            text = (f"within {tolerance:.3g} of the reference from n_components="
+            text = (f"within {_percent(tolerance)} of the reference from n_components="
                     f"{int(row['n_components'])} on")
         else:
             row = group.iloc[-1]
@@ -141,15 +141,19 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     return advice
 
 
+def _percent(tolerance: float) -> str:
+    return f"{100 * tolerance:.3g} %"
+
+
 def advice_sentence(advice: Any) -> str:
     """One line: the fastest method meeting the tolerance, or that none does."""
     tolerance = advice.attrs.get("tolerance", 0.01)
     if not len(advice) or not advice["fastest"].any():
-        return (f"No method came within {tolerance:.3g} (relative) of the reference score at "
+        return (f"No method came within {_percent(tolerance)} of the reference score at "
                 f"the dimensions tried; see the estimates. Reference: "
                 f"{advice.attrs.get('reference', '?')}.")
     best = advice[advice["fastest"]].iloc[0]
     return (f"Use {best['method']} with n_components={int(best['n_components'])}: the fastest "
-            f"within {tolerance:.3g} (relative) of the reference score "
+            f"within {_percent(tolerance)} of the reference score "
             f"({best['total_time_s']:.3g} s, {best['peak_memory_mb']:.3g} MB, score "
             f"{best['score']:.4g}). Reference: {advice.attrs['reference']}.")
