@@ -43,18 +43,30 @@ def test_power_law_gap_is_extrapolated_and_said_so():
     rows += [("rbf_sampler", d, 1.0 - 0.4 * d**-0.5, d / 100) for d in (25, 100, 400)]
     advice = advise(_table(rows), tolerance=0.01).iloc[0]
     assert not advice["meets"] and advice["n_components"] == 400
-    assert advice["estimated_n_components"] == pytest.approx(1600, rel=1e-6)
-    assert "log-log extrapolation of the score gap from 3 dimensions" in advice["advice"]
+    assert advice["estimated_n_features_out"] == pytest.approx(1600, rel=1e-6)
+    assert "likely needs D ≈ 1.6e+03 output features (log-log extrapolation of the score " \
+        "gap from 3 dimensions" in advice["advice"]
     assert "slope -0.50" in advice["advice"]
+
+
+def test_a_map_that_rounds_d_up_is_advised_by_its_real_dimension():
+    rows = [("exact", 500, 0.9, 9.0)]
+    rows += [("fastfood", n, 0.9, 1.0) for n in (25, 50)]  # both give D = 64
+    table = _table(rows)
+    table["n_features_out"] = [500, 64, 64]
+    advice = advise(table)
+    assert advice["n_components"].tolist() == [25] and advice["n_features_out"].tolist() == [64]
+    assert advice_sentence(advice).startswith("Use fastfood with n_components=25 (D=64 output "
+                                              "features)")
 
 
 def test_no_trend_no_number():
     rows = [("exact", 500, 0.9, 1.0), ("a", 10, 0.5, 0.1), ("a", 20, 0.4, 0.1),
             ("b", 10, 0.5, 0.1)]
     advice = advise(_table(rows)).set_index("method")
-    assert math.isnan(advice.loc["a", "estimated_n_components"])
+    assert math.isnan(advice.loc["a", "estimated_n_features_out"])
     assert "does not shrink" in advice.loc["a", "advice"]
-    assert "too few dimensions" in advice.loc["b", "advice"]
+    assert "too few output dimensions" in advice.loc["b", "advice"]
     assert not advice["fastest"].any()
     assert advice_sentence(advise(_table(rows))).startswith("No method came within 1 %")
 

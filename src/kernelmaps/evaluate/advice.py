@@ -1,7 +1,7 @@
 r"""What to use: the smallest output dimension of each map that scores like the exact kernel.
 
 :func:`advise` reads a :func:`~kernelmaps.evaluate.compare` table. For each method it finds
-the smallest ``n_components`` whose mean test score is within ``tolerance`` (relative) of the
+the smallest output dimension whose mean test score is within ``tolerance`` (relative) of the
 reference score — the exact-kernel baseline — with its time and memory, and marks the fastest
 method that meets it. When a method meets it at none of the dimensions tried, the dimension
 it would likely need is estimated from the trend of its score gap, and the estimate says how:
@@ -31,8 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 __all__ = ["advise"]
 
 ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_gap",
-                  "total_time_s", "peak_memory_mb", "meets", "fastest", "estimated_n_components",
-                  "advice")
+                  "total_time_s", "peak_memory_mb", "meets", "fastest",
+                  "estimated_n_features_out", "advice")
 
 
 def _summary(table: pd.DataFrame) -> pd.DataFrame:
@@ -60,16 +60,16 @@ def _extrapolate(dimensions: np.ndarray, gaps: np.ndarray, tolerance: float,
     positive = gaps > 0
     points = np.unique(dimensions[positive]).size
     if points < 2:
-        return math.nan, (f"not within tolerance up to n_components={tried}; too few "
+        return math.nan, (f"not within tolerance up to D={tried}; too few output "
                           "dimensions with a positive score gap to estimate a trend")
     slope, intercept = np.polyfit(np.log(dimensions[positive]), np.log(gaps[positive]), 1)
     if slope >= 0:
-        return math.nan, (f"not within tolerance up to n_components={tried}; the score gap "
+        return math.nan, (f"not within tolerance up to D={tried}; the score gap "
                           f"does not shrink with D over {points} dimensions: no estimate")
     needed = float(math.exp((math.log(tolerance) - intercept) / slope))
-    return needed, (f"not within tolerance up to n_components={tried}; likely needs "
-                    f"n_components ≈ {needed:.3g} (log-log extrapolation of the score gap "
-                    f"from {points} dimensions, slope {slope:.2f})")
+    return needed, (f"not within tolerance up to D={tried}; likely needs D ≈ {needed:.3g} "
+                    f"output features (log-log extrapolation of the score gap from {points} "
+                    f"dimensions, slope {slope:.2f})")
 
 
 def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
@@ -89,9 +89,11 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     DataFrame
         One row per method (registry order) with columns ``method, n_components,
         n_features_out, score, score_gap, total_time_s, peak_memory_mb`` (of the smallest
-        dimension that meets the tolerance, else of the largest tried), ``meets``,
+        output dimension D that meets the tolerance — the smallest ``n_components`` giving
+        it, for maps that round D up — else of the largest tried), ``meets``,
         ``fastest`` (True for the method meeting it in the least total time),
-        ``estimated_n_components`` (a log-log extrapolation when not met, else NaN) and
+        ``estimated_n_features_out`` (the D a log-log extrapolation of the score gap
+        reaches the tolerance at, when not met; else NaN) and
         ``advice`` (a sentence saying how the row was found).
         ``attrs["reference"]`` describes the reference score, ``attrs["tolerance"]`` the
         tolerance.
@@ -114,24 +116,26 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     scale = abs(reference) if reference != 0 else 1.0
     records = []
     for method, group in summary[summary["method"] != EXACT].groupby("method", sort=False):
-        group = group.sort_values("n_components")
+        # By the real output dimension: maps that round D up (Hadamard blocks, cos/sin
+        # pairs) give several n_components one D; the smallest such n_components is kept.
+        group = group.sort_values(["n_features_out", "n_components"])
         gaps = (reference - group["score"].to_numpy(dtype=float)) / scale
         meeting = np.flatnonzero(gaps <= tolerance)
         if meeting.size:
             row, needed = group.iloc[meeting[0]], math.nan
             text = (f"within {_percent(tolerance)} of the reference from n_components="
-                    f"{int(row['n_components'])} on")
+                    f"{int(row['n_components'])} (D={int(row['n_features_out'])}) on")
         else:
             row = group.iloc[-1]
-            needed, text = _extrapolate(group["n_components"].to_numpy(dtype=float), gaps,
-                                        tolerance, int(row["n_components"]))
+            needed, text = _extrapolate(group["n_features_out"].to_numpy(dtype=float), gaps,
+                                        tolerance, int(row["n_features_out"]))
         records.append({
             "method": method, "n_components": int(row["n_components"]),
             "n_features_out": int(row["n_features_out"]), "score": float(row["score"]),
             "score_gap": float((reference - row["score"]) / scale),
             "total_time_s": float(row["total_time_s"]),
             "peak_memory_mb": float(row["peak_memory_mb"]), "meets": bool(meeting.size),
-            "fastest": False, "estimated_n_components": needed, "advice": text})
+            "fastest": False, "estimated_n_features_out": needed, "advice": text})
     advice = pd.DataFrame.from_records(records, columns=list(ADVICE_COLUMNS))
     if advice["meets"].any():
         fastest = advice.loc[advice["meets"], "total_time_s"].idxmin()
@@ -153,7 +157,9 @@ def advice_sentence(advice: Any) -> str:
                 f"the dimensions tried; see the estimates. Reference: "
                 f"{advice.attrs.get('reference', '?')}.")
     best = advice[advice["fastest"]].iloc[0]
-    return (f"Use {best['method']} with n_components={int(best['n_components'])}: the fastest "
-            f"within {_percent(tolerance)} of the reference score "
-            f"({best['total_time_s']:.3g} s, {best['peak_memory_mb']:.3g} MB, score "
+    dimension = ("" if best["n_features_out"] == best["n_components"]
+                 else f" (D={int(best['n_features_out'])} output features)")
+    return (f"Use {best['method']} with n_components={int(best['n_components'])}{dimension}: "
+            f"the fastest within {_percent(tolerance)} of the reference score "
+            f"({best['total_time_s']:.3g} s, {best['peak_memory_mb']:.1f} MB, score "
             f"{best['score']:.4g}). Reference: {advice.attrs['reference']}.")
