@@ -160,6 +160,11 @@ def as_features(X: Any, what: str, names: tuple[str, ...] | None = None,
         if X.dtype.kind not in "biuf":
             raise DataError(f"{what} is not numeric (dtype {X.dtype}); save numbers only.")
         X = X.astype(np.float64, copy=False)
+        if X.ndim == 0:
+            raise DataError(f"{what} is a single number, not an array with one row per "
+                            "sample.")
+        if X.shape[0] == 0:  # before reshaping: (0, -1) is ambiguous
+            raise DataError(f"{what} has no rows.")
         if X.ndim == 1:
             X = X.reshape(-1, 1)
         elif X.ndim > 2:  # images: one row per sample
