@@ -66,6 +66,17 @@ def test_predict_on_dask_is_lazy_and_matches(problem):
     assert np.sqrt(np.mean((fitted.predict(X) - y) ** 2)) < 0.15 * y.std()  # a good fit
 
 
+def test_uniform_centres_and_solution_equal_the_in_memory_fit(problem):
+    # The same draw as in memory (one permutation from random_state): the same centres, and
+    # FALKON's iterates equal up to the summation order of the chunk partials.
+    X, y, dX = problem
+    on_dask, in_memory = model().fit(dX, y), model().fit(X, y)
+    np.testing.assert_array_equal(on_dask.center_indices_, in_memory.center_indices_)
+    np.testing.assert_array_equal(on_dask.X_fit_, in_memory.X_fit_)
+    np.testing.assert_allclose(on_dask.dual_coef_, in_memory.dual_coef_, rtol=0,
+                               atol=1e-7 * np.abs(in_memory.dual_coef_).max())
+
+
 def test_as_accurate_as_the_in_memory_solver(problem):
     X, y, dX = problem
     rng = np.random.RandomState(9)

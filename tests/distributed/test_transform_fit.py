@@ -148,6 +148,25 @@ def test_nystroem_uniform_landmarks_are_rows_drawn_across_chunks(data):
     # Deterministic for a seed, independent of the chunking.
     again = km.Nystroem(n_components=60, random_state=0).fit(dX.rechunk((97, 6)))
     np.testing.assert_array_equal(again.component_indices_, idx)
+    # The in-memory draw (scikit-learn's): the same landmark rows as fitting in memory (in
+    # another order, as the map's own fit shuffles the gathered sample), so the same kernel
+    # approximation z(x)·z(y).
+    in_memory = km.Nystroem(n_components=60, random_state=0).fit(X)
+    np.testing.assert_array_equal(np.sort(in_memory.component_indices_), np.sort(idx))
+    Z, Z_memory = ny.transform(X[:200]), in_memory.transform(X[:200])
+    np.testing.assert_allclose(Z @ Z.T, Z_memory @ Z_memory.T, rtol=0, atol=1e-10)
+
+
+def test_uniform_sample_of_very_many_rows_uses_o_size_memory(monkeypatch):
+    # Above SAME_DRAW_MAX_ROWS no permutation of range(n) is formed (Floyd's algorithm).
+    import kernelmaps.distributed._fit as fit_module
+
+    monkeypatch.setattr(fit_module, "SAME_DRAW_MAX_ROWS", 10)
+    monkeypatch.setattr(fit_module, "uniform_subset", None)  # must not be reached
+    X = da.from_array(np.arange(40.0).reshape(40, 1), chunks=20)
+    rows, indices = uniform_rows(X, 10, check_random_state(0))
+    np.testing.assert_array_equal(rows[:, 0], indices)
+    assert np.unique(indices).size == 10
 
 
 def test_uniform_sample_is_uniform():

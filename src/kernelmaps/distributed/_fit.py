@@ -18,7 +18,7 @@ from sklearn.utils import check_random_state
 
 from kernelmaps.distributed._collections import as_dask_rows
 from kernelmaps.kernels import Kernel
-from kernelmaps.landmarks import select_landmarks
+from kernelmaps.landmarks import select_landmarks, uniform_subset
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.nystroem import Nystroem
 
@@ -48,13 +48,23 @@ def landmark_sample_size(n_landmarks: int, n_samples: int, sample_size: int | No
     return int(min(n_samples, sample_size))
 
 
+#: Up to this many rows the indices are the in-memory draw (one permutation of range(n), 8·n
+#: bytes on the client for a moment), so a fit on Dask equals the in-memory fit; above it,
+#: Floyd's algorithm (O(size) memory whatever n is).
+SAME_DRAW_MAX_ROWS = 2**24
+
+
 def uniform_rows(X: da.Array, size: int,
                  random_state: np.random.RandomState) -> tuple[np.ndarray, np.ndarray]:
     """An exact uniform sample of ``size`` rows of ``X`` without replacement.
 
-    The row indices are drawn on the client by NumPy's ``Generator.choice`` (Floyd's
-    algorithm: O(size) memory whatever n is; every ``size``-subset of rows is equally likely,
-    whatever the chunking), then only those rows are gathered from the chunks holding them.
+    The row indices are drawn on the client, then only those rows are gathered from the
+    chunks holding them. Up to :data:`SAME_DRAW_MAX_ROWS` rows the draw is the in-memory one
+    (:func:`kernelmaps.landmarks.uniform_subset`: the first ``size`` entries of a permutation
+    from ``random_state``, scikit-learn's draw), so Nystroem and ``KernelRidge`` fitted on a
+    dask array take the same landmarks as on the same rows in memory. Above it, NumPy's
+    ``Generator.choice`` seeded from ``random_state`` (Floyd's algorithm: O(size) memory).
+    Either way every ``size``-subset is equally likely, whatever the chunking.
 
     Returns
     -------
@@ -63,8 +73,12 @@ def uniform_rows(X: da.Array, size: int,
     indices : ndarray of shape (size,)
         Their positions in ``X``.
     """
-    generator = np.random.default_rng(random_state.randint(0, 2**32, size=4, dtype=np.uint64))
-    indices = generator.choice(X.shape[0], size, replace=False)
+    if X.shape[0] <= SAME_DRAW_MAX_ROWS:
+        indices = uniform_subset(X, size, random_state=random_state)
+    else:
+        generator = np.random.default_rng(random_state.randint(0, 2**32, size=4,
+                                                               dtype=np.uint64))
+        indices = generator.choice(X.shape[0], size, replace=False)
     order = np.argsort(indices)
     gathered = X[indices[order]].compute()  # sorted: each chunk gives its own rows
     rows = np.empty_like(gathered)

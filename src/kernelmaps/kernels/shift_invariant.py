@@ -35,8 +35,28 @@ from kernelmaps.kernels.spectral import (
 
 __all__ = ["LaplacianKernel", "MaternKernel", "RBFKernel", "StudentKernel"]
 
+class _ConstantDiagonal:
+    """k(x, x) is the same constant for every x (1 unless ``_diagonal_value`` says otherwise):
+    the diagonal is known exactly, so a symmetric evaluation writes it instead of the
+    rounded ‖x − x‖² value."""
+
+    _exact_diagonal = True
+
+    def _diagonal_value(self) -> float:
+        return 1.0
+
+    def _fix_diagonal(self, X, K):
+        np.fill_diagonal(K, self._diagonal_value())
+
+    def _diag(self, X):
+        return np.full(X.shape[0], self._diagonal_value(), dtype=X.dtype)
+
+    def _diag_device(self, xp, X):
+        return xp.full(X.shape[0], self._diagonal_value(), dtype=X.dtype, device=X.device)
+
+
 @register_kernel
-class RBFKernel(Kernel):
+class RBFKernel(_ConstantDiagonal, Kernel):
     r"""Gaussian (RBF) kernel :math:`k(x, y) = \exp(-\gamma\|x-y\|^2) = \exp(-\|x-y\|^2/2\sigma^2)`.
 
     The squared distance is expanded as :math:`\|x\|^2 + \|y\|^2 - 2\langle x,y\rangle` (one
@@ -92,14 +112,6 @@ class RBFKernel(Kernel):
         np.minimum(out, 0.0, out=out)
         np.exp(out, out=out)
 
-    def _fix_diagonal(self, X, K):
-        np.fill_diagonal(K, 1.0)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0], dtype=X.dtype)
-
-    _exact_diagonal = True
-
     def _evaluate_device(self, xp, X, Y):
         # As evaluate_into: 2γ⟨x, y⟩ − γ‖x‖² in one GEMM (PyTorch: addmm with the row
         # term as its bias), then in-place passes.
@@ -108,14 +120,6 @@ class RBFKernel(Kernel):
                      bias=-(gamma * row_sq_norms_device(xp, X))[:, None])
         out -= (gamma * row_sq_norms_device(xp, Y))[None, :]
         return unary(xp, "exp", unary(xp, "clip", out, max=0.0))
-
-    def _diag_device(self, xp, X):
-        return _ones_device(xp, X)
-
-
-def _ones_device(xp: Any, X: Any, value: float = 1.0) -> Any:
-    """k(x, x) of a kernel that is constant on the diagonal."""
-    return xp.full(X.shape[0], value, dtype=X.dtype, device=X.device)
 
 
 @register_kernel
@@ -172,9 +176,6 @@ class LaplacianKernel(Kernel):
         distances *= -self._gamma(X.shape[1])
         return unary(xp, "exp", distances)
 
-    def _diag_device(self, xp, X):
-        return _ones_device(xp, X)
-
 
 def _pairwise_euclidean(X: Any, Y: Any, out: np.ndarray) -> None:
     sq_dist_into(X, Y, out)
@@ -182,7 +183,7 @@ def _pairwise_euclidean(X: Any, Y: Any, out: np.ndarray) -> None:
 
 
 @register_kernel
-class StudentKernel(Kernel):
+class StudentKernel(_ConstantDiagonal, Kernel):
     r"""Student (inverse multiquadric-type) kernel :math:`k(x, y) = 1/(\alpha + \|x-y\|^2)`.
 
     Positive definite for every :math:`\alpha > 0`: it is a mixture of Gaussians (see
@@ -217,28 +218,20 @@ class StudentKernel(Kernel):
         out += self.alpha
         np.reciprocal(out, out=out)
 
-    def _fix_diagonal(self, X, K):
-        np.fill_diagonal(K, 1.0 / self.alpha)
-
-    def _diag(self, X):
-        return np.full(X.shape[0], 1.0 / self.alpha, dtype=X.dtype)
-
-    _exact_diagonal = True
+    def _diagonal_value(self) -> float:
+        return 1.0 / float(self.alpha)
 
     def _evaluate_device(self, xp, X, Y):
         out = sq_dist_device(xp, X, Y)
         out += float(self.alpha)
         return 1.0 / out
 
-    def _diag_device(self, xp, X):
-        return _ones_device(xp, X, 1.0 / float(self.alpha))
-
     def spectral_density(self, n_features: int) -> SpectralDensity:
         return GaussianScaleMixtureDensity(self.alpha)
 
 
 @register_kernel
-class MaternKernel(Kernel):
+class MaternKernel(_ConstantDiagonal, Kernel):
     r"""Matérn kernel with :math:`\nu \in \{1/2, 3/2, 5/2\}` and length scale :math:`\ell`.
 
     With :math:`r = \|x-y\|/\ell`:
@@ -299,14 +292,6 @@ class MaternKernel(Kernel):
     def _temp_bytes_per_row(self, Y):
         return 16 * Y.shape[0]
 
-    def _fix_diagonal(self, X, K):
-        np.fill_diagonal(K, 1.0)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0], dtype=X.dtype)
-
-    _exact_diagonal = True
-
     def _evaluate_device(self, xp, X, Y):
         root = {0.5: 1.0, 1.5: math.sqrt(3.0), 2.5: math.sqrt(5.0)}[self.nu]
         scaled = xp.sqrt(sq_dist_device(xp, X, Y)) * (root / float(self.length_scale))  # c·r
@@ -317,9 +302,6 @@ class MaternKernel(Kernel):
         if self.nu == 2.5:
             polynomial += scaled * scaled / 3.0
         return decay * polynomial
-
-    def _diag_device(self, xp, X):
-        return _ones_device(xp, X)
 
     def spectral_density(self, n_features: int) -> SpectralDensity:
         return MultivariateTDensity(2.0 * self.nu, self.length_scale)

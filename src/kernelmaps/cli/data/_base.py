@@ -159,6 +159,11 @@ def as_features(X: Any, what: str, names: tuple[str, ...] | None = None,
         X = np.asarray(X)
         if X.dtype.kind not in "biuf":
             raise DataError(f"{what} is not numeric (dtype {X.dtype}); save numbers only.")
+        if X.ndim == 0:
+            raise DataError(f"{what} is a single number, not an array with one row per "
+                            "sample.")
+        if X.shape[0] == 0:  # before reshaping ((0, -1) is ambiguous) and casting
+            raise DataError(f"{what} has no rows.")
         X = X.astype(np.float64, copy=False)
         if X.ndim == 1:
             X = X.reshape(-1, 1)

@@ -140,8 +140,7 @@ def load_table(path: str | PathLike[str], target: str | None = None, *,
     suffix = file_suffix(path)
     try:
         if suffix in PARQUET_SUFFIXES:
-            _check_parquet_size(path)
-            frame = pd.read_parquet(path)
+            frame = _read_parquet(path)
             row_label = default_row
         else:
             frame = pd.read_csv(_table_source(path, TABLE_SUFFIXES[suffix]),
@@ -170,6 +169,22 @@ def _table_source(path: Path, separator: str) -> Path | io.BytesIO:
         data = read_capped(stream, expansion_limit(path.stat().st_size), path, method)
     check_table_width(data[:_HEAD_BYTES], separator, path)
     return io.BytesIO(data)
+
+
+def _read_parquet(path: Path) -> Any:
+    """The Parquet file as a DataFrame, after :func:`_check_parquet_size`. Arrow's own errors
+    that are neither ValueError nor OSError, and those of a corrupted pandas metadata block
+    (the JSON in the schema, which pandas trusts: a KeyError for a missing key), are
+    DataErrors too."""
+    pd = import_optional("pandas")
+    pyarrow = import_optional("pyarrow")
+    try:
+        _check_parquet_size(path)
+        return pd.read_parquet(path)
+    except (pyarrow.ArrowException, KeyError, TypeError, IndexError, AttributeError,
+            NotImplementedError) as error:
+        raise DataError(f"{path}: unreadable or malformed Parquet file "
+                        f"({type(error).__name__}: {error}).") from error
 
 
 def _check_parquet_size(path: Path) -> None:

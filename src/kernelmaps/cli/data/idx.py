@@ -94,6 +94,9 @@ def _read_idx_stream(stream: IO[bytes], path: Path, method: str | None) -> np.nd
     dims = struct.unpack(f">{ndim}I", shape)
     dtype = np.dtype(_IDX_DTYPES[code])
     count = math.prod(dims)
+    if count == 0:  # numpy cannot even shape some of these, e.g. 0×2**30×2**30 in float64
+        raise DataError(f"{path}: the IDX file holds no values (its shape "
+                        f"{'×'.join(map(str, dims))} has a dimension 0).")
     promised = count * dtype.itemsize
     size = path.stat().st_size
     if method is not None and promised > expansion_limit(size):
