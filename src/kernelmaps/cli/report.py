@@ -22,6 +22,7 @@ from typing import Any
 from kernelmaps._optional import import_optional
 from kernelmaps.cli.data import DatasetInfo
 from kernelmaps.evaluate import plot_error, plot_error_time, plot_pareto, plot_score
+from kernelmaps.evaluate.advice import advice_sentence
 
 __all__ = ["PLOTS", "print_advice", "print_datasets", "print_summary", "write_report"]
 
@@ -95,8 +96,6 @@ _ADVICE_COLUMNS: dict[str, Callable[[Any], str]] = {
 
 def print_advice(console: Any, advice: Any) -> None:
     """What to use (:func:`kernelmaps.evaluate.advise`): a table and one sentence."""
-    from kernelmaps.evaluate.advice import advice_sentence
-
     box = import_optional("rich.box")
     Table = import_optional("rich.table").Table
     table = Table(title=f"What to use (within {100 * advice.attrs['tolerance']:.3g} % of the "
@@ -113,8 +112,6 @@ def print_advice(console: Any, advice: Any) -> None:
 def _advice_html(advice: Any) -> str:
     if advice is None:
         return ""
-    from kernelmaps.evaluate.advice import advice_sentence
-
     rows = [tuple(cell(row) for cell in _ADVICE_COLUMNS.values())
             for _, row in advice.iterrows()]
     return (f"<h2>What to use</h2><p>{html.escape(advice_sentence(advice))}</p>"

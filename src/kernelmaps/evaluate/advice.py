@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from kernelmaps._optional import import_optional
+from kernelmaps.evaluate.comparison import summarize
 from kernelmaps.evaluate.registry import EXACT
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -36,8 +37,6 @@ ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_ga
 
 
 def _summary(table: pd.DataFrame) -> pd.DataFrame:
-    from kernelmaps.evaluate.comparison import summarize
-
     return table if "runs" in table.columns else summarize(table)
 
 
