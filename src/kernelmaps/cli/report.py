@@ -115,7 +115,7 @@ def _advice_html(advice: Any) -> str:
     rows = [tuple(cell(row) for cell in _ADVICE_COLUMNS.values())
             for _, row in advice.iterrows()]
     return (f"<h2>What to use</h2><p>{html.escape(advice_sentence(advice))}</p>"
-            + _html_table(list(_ADVICE_COLUMNS), rows)
+            + _html_table(list(_ADVICE_COLUMNS), rows, css="advice")
             + f"<p class=\"muted\">For each method, the smallest n_components whose mean "
               f"score is within {100 * advice.attrs['tolerance']:.3g} % of the reference "
               "score, its mean time and peak memory; ★ marks the fastest. Where none is, the "
@@ -164,6 +164,7 @@ tr.exact td{font-weight:bold;background:#fbf7e6}
 .plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:48%;min-width:420px}
 .muted{color:#666;font-size:.9em}code{background:#f4f4f4;padding:0 .2em}
 table.kv td,table.kv th{text-align:left}
+table.advice td:last-child,table.advice th:last-child{text-align:left}
 """
 
 
