@@ -99,3 +99,14 @@ def test_from_a_compare_table_and_bad_tolerance():
     assert advice["n_components"].tolist() == [200] and advice["fastest"].all()
     with pytest.raises(ValueError, match="tolerance must be a relative score gap"):
         advise(table, tolerance=5)
+
+
+@pytest.mark.parametrize(("table", "error", "match"), [
+    ("results.csv", TypeError, "got str"),
+    (pd.DataFrame(), ValueError, "lacks the columns"),
+    (pd.DataFrame(columns=["method", "n_components", "n_features_out", "score",
+                           "total_time_s", "peak_memory_mb"]), ValueError, "no rows"),
+])
+def test_a_table_that_is_not_compares_output_is_refused_clearly(table, error, match):
+    with pytest.raises(error, match=match):
+        advise(table)

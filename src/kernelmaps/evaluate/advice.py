@@ -36,7 +36,21 @@ ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_ga
                   "estimated_n_features_out", "advice")
 
 
+#: The columns of :func:`compare`'s table (and of its summary) that the advice reads.
+_NEEDED = ("method", "n_components", "n_features_out", "score", "total_time_s",
+           "peak_memory_mb")
+
+
 def _summary(table: pd.DataFrame) -> pd.DataFrame:
+    pd = import_optional("pandas")
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError("table must be the DataFrame returned by kernelmaps.evaluate.compare "
+                        f"(or its summarize()); got {type(table).__name__}.")
+    missing = [column for column in _NEEDED if column not in table.columns]
+    if missing or table.empty:
+        raise ValueError("table must be the DataFrame returned by kernelmaps.evaluate.compare "
+                         "(or its summarize()): "
+                         + (f"it lacks the columns {missing}." if missing else "it has no rows."))
     return table if "runs" in table.columns else summarize(table)
 
 
