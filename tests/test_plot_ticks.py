@@ -7,7 +7,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 
-from kernelmaps.evaluate import dimension_ticks, plot_error, plot_error_time
+from kernelmaps.evaluate import dimension_ticks, plot_error, plot_error_time, plot_pareto
 
 matplotlib.use("Agg")
 
@@ -57,3 +57,15 @@ def test_error_against_time_plot():
     line = ax.get_lines()[0]
     np.testing.assert_allclose(line.get_xdata(), [0.1, 0.4])
     np.testing.assert_allclose(line.get_ydata(), [0.007 / 3, 0.007 / 12])
+
+
+def test_point_labels_never_print_over_each_other():
+    # nystroem and orthogonal land on the same points (same times and scores): 250 next to
+    # 256 and 1000 next to 1008 would be printed over each other; one of each pair is kept.
+    for plot in (plot_pareto, plot_error_time):
+        ax = plot(_results())
+        texts = [t for t in ax.texts if t.get_text()]
+        boxes = [t.get_window_extent() for t in texts]
+        assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2)), plot
+        shown = {t.get_text() for t in texts}
+        assert len(texts) >= 2 and shown & {"250", "256"} and shown & {"1000", "1008"}, shown

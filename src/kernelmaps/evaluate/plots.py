@@ -183,21 +183,23 @@ def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """
     ax = _axes(ax, "Score against time (Pareto view)")
     summary, by_method = _summary_by_method(results)
+    labels: list = []
     for method, rows in by_method:
         if method == EXACT:
             ax.plot(rows["total_time_s"], rows["score"], "k*", markersize=14,
                     label="exact kernel")
             continue
         ax.plot(rows["total_time_s"], rows["score"], "o-", label=method)
-        for _, row in rows.iterrows():
-            ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["score"]),
-                        textcoords="offset points", xytext=(4, -10), fontsize=7)
+        labels += [ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["score"]),
+                               textcoords="offset points", xytext=(4, -10), fontsize=7)
+                   for _, row in rows.iterrows()]
     front = pareto_front(summary["total_time_s"].to_numpy(), summary["score"].to_numpy())
     ax.step(summary["total_time_s"].to_numpy()[front], summary["score"].to_numpy()[front],
             where="post", color="grey", linestyle=":", label="Pareto front")
     _time_axis(ax)
     ax.set_ylabel(_score_label(results))
     ax.legend()
+    _drop_overlapping(ax, labels)
     return ax
 
 
@@ -217,16 +219,31 @@ def plot_error_time(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """
     ax = _axes(ax, "Kernel error against time")
     _, by_method = _summary_by_method(results)
+    labels: list = []
     for method, rows in by_method:
         if method == EXACT:
             continue
         ax.plot(rows["total_time_s"], rows["error"], "o-", label=method)
-        for _, row in rows.iterrows():
-            ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["error"]),
-                        textcoords="offset points", xytext=(4, 4), fontsize=7)
+        labels += [ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["error"]),
+                               textcoords="offset points", xytext=(4, 4), fontsize=7)
+                   for _, row in rows.iterrows()]
     _time_axis(ax)
     ax.set_yscale("log")
     metric = results["metric"].iloc[0] if "metric" in results else "fro"
     ax.set_ylabel(f"relative error ‖K − ZZᵀ‖/‖K‖ ({metric})")
     ax.legend()
+    _drop_overlapping(ax, labels)
     return ax
+
+
+def _drop_overlapping(ax: Axes, labels: list) -> None:
+    """Remove point labels that would print over an earlier one (close points of two
+    methods, e.g. D = 1000 next to 1008): a label the reader cannot read helps nobody."""
+    ax.figure.canvas.draw()  # the final limits and scales place the labels
+    kept: list = []
+    for label in labels:
+        box = label.get_window_extent()
+        if any(box.overlaps(other) for other in kept):
+            label.remove()
+        else:
+            kept.append(box)
