@@ -9,7 +9,8 @@ import scipy.sparse as sp
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps.cli import main
-from kernelmaps.cli.commands import _build_parser, _subsample
+from kernelmaps.cli._parser import build_parser
+from kernelmaps.cli.commands import _subsample
 from kernelmaps.cli.data import load_dataset
 from kernelmaps.evaluate import _splits, compare
 from kernelmaps.evaluate import comparison as comparison_module
@@ -117,7 +118,7 @@ def test_max_rows_is_a_stratified_subsample_and_stated(capsys, tmp_path):
     rows = payload["results"]
     assert {r["n_train"] + r["n_test"] for r in rows} == {100}
     # Class proportions kept: 10 % of the rows are class 0 in the data, so in the subsample.
-    args = _build_parser().parse_args(["compare", "--data", str(tmp_path / "m.npz"),
+    args = build_parser().parse_args(["compare", "--data", str(tmp_path / "m.npz"),
                                        "--max-rows", "100"])
     data, _ = _subsample(load_dataset(str(tmp_path / "m.npz"), target=None), args)
     assert np.bincount(data.y.astype(int)).tolist() == [10, 30, 30, 30]
