@@ -22,6 +22,7 @@ import kernelmaps as km
 import kernelmaps.io
 from kernelmaps.kernels import Kernel
 from tests._estimators import ENTRIES, Entry, make_data, public_estimators
+from tests._rounding import assert_equal_to_rounding, assert_labels_agree_where_decided
 
 SPARSE = [e for e in ENTRIES if e.sparse]
 TRANSFORMERS = [e for e in ENTRIES if e.is_transformer]
@@ -54,6 +55,27 @@ def all_outputs(e: Entry, est, X) -> dict[str, np.ndarray]:
 
 def dense(a):
     return a.toarray() if sp.issparse(a) else np.asarray(a)
+
+
+#: Two computations of one output that differ only in BLAS's summation order (another row
+#: block, thread, memory address, CPU kernel) agree to about one ulp per term summed, of the
+#: terms' size: the registry's estimators sum at most a few hundred terms of about the
+#: output's size (60-400 rows, 5 features, D <= 64), so 1,024 ulps of the output's scale
+#: bounds that with room — and is still 2e-13 relative in float64, far below a real error.
+ROUNDING_ULPS = 1024
+
+
+def assert_outputs_agree(e: Entry, got: dict, expected: dict) -> None:
+    """``got`` equals ``expected`` to rounding: floating outputs to ``ROUNDING_ULPS`` of their
+    scale, labels on every row whose decision is not a tie within that rounding."""
+    for method, result in got.items():
+        if method == "predict" and e.kind in ("classifier", "outlier"):
+            assert_labels_agree_where_decided(result, expected[method],
+                                              expected["decision_function"],
+                                              ulps=ROUNDING_ULPS, err_msg=method)
+        else:
+            assert_equal_to_rounding(result, expected[method], ulps=ROUNDING_ULPS,
+                                     err_msg=method)
 
 
 # ------------------------------------------------------------------------------ the registry
@@ -156,9 +178,12 @@ def test_pickle_round_trip_gives_identical_outputs(e):
     X, y = make_data(e)
     est = fitted(e, X, y)
     restored = pickle.loads(pickle.dumps(est))
-    expected = all_outputs(e, est, X)
-    for method, result in all_outputs(e, restored, X).items():
-        np.testing.assert_array_equal(dense(result), dense(expected[method]), err_msg=method)
+    # The restored arrays are equal but live at other addresses, where BLAS may take another
+    # code path (alignment): equal to rounding, not bit for bit.
+    for name, value in vars(est).items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(getattr(restored, name), value, err_msg=name)
+    assert_outputs_agree(e, all_outputs(e, restored, X), all_outputs(e, est, X))
 
 
 @by_id(ENTRIES)
@@ -172,9 +197,11 @@ def test_safe_persistence_round_trip_gives_identical_outputs(e, tmp_path):
     assert type(restored) is type(est)
     if hasattr(est, "kernel_"):
         assert restored.kernel_ == est.kernel_
-    expected = all_outputs(e, est, X)
-    for method, result in all_outputs(e, restored, X).items():
-        np.testing.assert_array_equal(dense(result), dense(expected[method]), err_msg=method)
+    for name, value in vars(est).items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(getattr(restored, name), value, err_msg=name)
+    # Equal arrays at other addresses: equal to rounding (see the pickle test above).
+    assert_outputs_agree(e, all_outputs(e, restored, X), all_outputs(e, est, X))
 
 
 # ------------------------------------------------------------------------------ the engine
@@ -192,8 +219,9 @@ def test_outputs_independent_of_block_size(e):
     with km.config_context(n_threads=1, block_bytes=SMALL_BLOCKS):
         blocked = all_outputs(e, est, X)
         refitted = all_outputs(e, fitted(e, X, y), X)
-    for method, result in blocked.items():
-        np.testing.assert_array_equal(dense(result), dense(reference[method]), err_msg=method)
+    # Other blocks are other BLAS calls (other shapes): equal to rounding.
+    assert_outputs_agree(e, blocked, reference)
+    for method in blocked:
         # Fitting in small blocks changes only the order of the blocked sums' terms.
         ref = dense(reference[method])
         np.testing.assert_allclose(dense(refitted[method]), ref, rtol=1e-9,
@@ -208,8 +236,8 @@ def test_fit_and_outputs_independent_of_thread_count(e):
         with km.config_context(n_threads=n_threads, block_bytes=SMALL_BLOCKS):
             results.append(all_outputs(e, fitted(e, X, y), X))
     one, two = results
-    for method, result in two.items():
-        np.testing.assert_array_equal(dense(result), dense(one[method]), err_msg=method)
+    # Same blocks, but each thread's temporaries at other addresses: equal to rounding.
+    assert_outputs_agree(e, two, one)
 
 
 # ------------------------------------------------------------------------------ kernel_
@@ -261,8 +289,8 @@ def test_random_state_honoured(e):
     a = float_outputs(e, fitted(e, X, y, random_state=1), X)
     b = float_outputs(e, fitted(e, X, y, random_state=1), X)
     c = float_outputs(e, fitted(e, X, y, random_state=2), X)
-    for method in a:
-        np.testing.assert_array_equal(dense(a[method]), dense(b[method]), err_msg=method)
+    for method in a:  # two fits, the same call on the same data: equal to rounding
+        assert_equal_to_rounding(a[method], b[method], ulps=ROUNDING_ULPS, err_msg=method)
     differs = any(not np.allclose(dense(a[m]), dense(c[m])) for m in a)
     assert differs == e.seed_changes_output
 

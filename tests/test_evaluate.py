@@ -371,7 +371,10 @@ def test_compare_with_a_vectorised_callable_kernel(digits):
     assert function["method"].tolist() == named["method"].tolist()  # exact + nystroem only
     assert function["kernel"].iloc[0].startswith("CallableKernel(")
     np.testing.assert_allclose(function["error"], named["error"], rtol=1e-6, atol=1e-12)
-    np.testing.assert_array_equal(function["score"], named["score"])
+    # The two kernels' values agree to rounding, not bit for bit (a callable through
+    # scikit-learn's pairwise code, a name through kernelmaps' blocks), so a test row whose
+    # decision is a tie within rounding may flip: one of the 90 test rows (25 %) at most.
+    np.testing.assert_allclose(function["score"], named["score"], rtol=0, atol=1.5 / 90)
 
 
 def test_exact_baseline_is_the_kernel_machine():

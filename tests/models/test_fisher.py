@@ -10,6 +10,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.model_selection import train_test_split
 
 from kernelmaps.models import KernelFisherDiscriminant
+from tests._rounding import assert_labels_agree_where_decided
 
 # scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
@@ -81,7 +82,10 @@ def test_classifier_in_discriminant_space_equals_sklearn_lda(n_classes):
     projected = model.transform(X_new)
     np.testing.assert_allclose(model.decision_function(X_new), lda.decision_function(projected),
                                rtol=1e-12, atol=1e-12)
-    np.testing.assert_array_equal(model.predict(X_new), lda.predict(projected))
+    # Labels follow scores equal to 1e-12 (above): the same wherever the decision is no tie
+    # within that.
+    assert_labels_agree_where_decided(model.predict(X_new), lda.predict(projected),
+                                      lda.decision_function(projected), tie=1e-12)
     np.testing.assert_allclose(model.predict_proba(X_new), lda.predict_proba(projected),
                                rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(model.predict_log_proba(X_new),
