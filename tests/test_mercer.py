@@ -297,3 +297,17 @@ def test_without_a_witness_pair_the_report_names_a_witness_set():
     assert not report.passed and report.worst_pair is None
     assert 2 < len(report.witness) < report.n_samples
     assert "no 2×2 witness; the Gram matrix of sample points [" in report.summary()
+
+
+def test_a_precomputed_matrix_is_checked_with_the_default_bound():
+    X = load("wine", scaled=True)
+    K = get_kernel("rbf", gamma=0.1)(X)
+    report = check_mercer("precomputed", K, max_samples=100, random_state=0)
+    assert report.passed and report.n_samples == 100
+    assert report.error_bound.startswith("none declared by PrecomputedKernel")
+    broken = K.copy()
+    broken[3, 7] += 1e-3  # asymmetric far beyond √ε·max|K|
+    report = check_mercer("precomputed", broken)
+    assert not report.is_symmetric and set(report.worst_pair) == {3, 7}
+    with pytest.raises(ValueError, match="square kernel matrix"):
+        check_mercer("precomputed", X)

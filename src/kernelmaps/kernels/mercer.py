@@ -23,6 +23,7 @@ from kernelmaps._engine import FLOAT_DTYPES
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._resolve import resolve_kernel
 from kernelmaps.kernels._rounding import default_error
+from kernelmaps.kernels._user import PrecomputedKernel
 
 __all__ = ["MercerReport", "check_mercer"]
 
@@ -131,17 +132,21 @@ class MercerReport:
         return "\n".join(lines)
 
 
-def _gram(kernel: Kernel, X: np.ndarray) -> np.ndarray:
+def _gram(kernel: Kernel, X: np.ndarray, indices: np.ndarray) -> np.ndarray:
     # Evaluate k(X, X) as a generic two-argument call: no symmetry or diagonal is assumed,
-    # so K[i, j] = k(x_i, x_j) and K[j, i] = k(x_j, x_i) are two evaluations.
-    X = kernel._check(X, "X")
+    # so K[i, j] = k(x_i, x_j) and K[j, i] = k(x_j, x_i) are two evaluations. A precomputed
+    # kernel's matrix is given: its sampled rows and columns.
+    if isinstance(kernel, PrecomputedKernel):
+        return X[np.ix_(indices, indices)]
+    X = kernel._check(X[indices], "X")
     return kernel.evaluate(X, X)
 
 
 def _rounding_bound(kernel: Kernel, X: np.ndarray, K: np.ndarray) -> tuple[np.ndarray, str]:
     """The kernel's declared bound on the error of each value of ``K``, or the default."""
     dtype = np.dtype(K.dtype).name
-    bound = kernel.rounding_error(X, X, K)
+    bound = None if isinstance(kernel, PrecomputedKernel) else kernel.rounding_error(
+        kernel._check(X, "X"), kernel._check(X, "X"), K)
     if bound is None:
         return default_error(K), (f"none declared by {type(kernel).__name__}, so "
                                   f"sqrt(eps)·max|K| ({dtype})")
@@ -189,9 +194,10 @@ def check_mercer(kernel: Kernel | str | Callable, X: Any, *, max_samples: int = 
     Parameters
     ----------
     kernel : str, Kernel or callable
-        A kernel name, a :class:`Kernel`, or a vectorised callable ``k(X, Y) -> matrix``.
-    X : array-like of shape (n_samples, n_features)
-        Points to test on.
+        A kernel name, a :class:`Kernel`, a vectorised callable ``k(X, Y) -> matrix``, or
+        ``"precomputed"`` (``X`` is then the kernel matrix, checked with the default bound).
+    X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
+        Points to test on (``kernel="precomputed"``: their kernel matrix).
     max_samples : int, default=1000
         Subsample size (the eigen-decomposition costs O(n³)).
     random_state : int, RandomState instance or None, default=None
@@ -233,16 +239,19 @@ def check_mercer(kernel: Kernel | str | Callable, X: Any, *, max_samples: int = 
     n = X.shape[0]
     if n < 2:
         raise ValueError("check_mercer needs at least 2 points in X.")
+    if isinstance(exact, PrecomputedKernel) and X.shape[0] != X.shape[1]:
+        raise ValueError("With kernel='precomputed', X must be the square kernel matrix of the "
+                         f"points, shape (n_samples, n_samples); got shape {X.shape}.")
     indices = np.arange(n)
     if n > max_samples:
         indices = np.sort(check_random_state(random_state).choice(n, max_samples, replace=False))
+    computed = _gram(exact, X, indices)
     X = X[indices]
-    computed = _gram(exact, X)
     K = np.asarray(computed, dtype=np.float64)
     if not np.isfinite(K).all():
         raise ValueError("The kernel returned non-finite values on X; it cannot be a Mercer "
                          "kernel there (check its parameters or rescale X).")
-    bound, source = _rounding_bound(exact, exact._check(X, "X"), np.asarray(computed))
+    bound, source = _rounding_bound(exact, X, np.asarray(computed))
     # Values below the smallest normal number carry an absolute error up to its size.
     floor = float(np.finfo(np.asarray(computed).dtype).smallest_normal)
     scale = max(float(np.abs(K).max()), np.finfo(np.float64).tiny)
