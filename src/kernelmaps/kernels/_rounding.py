@@ -94,29 +94,36 @@ def sq_distance_error(X: Any, Y: Any, eps: float) -> np.ndarray:
     return (X.shape[1] + 3) * eps * magnitude
 
 
-def exp_error(K: Any, exponent_error: np.ndarray, eps: float) -> np.ndarray:
+def exp_error(K: Any, exponent_error: np.ndarray, eps: float, *,
+              at_most_one: bool = False) -> np.ndarray:
     r"""Bound on :math:`|\hat k - e^t|` for :math:`\hat k = fl(e^{\hat t})`, :math:`|\hat t - t|
-    \le \delta t`: :math:`\hat k\,(\delta t\, e^{\delta t} + 2\epsilon)` (mean value
-    theorem: :math:`|e^a - e^b| \le e^{\max(a, b)}|a - b|`). Infinite where the exponent has
-    no correct digit left (:math:`\delta t` in the hundreds): no check can judge those values.
+    \le \delta t`: :math:`\max(\hat k, \tau)\,(\delta t\, e^{\delta t} + 2\epsilon) + \tau`
+    (mean value theorem, :math:`|e^a - e^b| \le e^{\max(a, b)}|a - b|`), with :math:`\tau` the
+    smallest normal number of ``K``'s dtype: a value that underflowed (to 0 or a subnormal)
+    only says :math:`e^{\hat t} < \tau`. ``at_most_one``: the exact and computed values lie in
+    [0, 1] (and above), so no error exceeds :math:`\max(\hat k, 1)` — the bound where the
+    exponent has no correct digit left (unscaled data in float32 at a large γ); without it
+    the bound is infinite there: no check can judge those values.
     """
-    K = np.abs(np.asarray(K, dtype=np.float64))
+    K = np.asarray(K)
+    tiny = float(np.finfo(K.dtype).smallest_normal)
+    values = np.abs(K.astype(np.float64))
     with np.errstate(over="ignore", invalid="ignore"):
-        bound = K * (exponent_error * np.exp(exponent_error) + 2.0 * eps)
-    return np.where(K > 0, bound, 0.0)
+        bound = np.maximum(values, tiny) * (exponent_error * np.exp(exponent_error) + 2 * eps)
+    bound = np.nan_to_num(bound, nan=np.inf) + tiny
+    return np.minimum(bound, np.maximum(values, 1.0)) if at_most_one else bound
 
 
 def exp_of_sum_error(K: Any, n_terms: float, eps: float) -> np.ndarray:
     r"""Bound for :math:`k = e^{t}` with :math:`t` (−γ times) a sum of non-negative terms
-    computed to a relative :math:`n\epsilon` (Laplacian: L1 distance; χ²): the exponent is
-    recovered from the value itself, :math:`\hat t = \log\hat k`, and
-    :math:`\delta t = n\,\epsilon\,|\hat t|`. A value that underflowed to 0 has an exact
-    value below the smallest normal number, which :func:`kernelmaps.kernels.mercer`'s
-    floor covers."""
-    K = np.asarray(K, dtype=np.float64)
-    with np.errstate(divide="ignore"):
-        exponent = np.abs(np.log(np.where(K > 0, K, 1.0)))
-    return exp_error(K, n_terms * eps * exponent, eps)
+    computed to a relative :math:`n\epsilon` (Laplacian: L1 distance; χ²), so that
+    :math:`0 \le k \le 1`: the exponent is recovered from the value itself, :math:`\hat t =
+    \log\hat k` (at least :math:`|\log\tau|` for a value that underflowed below the
+    smallest normal number :math:`\tau`), and :math:`\delta t = n\,\epsilon\,|\hat t|`."""
+    K = np.asarray(K)
+    tiny = float(np.finfo(K.dtype).smallest_normal)
+    exponent = np.abs(np.log(np.maximum(K.astype(np.float64), tiny)))
+    return exp_error(K, n_terms * eps * exponent, eps, at_most_one=True)
 
 
 def default_error(K: Any) -> np.ndarray:

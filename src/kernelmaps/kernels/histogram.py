@@ -246,7 +246,8 @@ class SkewedChi2Kernel(Kernel):
         c, d = float(self.skewedness), X.shape[1]
         sizes = [np.abs(np.log(_rounding.dense64(Z) + c)).sum(axis=1) for Z in (X, Y)]
         magnitude = 2 * d * math.log(2.0) + 1.5 * (sizes[0][:, None] + sizes[1][None, :])
-        return _rounding.exp_error(K, (d + 4) * eps * magnitude + 2 * d * eps, eps)
+        return _rounding.exp_error(K, (d + 4) * eps * magnitude + 2 * d * eps, eps,
+                                   at_most_one=True)  # 2√(ab)/(a + b) <= 1
 
     def _temp_bytes_per_row(self, Y):
         return 8 * Y.shape[0]

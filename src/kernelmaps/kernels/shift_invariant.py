@@ -118,7 +118,8 @@ class RBFKernel(_ConstantDiagonal, Kernel):
         # for unscaled features far more than ε (docs/kernels.md, "The Mercer check").
         eps = _rounding.eps_of(K)
         return _rounding.exp_error(
-            K, self._gamma(X.shape[1]) * _rounding.sq_distance_error(X, Y, eps), eps)
+            K, self._gamma(X.shape[1]) * _rounding.sq_distance_error(X, Y, eps), eps,
+            at_most_one=True)
 
     def _evaluate_device(self, xp, X, Y):
         # As evaluate_into: 2γ⟨x, y⟩ − γ‖x‖² in one GEMM (PyTorch: addmm with the row
@@ -331,7 +332,8 @@ class MaternKernel(_ConstantDiagonal, Kernel):
         delta_z = factor * delta_root + eps * z
         low = np.maximum(z - delta_z, 0.0)
         slope = np.where(low > 1.0, (1.0 + low + low * low) * np.exp(-low), 1.2)
-        return slope * delta_z + 6.0 * eps * np.abs(np.asarray(K, dtype=np.float64))
+        underflow = float(np.finfo(np.asarray(K).dtype).smallest_normal)  # e^{−z} below it
+        return slope * delta_z + 6.0 * eps * np.abs(np.asarray(K, dtype=np.float64)) + underflow
 
     def _evaluate_device(self, xp, X, Y):
         root = {0.5: 1.0, 1.5: math.sqrt(3.0), 2.5: math.sqrt(5.0)}[self.nu]
