@@ -272,6 +272,24 @@ def test_declared_bounds_bound_the_float32_error(X, name, multiplier):
     assert (error <= bound).all(), (name, float((error / np.maximum(bound, 1e-300)).max()))
 
 
+@pytest.mark.parametrize("name, X", [
+    # Tightly clustered points near 6708 in float32: the median heuristic's γ is huge, and
+    # the rbf exponent −γ(‖x‖² + ‖y‖² − 2xᵀy) keeps no correct digit (k̂ may be 0 where k
+    # is 0.08).
+    ("rbf", 6707.92 + np.random.RandomState(0).uniform(-0.02, 0.02, size=(7, 3))),
+    # One feature at γ × 16: values underflow float32, exactly 0 where k is 1e-49.
+    ("chi2", np.random.RandomState(0).uniform(0.3, 5.3, size=(9, 1))),
+    ("laplacian", np.random.RandomState(0).uniform(0.3, 5.3, size=(9, 1))),
+])
+def test_declared_bounds_hold_through_underflow_and_lost_digits(name, X):
+    X32 = X.astype(np.float32)
+    X64 = X32.astype(np.float64)
+    kernel = _kernel(name, X64, 16.0)
+    K32, K64 = kernel.evaluate(X32, X32), kernel.evaluate(X64, X64)
+    bound = kernel.rounding_error(X32, X32, K32) + kernel.rounding_error(X64, X64, K64)
+    assert (np.abs(K32.astype(np.float64) - K64) <= bound).all()
+
+
 @settings(max_examples=60, deadline=None)
 @given(X=samples(), name=st.sampled_from(MERCER), multiplier=st.sampled_from(MULTIPLIERS),
        dtype=st.sampled_from([np.float64, np.float32]))
