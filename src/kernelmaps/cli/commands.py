@@ -293,12 +293,11 @@ def _cmd_check_kernel(args: argparse.Namespace) -> int:
     X = X.toarray() if hasattr(X, "toarray") else X
     mercer = check_mercer(choice.kernel, X, max_samples=args.max_samples)
     if args.json:
-        print(json.dumps({
-            "data": data.name, "kernel": choice.describe(), "passed": mercer.passed,
-            "is_symmetric": mercer.is_symmetric, "max_asymmetry": mercer.max_asymmetry,
-            "min_eigenvalue": mercer.min_eigenvalue, "negative_mass": mercer.negative_mass,
-            "tolerance": mercer.tolerance, "n_samples": mercer.n_samples,
-            "worst_pair": mercer.worst_pair}, indent=2))
+        # Every scalar of the report: the verdicts, the bound used and both thresholds.
+        fields = {name: value for name, value in dataclasses.asdict(mercer).items()
+                  if name not in ("worst_eigenvector", "sample_indices")}
+        print(json.dumps({"data": data.name, "kernel": choice.describe(), **fields},
+                         indent=2))
     else:
         console = report.console()
         console.print(f"data: {data.name} ({data.shape_text()})")

@@ -242,6 +242,29 @@ class Kernel:
         """Write the block ``k(X, Y)`` into ``out`` (validated inputs)."""
         raise NotImplementedError
 
+    def rounding_error(self, X: Any, Y: Any, K: np.ndarray) -> np.ndarray | None:
+        r"""A bound on the rounding error of each value of ``K = self.evaluate(X, Y)``.
+
+        :math:`E` with :math:`|K_{ij} - k(x_i, y_j)| \le E_{ij}` to first order in the machine
+        epsilon of ``K``'s dtype, whatever BLAS kernel, block size or thread count computed
+        ``K`` (the helpers of :mod:`kernelmaps.kernels._rounding`; each kernel's derivation is
+        in ``docs/kernels.md``). The Mercer check judges symmetry and positive
+        semi-definiteness against it. ``None`` (this default): the kernel declares no bound,
+        and :func:`~kernelmaps.kernels.check_mercer` assumes :math:`\sqrt\epsilon\max|K|`.
+
+        Parameters
+        ----------
+        X, Y : {ndarray, sparse matrix}
+            Validated inputs, as given to :meth:`evaluate`.
+        K : ndarray of shape (n_X, n_Y)
+            The values :meth:`evaluate` computed from them.
+
+        Returns
+        -------
+        ndarray of shape (n_X, n_Y), float64, or None
+        """
+        return None
+
     def _n_columns(self, Y: Any) -> int:
         return Y.shape[0]
 

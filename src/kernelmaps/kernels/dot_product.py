@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from kernelmaps._array_api import unary
+from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._ops import (
     check_positive,
@@ -50,6 +51,10 @@ class LinearKernel(Kernel):
 
     def evaluate_into(self, X, Y, out):
         dot_into(X, Y, out)
+
+    def rounding_error(self, X, Y, K):
+        # One inner product: d ε |x|ᵀ|y| (docs/kernels.md, "The Mercer check").
+        return _rounding.inner_product_error(X, Y, _rounding.eps_of(K))
 
     def _diag(self, X):
         if sp.issparse(X):
@@ -110,6 +115,15 @@ class PolynomialKernel(Kernel):
         out += 1.0 if self.coef0 is None else self.coef0
         out **= 3 if self.degree is None else self.degree
 
+    def rounding_error(self, X, Y, K):
+        # p = γxᵀy + c₀ to δp, then p^d: d·max|p|^(d−1)·δp, plus d roundings of the power.
+        eps = _rounding.eps_of(K)
+        degree = 3.0 if self.degree is None else float(self.degree)
+        p, delta = _rounding.affine_inner_product(
+            X, Y, self._gamma(X.shape[1]), 1.0 if self.coef0 is None else float(self.coef0), eps)
+        return (degree * (np.abs(p) + 2.0 * delta) ** (degree - 1.0) * delta
+                + degree * eps * np.abs(K))
+
     def _finish_device(self, xp, inner, n_features):
         inner *= self._gamma(n_features)
         inner += 1.0 if self.coef0 is None else float(self.coef0)
@@ -161,6 +175,12 @@ class ExponentialKernel(Kernel):
         out *= self._gamma(X.shape[1])
         np.exp(out, out=out)
 
+    def rounding_error(self, X, Y, K):
+        # exp of γxᵀy, known to γ(d + 1)ε|x|ᵀ|y|.
+        eps = _rounding.eps_of(K)
+        _, delta = _rounding.affine_inner_product(X, Y, self._gamma(X.shape[1]), 0.0, eps)
+        return _rounding.exp_error(K, delta, eps)
+
     def _diag(self, X):
         return np.exp(self._gamma(X.shape[1]) * row_sq_norms(X))
 
@@ -209,6 +229,13 @@ class SigmoidKernel(Kernel):
         out += 1.0 if self.coef0 is None else self.coef0
         np.tanh(out, out=out)
 
+    def rounding_error(self, X, Y, K):
+        # tanh is 1-Lipschitz and |tanh| <= 1: δp plus the rounding of tanh.
+        eps = _rounding.eps_of(K)
+        _, delta = _rounding.affine_inner_product(
+            X, Y, self._gamma(X.shape[1]), 1.0 if self.coef0 is None else float(self.coef0), eps)
+        return delta + 2.0 * eps
+
     def _finish_device(self, xp, inner, n_features):
         inner *= self._gamma(n_features)
         inner += 1.0 if self.coef0 is None else float(self.coef0)
@@ -241,6 +268,11 @@ class CosineKernel(Kernel):
 
     def evaluate_into(self, X, Y, out):
         dot_into(normalize(X), normalize(Y), out)
+
+    def rounding_error(self, X, Y, K):
+        # Each normalised coordinate to (d/2 + 2)ε relative, then an inner product of unit
+        # vectors: (2d + 4)ε.
+        return np.full(K.shape, (2 * X.shape[1] + 4) * _rounding.eps_of(K))
 
     def _evaluate_device(self, xp, X, Y):
         return dot_device(xp, _normalize_device(xp, X), _normalize_device(xp, Y))
@@ -316,6 +348,23 @@ class ArcCosineKernel(Kernel):
 
     def _temp_bytes_per_row(self, Y):
         return 48 * Y.shape[0]
+
+    def rounding_error(self, X, Y, K):
+        # cos θ to δc = (2d + 4)ε; arccos is ½-Hölder, |arccos a − arccos b| <= (π/2)√|a − b|,
+        # and 1/√(1 − c²)-Lipschitz away from ±1; J_n is L_n-Lipschitz in θ.
+        eps = _rounding.eps_of(K)
+        norms = np.sqrt(_rounding.sq_norms(X))[:, None] * np.sqrt(_rounding.sq_norms(Y))[None, :]
+        cos = np.divide(_rounding.inner_products(X, Y), norms,
+                        out=np.zeros_like(norms), where=norms > 0)
+        delta_cos = (2 * X.shape[1] + 4) * eps
+        room = 1.0 - np.minimum(np.abs(cos) + delta_cos, 1.0) ** 2
+        with np.errstate(divide="ignore"):
+            delta_theta = np.minimum(0.5 * np.pi * np.sqrt(delta_cos),
+                                     delta_cos / np.sqrt(room)) + np.pi * eps
+        lipschitz, largest = {0: (1.0, np.pi), 1: (np.pi, np.pi),
+                              2: (6.0 + 2.0 * np.pi, 3.0 * np.pi)}[self.degree]
+        return (norms ** self.degree / np.pi * (lipschitz * delta_theta + 10.0 * eps * largest)
+                + self.degree * (X.shape[1] + 3) * eps * np.abs(K))
 
     def _evaluate_device(self, xp, X, Y):
         norms_x = xp.sqrt(row_sq_norms_device(xp, X))

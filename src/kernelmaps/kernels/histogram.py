@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.metrics.pairwise import additive_chi2_kernel
 
 from kernelmaps._array_api import min_value, unary
+from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._ops import check_positive, check_real, dense_block, feature_chunks
 from kernelmaps.kernels._resolve import register_kernel
@@ -66,6 +67,10 @@ class AdditiveChi2Kernel(Kernel):
     def evaluate_into(self, X, Y, out):
         _additive_chi2_into(X, Y, out)
 
+    def rounding_error(self, X, Y, K):
+        # −Σ of d non-negative terms (x−y)²/(x+y), each to 3 roundings: relative (d + 3)ε.
+        return (X.shape[1] + 3) * _rounding.eps_of(K) * np.abs(np.asarray(K, np.float64))
+
     def _temp_bytes_per_row(self, Y):
         return 8 * Y.shape[0] + 8 * Y.shape[1]
 
@@ -110,6 +115,10 @@ class Chi2Kernel(Kernel):
         _additive_chi2_into(X, Y, out)
         out *= 1.0 if self.gamma is None else self.gamma
         np.exp(out, out=out)
+
+    def rounding_error(self, X, Y, K):
+        # exp of γ × the additive χ² sum (relative (d + 3)ε) scaled by γ: (d + 4)ε.
+        return _rounding.exp_of_sum_error(K, X.shape[1] + 4, _rounding.eps_of(K))
 
     def _temp_bytes_per_row(self, Y):
         return 8 * Y.shape[0] + 8 * Y.shape[1]
@@ -156,6 +165,11 @@ class AdditiveChi2PSDKernel(Kernel):
         out += np.asarray(X.sum(axis=1)).reshape(-1, 1)
         out += np.asarray(Y.sum(axis=1)).reshape(1, -1)
         out *= 0.5
+
+    def rounding_error(self, X, Y, K):
+        # ½(Σx + Σy − Σ(x−y)²/(x+y)) with every part <= Σx + Σy: (d + 4)ε(Σx + Σy).
+        totals = _rounding.row_sums(X)[:, None] + _rounding.row_sums(Y)[None, :]
+        return (X.shape[1] + 4) * _rounding.eps_of(K) * totals
 
     def _temp_bytes_per_row(self, Y):
         return 8 * Y.shape[0] + 8 * Y.shape[1]
@@ -224,6 +238,16 @@ class SkewedChi2Kernel(Kernel):
         out += (0.5 * np.log(X + c).sum(axis=1) + X.shape[1] * np.log(2.0))[:, None]
         out += 0.5 * np.log(Y + c).sum(axis=1)[None, :]
         np.exp(out, out=out)
+
+    def rounding_error(self, X, Y, K):
+        # log k is a sum of about 3d logarithms, each to ε of its size plus ε from its
+        # argument; |log(x+y+2c)| <= log 2 + |log(x+c)| + |log(y+c)| bounds their sizes.
+        eps = _rounding.eps_of(K)
+        c, d = float(self.skewedness), X.shape[1]
+        sizes = [np.abs(np.log(_rounding.dense64(Z) + c)).sum(axis=1) for Z in (X, Y)]
+        magnitude = 2 * d * math.log(2.0) + 1.5 * (sizes[0][:, None] + sizes[1][None, :])
+        return _rounding.exp_error(K, (d + 4) * eps * magnitude + 2 * d * eps, eps,
+                                   at_most_one=True)  # 2√(ab)/(a + b) <= 1
 
     def _temp_bytes_per_row(self, Y):
         return 8 * Y.shape[0]

@@ -14,6 +14,7 @@ from array_api_compat import is_torch_array
 from sklearn.metrics.pairwise import manhattan_distances
 
 from kernelmaps._array_api import matmul, unary
+from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._ops import (
     check_positive,
@@ -112,6 +113,14 @@ class RBFKernel(_ConstantDiagonal, Kernel):
         np.minimum(out, 0.0, out=out)
         np.exp(out, out=out)
 
+    def rounding_error(self, X, Y, K):
+        # The exponent −γ‖x − y‖², expanded, is known to γ(d + 3)ε(2|x|ᵀ|y| + ‖x‖² + ‖y‖²):
+        # for unscaled features far more than ε (docs/kernels.md, "The Mercer check").
+        eps = _rounding.eps_of(K)
+        return _rounding.exp_error(
+            K, self._gamma(X.shape[1]) * _rounding.sq_distance_error(X, Y, eps), eps,
+            at_most_one=True)
+
     def _evaluate_device(self, xp, X, Y):
         # As evaluate_into: 2γ⟨x, y⟩ − γ‖x‖² in one GEMM (PyTorch: addmm with the row
         # term as its bias), then in-place passes.
@@ -157,6 +166,10 @@ class LaplacianKernel(Kernel):
         out[...] = manhattan_distances(X, Y)
         out *= -self._gamma(X.shape[1])
         np.exp(out, out=out)
+
+    def rounding_error(self, X, Y, K):
+        # γ × a sum of d non-negative |x_i − y_i|: relative (d + 2)ε, then exp.
+        return _rounding.exp_of_sum_error(K, X.shape[1] + 2, _rounding.eps_of(K))
 
     def _temp_bytes_per_row(self, Y):
         return 8 * Y.shape[0]
@@ -217,6 +230,16 @@ class StudentKernel(_ConstantDiagonal, Kernel):
         sq_dist_into(X, Y, out)
         out += self.alpha
         np.reciprocal(out, out=out)
+
+    def rounding_error(self, X, Y, K):
+        # q = α + ‖x − y‖² to δq; |1/q̂ − 1/q| <= δq / (q̂ · min q), and q >= α exactly.
+        eps = _rounding.eps_of(K)
+        K = np.asarray(K, dtype=np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):  # K = 0: q̂ overflowed
+            q = 1.0 / K
+            delta = _rounding.sq_distance_error(X, Y, eps) + eps * q
+            bound = K * delta / np.maximum(q * (1.0 - eps) - delta, float(self.alpha))
+        return np.where(K > 0, bound + 2 * eps * K, 0.0)
 
     def _diagonal_value(self) -> float:
         return 1.0 / float(self.alpha)
@@ -291,6 +314,26 @@ class MaternKernel(_ConstantDiagonal, Kernel):
 
     def _temp_bytes_per_row(self, Y):
         return 16 * Y.shape[0]
+
+    def rounding_error(self, X, Y, K):
+        # r = ‖x − y‖: the squared distance to δD (the computed and a float64 one), then
+        # |√a − √b| <= min(√|a − b|, |a − b| / √max(a, b)); z = c·r/ℓ; every g_ν(z) here
+        # has |g'(z)| <= min(1.2, (1 + z + z²)e^{−z}); six roundings of g.
+        eps = _rounding.eps_of(K)
+        distance = np.maximum(_rounding.sq_norms(X)[:, None] + _rounding.sq_norms(Y)[None, :]
+                              - 2.0 * _rounding.inner_products(X, Y), 0.0)
+        delta = _rounding.sq_distance_error(X, Y, eps) \
+            + _rounding.sq_distance_error(X, Y, float(np.finfo(np.float64).eps))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            delta_root = np.minimum(np.sqrt(delta),
+                                    delta / np.sqrt(np.maximum(distance - delta, 0.0)))
+        factor = {0.5: 1.0, 1.5: math.sqrt(3.0), 2.5: math.sqrt(5.0)}[self.nu] / self.length_scale
+        z = factor * np.sqrt(distance)
+        delta_z = factor * delta_root + eps * z
+        low = np.maximum(z - delta_z, 0.0)
+        slope = np.where(low > 1.0, (1.0 + low + low * low) * np.exp(-low), 1.2)
+        underflow = float(np.finfo(np.asarray(K).dtype).smallest_normal)  # e^{−z} below it
+        return slope * delta_z + 6.0 * eps * np.abs(np.asarray(K, dtype=np.float64)) + underflow
 
     def _evaluate_device(self, xp, X, Y):
         root = {0.5: 1.0, 1.5: math.sqrt(3.0), 2.5: math.sqrt(5.0)}[self.nu]

@@ -6,6 +6,7 @@ import copy
 from numbers import Integral, Real
 from typing import Any
 
+import array_api_compat
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
@@ -25,9 +26,18 @@ from sklearn.utils.validation import (
     check_is_fitted,
 )
 
+from kernelmaps._array_api import (
+    array_placement,
+    float_dtypes,
+    is_device_array,
+    namespace_and_device,
+    on_device,
+    to_numpy,
+)
 from kernelmaps._engine import FLOAT_DTYPES
 from kernelmaps._validation import validate_input
 from kernelmaps.maps.nystroem import Nystroem
+from kernelmaps.models._common import as_float64, check_fitted_placement
 
 __all__ = ["KernelCCA"]
 
@@ -219,8 +229,11 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
                              "per row of X; call fit(X, y).")
         check_consistent_length(X, y)
         X = validate_input(self, X, reset=True, ensure_min_samples=2)
-        y = _check_view(y)
+        y = _check_view(y, X)
         seeds = check_random_state(self.random_state).randint(np.iinfo(np.int32).max, size=2)
+        # On an array of another library (array API dispatch) the maps, the features and the
+        # O(n·D²) covariances stay in its namespace and on its device; only the D × D
+        # eigen- and singular value decompositions run on the host, in float64.
         self.x_map_, Z_x = _fit_map(self.x_map, X, int(seeds[0]), "x_map")
         self.y_map_, Z_y = _fit_map(self.y_map, y, int(seeds[1]), "y_map")
         self.kernel_ = getattr(self.x_map_, "kernel_", None)
@@ -238,15 +251,17 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         whiten_x, self.x_reg_ = _regularised_whitening(Zc_x, self.reg)
         whiten_y, self.y_reg_ = _regularised_whitening(Zc_y, self.reg)
         # M = (Σxx + rx)^{-1/2} Σxy (Σyy + ry)^{-1/2}, formed from the whitened features.
-        M = (Zc_x @ whiten_x).T @ (Zc_y @ whiten_y) / n
+        M = to_numpy((Zc_x @ whiten_x).T @ (Zc_y @ whiten_y) / n)
         U, rho, Tt = scipy.linalg.svd(M, full_matrices=False, check_finite=False)
         k = self.n_components
-        x_weights, y_weights = whiten_x @ U[:, :k], whiten_y @ Tt[:k].T
+        x_weights = to_numpy(whiten_x) @ U[:, :k]
+        y_weights = to_numpy(whiten_y) @ Tt[:k].T
         # Deterministic signs: the largest |entry| of each x direction is positive.
         signs = np.sign(x_weights[np.abs(x_weights).argmax(axis=0), np.arange(k)])
         signs[signs == 0] = 1.0
-        self.x_weights_, self.y_weights_ = x_weights * signs, y_weights * signs
-        self.canonical_correlations_ = np.clip(rho[:k], 0.0, 1.0)
+        self.x_weights_ = as_float64(x_weights * signs, X)
+        self.y_weights_ = as_float64(y_weights * signs, X)
+        self.canonical_correlations_ = as_float64(np.clip(rho[:k], 0.0, 1.0), X)
         self._n_features_out = k
         return self
 
@@ -271,11 +286,12 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
+        check_fitted_placement(self, X, self.x_weights_, "transform")
         x_scores = _scores(self.x_map_.transform(X), self.x_mean_, self.x_weights_)
         if y is None:
             return x_scores
         check_consistent_length(X, y)
-        y_scores = _scores(self.y_map_.transform(_check_view(y)), self.y_mean_,
+        y_scores = _scores(self.y_map_.transform(_check_view(y, X)), self.y_mean_,
                            self.y_weights_)
         return x_scores, y_scores
 
@@ -317,11 +333,13 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         """
         if sample_weight is not None:
             raise ValueError("KernelCCA.score does not support sample_weight.")
-        x_scores, y_scores = self.transform(X, y)
+        # A few columns of variates: the correlations are computed on the host, in float64.
+        x_scores, y_scores = (to_numpy(scores).astype(np.float64)
+                              for scores in self.transform(X, y))
         x_scores = x_scores - x_scores.mean(axis=0)
         y_scores = y_scores - y_scores.mean(axis=0)
         norms = np.linalg.norm(x_scores, axis=0) * np.linalg.norm(y_scores, axis=0)
-        products = np.einsum("ij,ij->j", x_scores, y_scores, dtype=np.float64)
+        products = np.einsum("ij,ij->j", x_scores, y_scores)
         correlations = np.divide(products, norms, out=np.zeros_like(products),
                                  where=norms > 0)
         return float(correlations.mean())
@@ -332,15 +350,24 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         tags.target_tags.required = True
         tags.target_tags.multi_output = True
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.array_api_support = True
         return tags
 
 
 # ---------------------------------------------------------------------- helpers
-def _check_view(y: Any) -> Any:
-    """The second view as a 2-D float array (a 1-D ``y`` is one feature)."""
-    y = check_array(y, input_name="y", accept_sparse="csr", dtype=list(FLOAT_DTYPES),
-                    ensure_2d=False)
-    return y.reshape(-1, 1) if y.ndim == 1 else y
+def _check_view(y: Any, X: Any) -> Any:
+    """The second view as a 2-D float array (a 1-D ``y`` is one feature), in ``X``'s
+    namespace and on its device: everything follows ``X``, as in scikit-learn (a view of
+    another library or device is moved; a sparse view beside a device ``X`` is densified)."""
+    if is_device_array(X):
+        xp, device = namespace_and_device(X)
+        y = on_device(y.toarray() if sp.issparse(y) else y, xp, device)
+        dtypes = float_dtypes(xp, device)
+    else:
+        y = to_numpy(y) if array_placement(y) is not None else y
+        dtypes = list(FLOAT_DTYPES)
+    y = check_array(y, input_name="y", accept_sparse="csr", dtype=dtypes, ensure_2d=False)
+    return y[:, None] if y.ndim == 1 else y
 
 
 def _is_fitted(estimator: Any) -> bool:
@@ -351,8 +378,9 @@ def _is_fitted(estimator: Any) -> bool:
     return True
 
 
-def _fit_map(feature_map: Any, data: Any, seed: int, name: str) -> tuple[Any, np.ndarray]:
-    """The fitted map of one view and the view's features (dense float64)."""
+def _fit_map(feature_map: Any, data: Any, seed: int, name: str) -> tuple[Any, Any]:
+    """The fitted map of one view and the view's features (dense, float64 — or float64 as
+    the device has it — in ``data``'s namespace and on its device)."""
     if feature_map is None:
         fitted = Nystroem(n_components=min(DEFAULT_LANDMARKS, data.shape[0]), random_state=seed)
         Z = fitted.fit_transform(data)
@@ -364,32 +392,40 @@ def _fit_map(feature_map: Any, data: Any, seed: int, name: str) -> tuple[Any, np
         if fitted.get_params().get("random_state", 0) is None:
             fitted.set_params(random_state=seed)
         Z = fitted.fit_transform(data)
-    Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
+    Z = Z.toarray() if sp.issparse(Z) else Z
+    if not is_device_array(data):
+        Z = np.asarray(Z)
     if Z.ndim != 2 or Z.shape[0] != data.shape[0]:
         raise ValueError(f"{name} must return one row of features per sample; it returned "
-                         f"shape {Z.shape} for {data.shape[0]} samples.")
-    return fitted, Z.astype(np.float64)
+                         f"shape {tuple(Z.shape)} for {data.shape[0]} samples.")
+    return fitted, as_float64(Z, data)
 
 
-def _centred(Z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    mean = Z.mean(axis=0)
+def _centred(Z: Any) -> tuple[Any, Any]:
+    mean = array_api_compat.array_namespace(Z).mean(Z, axis=0)
     return Z - mean, mean
 
 
-def _regularised_whitening(Zc: np.ndarray, reg: float) -> tuple[np.ndarray, float]:
+def _regularised_whitening(Zc: Any, reg: float) -> tuple[Any, float]:
     r""":math:`(\Sigma + rI)^{-1/2}` with :math:`\Sigma = Z_c^\top Z_c / n`, :math:`r =
-    \text{reg}\cdot\operatorname{tr}\Sigma`, and :math:`r`."""
-    covariance = Zc.T @ Zc / Zc.shape[0]
+    \text{reg}\cdot\operatorname{tr}\Sigma`, and :math:`r`. The covariance is formed where
+    ``Zc`` lives; its eigendecomposition (D × D) runs on the host and the result goes back."""
+    covariance = to_numpy(Zc.T @ Zc / Zc.shape[0])
     eigenvalues, eigenvectors = scipy.linalg.eigh(covariance, check_finite=False)
     total = float(np.trace(covariance))
     r = reg * total if total > 0 else reg  # a constant view: nothing to correlate
     # Rounding can leave eigenvalues of a PSD covariance slightly negative: floor at 0.
     scale = 1.0 / np.sqrt(np.maximum(eigenvalues, 0.0) + r)
-    return (eigenvectors * scale) @ eigenvectors.T, r
+    return as_float64((eigenvectors * scale) @ eigenvectors.T, Zc), r
 
 
-def _scores(Z: Any, mean: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """``(Z − mean) @ weights`` without centring a copy of Z (sparse Z stays sparse)."""
+def _scores(Z: Any, mean: Any, weights: Any) -> Any:
+    """``(Z − mean) @ weights`` without centring a copy of Z (sparse Z stays sparse), in
+    Z's dtype (float32 features give float32 variates) and namespace."""
+    if is_device_array(Z):
+        xp = array_api_compat.array_namespace(Z)
+        weights = xp.astype(weights, Z.dtype)
+        return Z @ weights - xp.astype(mean, Z.dtype) @ weights
     dtype = np.float32 if Z.dtype == np.float32 else np.float64
     weights = weights.astype(dtype, copy=False)
     scores = np.asarray(Z @ weights, dtype=dtype)
