@@ -323,20 +323,31 @@ _BAR = re.compile(r"(?<!\\)\|")
 
 
 def _escape_plain_text(line: str) -> str:
-    """Escape in the text parts of a docstring line (outside ``code`` and :role:`...`) what
-    RST would misread: a trailing underscore (``n_features_in_``, scikit-learn's attribute
-    names, read as a link) and ``|`` (|x| read as a substitution). Table rows are left."""
-    if line.lstrip().startswith(("|", "+-", "+=")):
+    """Escape in the text parts of a docstring line (outside ``literals``, `roles` and
+    math) what RST would misread: a trailing underscore (``n_features_in_``, scikit-learn's
+    attribute names, read as a link) and ``|`` (|x| read as a substitution)."""
+    if line.lstrip().startswith(("|", "+-", "+=")):  # a table row
         return line
-    parts = re.split(r"(`[^`]*`)", line)
+    parts = re.split(r"(``.*?``|`[^`]*`)", line)
     for i in range(0, len(parts), 2):
-        parts[i] = _BAR.sub(r"\|", _TRAILING_UNDERSCORE.sub(r"\1\\_", parts[i]))
+        parts[i] = _BAR.sub(r"\\|", _TRAILING_UNDERSCORE.sub(r"\1\\_", parts[i]))
     return "".join(parts)
 
 
 def _escape_docstring(app, what, name, obj, options, lines) -> None:
-    if name.startswith("kernelmaps"):
-        lines[:] = [_escape_plain_text(line) for line in lines]
+    if not name.startswith("kernelmaps"):
+        return
+    # Left as they are: the body of a directive or literal block (a line ending in "::",
+    # e.g. ".. math::" with LaTeX) and doctest blocks (">>>" up to the next blank line).
+    block_indent, in_doctest = None, False
+    for i, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None and (not line.strip() or indent > block_indent):
+            continue
+        block_indent = indent if line.rstrip().endswith("::") else None
+        in_doctest = bool(line.strip()) and (in_doctest or line.lstrip().startswith(">>>"))
+        if block_indent is None and not in_doctest:
+            lines[i] = _escape_plain_text(line)
 
 
 class _KnownProblems(logging.Filter):
