@@ -38,7 +38,8 @@ SECTIONS = """
       text += node.innerText;
       node = node.nextElementSibling;
     }
-    return {title: h.innerText.trim(), chars: text.trim().length};
+    return {title: h.innerText.trim(), chars: text.trim().length,
+            top: h.getBoundingClientRect().top + window.scrollY};
   });
 """
 
