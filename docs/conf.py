@@ -21,7 +21,6 @@ import logging
 import os
 import pkgutil
 import re
-import sys
 import warnings
 from pathlib import Path
 
@@ -29,7 +28,6 @@ import kernelmaps
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-sys.path.insert(0, str(DOCS))  # the gallery's helper module, if any
 
 project = "kernelmaps"
 author = "kernelmaps developers"

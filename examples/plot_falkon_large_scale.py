@@ -14,6 +14,7 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import NullLocator
 
 from kernelmaps.models import KernelRidge
 
@@ -54,6 +55,7 @@ ax_error.plot(centres, errors, marker="o")
 ax_error.set(xscale="log", xlabel="centres M", ylabel="test RMSE against f(x)",
              title=f"KernelRidge(solver='nystrom'), n = {n:,}")
 ax_error.set_xticks(centres, [str(m) for m in centres])
+ax_error.xaxis.set_minor_locator(NullLocator())  # ticks at the values tried only
 order = np.argsort(y_test[:400])
 ax_fit.plot(y_test[:400][order], label="f(x), sorted", color="k")
 ax_fit.plot(model.predict(X_test[:400])[order], ".", label=f"prediction, M = {centres[-1]}",

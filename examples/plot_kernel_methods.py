@@ -25,8 +25,6 @@ from sklearn.svm import OneClassSVM
 from kernelmaps import Nystroem
 from kernelmaps.models import KernelCCA
 
-fig, axes = plt.subplots(1, 3, figsize=(13, 4), layout="constrained")
-
 # %%
 # **One-class SVM.** Inliers from two Gaussian clusters; the decision boundaries of the
 # exact model (black) and of Nyström features + SGD (red) nearly coincide.
@@ -38,12 +36,6 @@ approx = make_pipeline(Nystroem(gamma=0.5, n_components=200, random_state=0),
                        SGDOneClassSVM(nu=0.05, tol=1e-4, random_state=0)).fit(X_train)
 grid_x, grid_y = np.meshgrid(np.linspace(-6, 6, 150), np.linspace(-6, 6, 150))
 grid = np.c_[grid_x.ravel(), grid_y.ravel()]
-ax = axes[0]
-ax.scatter(X_train[:, 0], X_train[:, 1], s=3, color="0.6")
-for model, color in ((exact, "k"), (approx, "C3")):
-    ax.contour(grid_x, grid_y, model.decision_function(grid).reshape(grid_x.shape),
-               levels=[0], colors=color)
-ax.set(title="One-class SVM: exact (black), Nystroem + SGD (red)", xlabel="x₁", ylabel="x₂")
 agreement = np.mean(exact.predict(grid) == approx.predict(grid))
 print(f"one-class: same inlier/outlier decision on {agreement:.1%} of the grid")
 
@@ -57,11 +49,6 @@ approx_pca = make_pipeline(Nystroem(gamma=5.0, n_components=150, random_state=0)
 exact_1 = kpca.transform(X_circles)[:, 0]
 approx_1 = approx_pca.transform(X_circles)[:, 0]
 correlation = abs(np.corrcoef(exact_1, approx_1)[0, 1])
-ax = axes[1]
-ax.scatter(exact_1, np.sign(np.dot(exact_1, approx_1)) * approx_1,  # signs are arbitrary
-           c=circle, cmap="coolwarm", s=6)
-ax.set(title="Kernel PCA, first component", xlabel="KernelPCA (exact)",
-       ylabel="Nystroem(150) + PCA")
 print(f"kernel PCA: first components correlate at {correlation:.4f}")
 
 # %%
@@ -76,6 +63,23 @@ linear = CCA(n_components=1).fit(view_x[:400], view_y[:400])
 lu, lv = linear.transform(view_x[400:], view_y[400:])
 print(f"kernel CCA held-out correlation {kcca.score(view_x[400:], view_y[400:]):.3f}, "
       f"linear CCA {abs(np.corrcoef(lu[:, 0], lv[:, 0])[0, 1]):.3f}")
+
+# %%
+# The three side by side: the one-class boundaries (exact in black, approximate in red), the
+# first kernel principal component of each point by both methods (coloured by circle), and
+# the first canonical variates of the held-out rows.
+fig, axes = plt.subplots(1, 3, figsize=(13, 4), layout="constrained")
+ax = axes[0]
+ax.scatter(X_train[:, 0], X_train[:, 1], s=3, color="0.6")
+for model, color in ((exact, "k"), (approx, "C3")):
+    ax.contour(grid_x, grid_y, model.decision_function(grid).reshape(grid_x.shape),
+               levels=[0], colors=color)
+ax.set(title="One-class SVM: exact (black), Nystroem + SGD (red)", xlabel="x₁", ylabel="x₂")
+ax = axes[1]
+ax.scatter(exact_1, np.sign(np.dot(exact_1, approx_1)) * approx_1,  # signs are arbitrary
+           c=circle, cmap="coolwarm", s=6)
+ax.set(title="Kernel PCA, first component", xlabel="KernelPCA (exact)",
+       ylabel="Nystroem(150) + PCA")
 ax = axes[2]
 ax.scatter(u[:, 0], v[:, 0], s=6, label="KernelCCA")
 ax.scatter(lu[:, 0], lv[:, 0], s=6, label="linear CCA", alpha=0.6)

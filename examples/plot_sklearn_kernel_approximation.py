@@ -14,6 +14,7 @@ import time
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import NullLocator
 from sklearn.datasets import load_digits
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC, LinearSVC
@@ -70,7 +71,9 @@ ax_time.set(xlabel="output dimension D", ylabel="fit time (s)", xscale="log",
 ax_score.legend(loc="lower right")
 ax_time.legend(loc="upper left")
 ax_score.set_xticks(sizes, [str(s) for s in sizes])
+ax_score.xaxis.set_minor_locator(NullLocator())  # ticks at the values tried only
 ax_time.set_xticks(sizes, [str(s) for s in sizes])
+ax_time.xaxis.set_minor_locator(NullLocator())  # ticks at the values tried only
 plt.show()
 
 # %%
