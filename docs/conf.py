@@ -131,7 +131,7 @@ nitpick_ignore_regex = [
 # entry is (where, what); the build reports how many it met, so none is forgotten. Remove an
 # entry when its docstring is fixed. Nothing outside src/kernelmaps docstrings is filtered.
 KNOWN_DOCSTRING_PROBLEMS = [
-    # RST errors: malformed tables, broken indentation, |x| read as a substitution
+    # RST errors: malformed tables, broken indentation
     (r"kernelmaps\.evaluate\.heuristics\.median_heuristic", r"Malformed table"),
     (r"docstring of kernelmaps\.kernels:", r"Malformed table"),
     (r"docstring of kernelmaps\.evaluate:", r"(Definition list|Block quote) ends without"),
