@@ -4,24 +4,16 @@ Build (from the repository root, after ``pip install -e ".[docs]"``)::
 
     python -m sphinx -W --keep-going -b html docs docs/_build/html
 
-The API reference is generated at build time from ``__all__``: every public package of
-kernelmaps (a module or package under ``kernelmaps`` whose name does not start with ``_`` and
-that has ``__all__``) gets one page listing its names, and each object gets one page, under
-the most specific package that exports it (``kernelmaps.maps.Nystroem``, not
-``kernelmaps.Nystroem``). A new public package or name appears without editing this file.
-References to any other public spelling of an object (``kernelmaps.Nystroem``,
-``kernelmaps.maps.nystroem.Nystroem``) resolve to its page (:func:`_resolve_alias`).
+Two local extensions in ``docs/_ext``: ``api_pages`` generates the API reference from
+``__all__`` at build time (a new public package or name appears without editing anything),
+``docstring_fixes`` escapes what RST would misread in docstrings and drops the known
+docstring problems listed below.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import logging
 import os
-import pkgutil
-import re
-import warnings
+import sys
 from pathlib import Path
 
 import kernelmaps
@@ -35,7 +27,10 @@ copyright = "2026, kernelmaps developers"
 release = kernelmaps.__version__
 version = release
 
+sys.path.insert(0, str(DOCS / "_ext"))
 extensions = [
+    "api_pages",  # docs/_ext: the API reference from __all__
+    "docstring_fixes",  # docs/_ext: docstrings read as meant; known problems listed below
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
@@ -130,7 +125,7 @@ nitpick_ignore_regex = [
 # (item 2: numpydoc validation of every public docstring, which rewrites these modules). Each
 # entry is (where, what); the build reports how many it met, so none is forgotten. Remove an
 # entry when its docstring is fixed. Nothing outside src/kernelmaps docstrings is filtered.
-KNOWN_DOCSTRING_PROBLEMS = [
+kernelmaps_known_docstring_problems = [
     # RST errors: malformed tables, broken indentation
     (r"kernelmaps\.evaluate\.heuristics\.median_heuristic", r"Malformed table"),
     (r"docstring of kernelmaps\.kernels:", r"Malformed table"),
@@ -171,223 +166,3 @@ sphinx_gallery_conf = {
     "capture_repr": ("_repr_html_", "__repr__"),
     "plot_gallery": "True",
 }
-
-
-# ------------------------------------------------------------------ the API pages
-def public_modules() -> list[str]:
-    """kernelmaps and its public subpackages and modules that declare ``__all__``."""
-    names = ["kernelmaps"]
-    for info in pkgutil.iter_modules(kernelmaps.__path__, "kernelmaps."):
-        if info.name.rsplit(".", 1)[1].startswith("_"):
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            module = importlib.import_module(info.name)
-        if hasattr(module, "__all__"):
-            names.append(info.name)
-    return names
-
-
-def _home(obj: object, exporters: list[str]) -> str:
-    """The package an object is documented under: the one its defining module belongs to,
-    else the most specific (longest) exporter."""
-    module = getattr(obj, "__module__", "") or ""
-    owners = [name for name in exporters if module == name or module.startswith(name + ".")]
-    return max(owners or exporters, key=len)
-
-
-def api_layout() -> dict[str, list[tuple[str, str, bool]]]:
-    """{package: [(name, kind, documented here)]} for every public name."""
-    modules = {name: importlib.import_module(name) for name in public_modules()}
-    exporters: dict[int, list[str]] = {}
-    objects: dict[int, object] = {}
-    for module_name, module in modules.items():
-        for name in module.__all__:
-            obj = getattr(module, name)
-            if inspect.isclass(obj) or inspect.isfunction(obj):
-                exporters.setdefault(id(obj), []).append(module_name)
-                objects[id(obj)] = obj
-    layout: dict[str, list[tuple[str, str, bool]]] = {}
-    for module_name, module in modules.items():
-        entries = []
-        for name in sorted(module.__all__, key=str.lower):
-            obj = getattr(module, name)
-            if inspect.isclass(obj) or inspect.isfunction(obj):
-                kind = "class" if inspect.isclass(obj) else "function"
-                entries.append((name, kind, _home(obj, exporters[id(obj)]) == module_name))
-            elif not inspect.ismodule(obj):
-                entries.append((name, "data", True))
-        layout[module_name] = entries
-    return layout
-
-
-DOCUMENTED: dict[int, str] = {}  # id(object) -> the full name it is documented under
-DOCUMENTED_MODULES: set[str] = set()  # the packages with a page
-
-
-def write_api_pages(app) -> None:
-    """Write docs/api/*.rst from __all__ (generated files, not kept in git)."""
-    api = DOCS / "api"
-    api.mkdir(exist_ok=True)
-    layout = api_layout()
-    index = ["API reference", "=============", "",
-             "Every public class and function, by package. Each object has one page, under "
-             "the package that defines it; the packages that re-export it link there.", "",
-             ".. toctree::", "   :maxdepth: 1", ""]
-    DOCUMENTED_MODULES.update(layout)
-    for module_name, entries in layout.items():
-        index.append(f"   {module_name}")
-        module = importlib.import_module(module_name)
-        own = [(n, k) for n, k, here in entries if here and k != "data"]
-        data = [n for n, k, here in entries if k == "data"]
-        elsewhere = [(n, k) for n, k, here in entries if not here]
-        for name, _ in own:
-            DOCUMENTED[id(getattr(module, name))] = f"{module_name}.{name}"
-        lines = [module_name, "=" * len(module_name), "",
-                 f".. automodule:: {module_name}", "   :no-members:", "",
-                 f".. currentmodule:: {module_name}", ""]
-        for title, kind in (("Classes", "class"), ("Functions", "function")):
-            names = [n for n, k in own if k == kind]
-            if names:
-                lines += [title, "-" * len(title), "", ".. autosummary::",
-                          "   :toctree: generated", "   :nosignatures:",
-                          f"   :template: {kind}.rst", "",
-                          *(f"   {n}" for n in names), ""]
-        if data:
-            lines += ["Constants", "---------", ""]
-            lines += [f".. autodata:: {n}\n   :no-value:\n" for n in data]
-        if elsewhere:
-            lines += ["Also exported here", "------------------", "",
-                      "Documented under the package that defines them:", ""]
-            for name, kind in elsewhere:
-                role = "class" if kind == "class" else "func"
-                target = f"{module_name}.{name}"
-                lines.append(f"* :{role}:`{name} <{target}>`")
-            lines.append("")
-        (api / f"{module_name}.rst").write_text("\n".join(lines))
-    (api / "index.rst").write_text("\n".join(index) + "\n")
-
-
-def _import_path(path: str) -> object | None:
-    """The object a dotted path names, or None."""
-    parts = path.split(".")
-    obj = None
-    for cut in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        try:
-            for attribute in parts[cut:]:
-                obj = getattr(obj, attribute)
-        except AttributeError:
-            return None
-        return obj
-    return None
-
-
-def _resolve_alias(app, env, node, contnode):
-    """Resolve a reference to another public spelling of a documented object:
-    ``kernelmaps.Nystroem`` or ``kernelmaps.maps.nystroem.Nystroem`` for
-    ``kernelmaps.maps.Nystroem``, a bare name relative to the current module, and a public
-    submodule (``kernelmaps.kernels.distance``) to the page of the package documenting its
-    names."""
-    if node.get("refdomain") != "py":
-        return None
-    target_name = node["reftarget"]
-    if not target_name.startswith("kernelmaps") and node.get("py:module"):
-        target_name = f"{node['py:module']}.{target_name}"
-    if not target_name.startswith("kernelmaps"):
-        return None
-    obj = _import_path(target_name)
-    domain = env.get_domain("py")
-    if node["reftype"] == "mod" and inspect.ismodule(obj):
-        if any(part.startswith("_") for part in target_name.split(".")):
-            return None  # private modules have no page
-        package = target_name
-        while package not in DOCUMENTED_MODULES and "." in package:
-            package = package.rsplit(".", 1)[0]
-        return domain.resolve_xref(env, node["refdoc"], app.builder, "mod", package, node,
-                                   contnode)
-    target = DOCUMENTED.get(id(obj))
-    if target is None or target == node["reftarget"]:
-        return None
-    return domain.resolve_xref(env, node["refdoc"], app.builder, node["reftype"], target,
-                               node, contnode)
-
-
-_TRAILING_UNDERSCORE = re.compile(r"(?<![\w\\])([A-Za-z]\w*)_(?![\w`])")
-_BAR = re.compile(r"(?<!\\)\|")
-
-
-def _escape_plain_text(line: str) -> str:
-    """Escape in the text parts of a docstring line (outside ``literals``, `roles` and
-    math) what RST would misread: a trailing underscore (``n_features_in_``, scikit-learn's
-    attribute names, read as a link) and ``|`` (|x| read as a substitution)."""
-    if line.lstrip().startswith(("|", "+-", "+=")):  # a table row
-        return line
-    parts = re.split(r"(``.*?``|`[^`]*`)", line)
-    for i in range(0, len(parts), 2):
-        parts[i] = _BAR.sub(r"\\|", _TRAILING_UNDERSCORE.sub(r"\1\\_", parts[i]))
-    return "".join(parts)
-
-
-def _escape_docstring(app, what, name, obj, options, lines) -> None:
-    if not name.startswith("kernelmaps"):
-        return
-    # Left as they are: the body of a directive or literal block (a line ending in "::",
-    # e.g. ".. math::" with LaTeX) and doctest blocks (">>>" up to the next blank line).
-    block_indent, in_doctest = None, False
-    for i, line in enumerate(lines):
-        indent = len(line) - len(line.lstrip())
-        if block_indent is not None and (not line.strip() or indent > block_indent):
-            continue
-        block_indent = indent if line.rstrip().endswith("::") else None
-        in_doctest = bool(line.strip()) and (in_doctest or line.lstrip().startswith(">>>"))
-        if block_indent is None and not in_doctest:
-            lines[i] = _escape_plain_text(line)
-
-
-class _KnownProblems(logging.Filter):
-    """Drops the warnings listed in KNOWN_DOCSTRING_PROBLEMS, counting them."""
-
-    def __init__(self, app) -> None:
-        from sphinx.util.logging import WarningLogRecordTranslator
-
-        super().__init__()
-        self.met: set[int] = set()
-        # Sphinx turns a record's location into "file:line" text in this filter, after the
-        # one that counts warnings; the same translation here (it is idempotent).
-        self.translate = WarningLogRecordTranslator(app)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING:
-            return True
-        self.translate.filter(record)
-        where, what = str(getattr(record, "location", "") or ""), record.getMessage()
-        for i, (location, message) in enumerate(KNOWN_DOCSTRING_PROBLEMS):
-            if re.search(location, where) and re.search(message, what):
-                self.met.add(i)
-                return False
-        return True
-
-
-def _report_known_problems(app, exception) -> None:
-    known = app.config._known_problems_filter
-    unmet = [entry for i, entry in enumerate(KNOWN_DOCSTRING_PROBLEMS) if i not in known.met]
-    logging.getLogger("sphinx").info(
-        "kernelmaps docs: %d of %d known docstring problems met (KNOWN_DOCSTRING_PROBLEMS in "
-        "docs/conf.py)%s", len(known.met), len(KNOWN_DOCSTRING_PROBLEMS),
-        "; not met (fixed? remove them): " + repr(unmet) if unmet else "")
-
-
-def setup(app) -> None:
-    write_api_pages(app)  # before autosummary reads the sources
-    app.connect("missing-reference", _resolve_alias)
-    # before numpydoc (priority 500), which turns the sections into RST
-    app.connect("autodoc-process-docstring", _escape_docstring, priority=400)
-    known = _KnownProblems(app)
-    for handler in logging.getLogger("sphinx").handlers:
-        handler.filters.insert(0, known)  # before Sphinx counts the warning
-    app.config._known_problems_filter = known
-    app.connect("build-finished", _report_known_problems)

@@ -73,7 +73,7 @@ def probe(page: Path, script: str, *, width: int = WIDTH) -> dict:
         probed.unlink(missing_ok=True)
     found = re.search(r'<pre id="kernelmaps-probe">(.*?)</pre>', dom, re.S)
     if found is None:
-        sys.exit(f"the browser did not run the probe on {page} (is it valid HTML?)")
+        raise RuntimeError(f"the browser did not run the probe on {page} (is it valid HTML?)")
     text = found.group(1)
     for entity, char in (("&quot;", '"'), ("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&")):
         text = text.replace(entity, char)

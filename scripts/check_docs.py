@@ -59,7 +59,8 @@ class _Links(HTMLParser):
 def broken_links(site: Path) -> list[str]:
     """Local links and images of every page that point at no file."""
     found = []
-    for page in sorted(p for p in site.rglob("*.html") if "_static" not in p.parts):
+    for page in sorted(p for p in site.rglob("*.html")
+                       if not any(part.startswith("_") for part in p.relative_to(site).parts)):
         parser = _Links()
         parser.feed(page.read_text(encoding="utf-8", errors="replace"))
         for target in parser.targets:
@@ -100,14 +101,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.all:
         pages.update({str(p.relative_to(site)): str(p.relative_to(site))
                       for p in sorted(site.rglob("*.html"))
-                      if not p.name.startswith((".", "genindex", "search", "py-modindex"))})
+                      if not any(part.startswith(("_", ".")) for part in
+                                 p.relative_to(site).parts)
+                      and p.name not in ("genindex.html", "search.html", "py-modindex.html")})
     for name, relative in pages.items():
         page = site / relative
         if not page.exists():
             found.append(f"{name}: {relative} missing from the site")
             continue
-        facts = probe(page, MATH)
-        narrow = probe(page, MATH, width=NARROW)
+        try:
+            facts = probe(page, MATH)
+            narrow = probe(page, MATH, width=NARROW)
+        except RuntimeError as error:
+            found.append(f"{name}: {error}")
+            continue
         found += page_problems(name, facts, narrow)
         if name in PAGES:
             shot = args.out / f"docs-{name}.png"

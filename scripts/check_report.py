@@ -69,7 +69,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screenshot", type=Path, default=Path("report-screenshot.png"))
     args = parser.parse_args(argv)
     report = args.report.resolve()
-    facts = probe(report, SECTIONS)
+    try:
+        facts = probe(report, SECTIONS)
+    except RuntimeError as error:
+        print(f"FAIL: {error}")
+        return 1
     found = problems(facts)
     screenshot(report, args.screenshot, int(facts["height"]))
     if not args.screenshot.exists() or screenshot_is_blank(args.screenshot):

@@ -1,6 +1,7 @@
-"""The documentation site's configuration (docs/conf.py), without building the site (CI
-builds it with warnings as errors after the tests): the API reference covers every public
-name once, the shipped inventories are there, the docstring escaping leaves code alone."""
+"""The documentation site's configuration (docs/conf.py and its extensions in docs/_ext),
+without building the site (CI builds it with warnings as errors after the tests): the API
+reference covers every public name once, the shipped inventories are there, the docstring
+escaping leaves code alone."""
 
 from __future__ import annotations
 
@@ -15,16 +16,30 @@ import kernelmaps
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def conf():
-    spec = importlib.util.spec_from_file_location("kernelmaps_docs_conf", ROOT / "docs" / "conf.py")
+def load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def test_every_public_class_and_function_has_one_page(conf):
-    layout = conf.api_layout()
+@pytest.fixture(scope="module")
+def conf():
+    return load(ROOT / "docs" / "conf.py", "kernelmaps_docs_conf")
+
+
+@pytest.fixture(scope="module")
+def api_pages():
+    return load(ROOT / "docs" / "_ext" / "api_pages.py", "kernelmaps_docs_api_pages")
+
+
+@pytest.fixture(scope="module")
+def docstring_fixes():
+    return load(ROOT / "docs" / "_ext" / "docstring_fixes.py", "kernelmaps_docs_fixes")
+
+
+def test_every_public_class_and_function_has_one_page(api_pages):
+    layout = api_pages.api_layout()
     assert {"kernelmaps", "kernelmaps.kernels", "kernelmaps.maps", "kernelmaps.models",
             "kernelmaps.landmarks", "kernelmaps.evaluate", "kernelmaps.distributed",
             "kernelmaps.io"} <= set(layout)
@@ -61,15 +76,15 @@ def test_inventories_are_shipped_for_offline_builds(conf):
     (":attr:`components_` holds them", ":attr:`components_` holds them"),
     ("| a | b |", "| a | b |"),  # a table row
 ])
-def test_docstring_text_is_escaped_outside_code(conf, line, escaped):
-    assert conf._escape_plain_text(line) == escaped
+def test_docstring_text_is_escaped_outside_code(docstring_fixes, line, escaped):
+    assert docstring_fixes.escape_plain_text(line) == escaped
 
 
-def test_math_literal_and_doctest_blocks_are_left_alone(conf):
+def test_math_literal_and_doctest_blocks_are_left_alone(docstring_fixes):
     lines = ["Text with n_features_in_.", "", ".. math::", "", "    K_{mm}^{-1/2} |x|", "",
              "Example::", "", "    fitted.n_features_out_", "",
              ">>> model.n_features_in_", "64", "", "After: coef_."]
-    conf._escape_docstring(None, "class", "kernelmaps.X", None, None, lines)
+    docstring_fixes.escape_docstring(None, "class", "kernelmaps.X", None, None, lines)
     assert lines[0] == r"Text with n_features_in\_."
     assert lines[4] == "    K_{mm}^{-1/2} |x|"
     assert lines[8] == "    fitted.n_features_out_"
