@@ -28,7 +28,8 @@ PROBE_FACTS = """
     return false;
   };
   const images = [...document.images].map(img => ({
-    src: img.getAttribute("src"), alt: img.alt, natural: img.naturalWidth,
+    src: img.getAttribute("src"), alt: img.alt, hasAlt: img.hasAttribute("alt"),
+    natural: img.naturalWidth,
     shown: img.getBoundingClientRect().width}));
   const wide = [...document.body.querySelectorAll("*")]
     .filter(e => e.getBoundingClientRect().right > window.innerWidth + 1 && !clipped(e))
@@ -93,7 +94,9 @@ def screenshot_is_blank(path: Path) -> bool:
 
 
 def layout_problems(facts: dict, *, min_plot_width: int = 0) -> list[str]:
-    """Images that did not decode, lack alt text or are drawn too small; horizontal overflow."""
+    """Images that did not decode, have no alt attribute or are drawn too small; horizontal
+    overflow. (``alt=""`` is allowed: it marks a decorative image, such as a gallery
+    thumbnail whose caption follows it.)"""
     found = []
     for image in facts["images"]:
         name = image["alt"] or image["src"]
@@ -101,8 +104,8 @@ def layout_problems(facts: dict, *, min_plot_width: int = 0) -> list[str]:
             found.append(f"image {name} did not decode")
         elif min_plot_width and image["shown"] < min_plot_width:
             found.append(f"image {name} drawn only {image['shown']:.0f} px wide")
-        if not image["alt"].strip():
-            found.append(f"image {image['src']} has no alt text")
+        if not image["hasAlt"]:
+            found.append(f"image {image['src']} has no alt attribute")
     if facts["scrollWidth"] > facts["innerWidth"] + 1:
         found.append(f"page is {facts['scrollWidth']} px wide at a {facts['innerWidth']} px "
                      f"window (too wide: {', '.join(facts['wide'])})")

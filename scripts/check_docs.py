@@ -9,7 +9,7 @@ Needs Debian's ``chromium`` (``apt-get install chromium``); CI has no browser, s
 * every page of the site: each local link and image points at a file that exists (no
   browser needed);
 * in the browser, the landing page, an API page and a gallery page (every page with
-  ``--all``): every image decoded, with alt text; nothing sticking out of a 1400 px window,
+  ``--all``): every image decoded, with an alt attribute; nothing sticking out of a 1400 px window,
   nor of a 700 px one (a narrow laptop window or a tablet); the math typeset by MathJax
   (no raw ``\\(`` … ``\\)`` left) where the page has math; the gallery page shows its figure;
 * a full-page screenshot of each of the three pages, not blank, written to ``--out``.
@@ -76,7 +76,7 @@ def broken_links(site: Path) -> list[str]:
 def page_problems(name: str, facts: dict, narrow: dict) -> list[str]:
     found = [f"{name}: {p}" for p in layout_problems(facts)]
     found += [f"{name} at {NARROW} px: {p}" for p in layout_problems(narrow)
-              if "decode" not in p and "alt text" not in p]
+              if "decode" not in p and "alt attribute" not in p]
     if facts["math"] and not facts["typeset"]:
         found.append(f"{name}: {facts['math']} math elements, none typeset by MathJax")
     if facts["rawMath"]:

@@ -48,8 +48,8 @@ def problems(facts: dict) -> list[str]:
     found = [] if facts["images"] else ["no plots in the report"]
     found += layout_problems(facts, min_plot_width=480)
     for image in facts["images"]:
-        if image["alt"].endswith(".png"):
-            found.append(f"plot alt text is a file name ({image['alt']})")
+        if not image["alt"].strip() or image["alt"].endswith(".png"):
+            found.append(f"plot alt text is empty or a file name ({image['alt']!r})")
     sections = {s["title"]: s["chars"] for s in facts["sections"]}
     for title in REQUIRED_SECTIONS:
         if not sections.get(title):
