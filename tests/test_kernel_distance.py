@@ -251,8 +251,8 @@ def test_unknown_kernel_parameter_is_named(XY):
         kernel_distance(X, kernel="rbf", alpha=1.0)
     with pytest.raises(TypeError, match="either in the Kernel object or as keywords"):
         kernel_distance(X, kernel=get_kernel("rbf"), gamma=1.0)
-    with pytest.raises(ValueError, match="Unknown kernel 'gaussian'"):
-        kernel_distance(X, kernel="gaussian")
+    with pytest.raises(ValueError, match=r"Unknown kernel 'gausian' .did you mean 'gaussian'"):
+        kernel_distance(X, kernel="gausian")
 
 
 def test_precomputed_errors(XY):

@@ -86,7 +86,7 @@ def test_default_parameters_follow_sklearn(rng):
 
 
 @pytest.mark.parametrize(("name", "params", "error", "match"), [
-    ("gaussian", {}, ValueError, "Unknown kernel 'gaussian'; valid names"),
+    ("gausian", {}, ValueError, r"Unknown kernel .gausian. \(did you mean .gaussian.\?\); valid"),
     ("rbf", {"gamma": -1.0}, ValueError, "gamma must be finite and >= 0"),
     ("rbf", {"length_scale": 1.0}, TypeError, "unexpected parameter"),
     ("poly", {"degree": 0}, ValueError, "degree must be >= 1"),

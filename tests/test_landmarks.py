@@ -321,7 +321,7 @@ def test_subset_functions_bad_input(function, rng):
     with pytest.raises(TypeError, match="kernel must be a kernel name"):
         function(X, 3.0, 5)
     with pytest.raises(ValueError, match="Unknown kernel"):
-        function(X, "gaussian", 5)
+        function(X, "gausian", 5)
     with pytest.raises(ValueError, match="square kernel matrix"):
         function(X, "precomputed", 5)
     X_nan = X.copy()

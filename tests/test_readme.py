@@ -58,9 +58,10 @@ def test_main_job_runs_and_reports_every_default_method(tmp_path):
 
 
 def test_digits_example_runs_and_reports_every_map():
-    result = subprocess.run([sys.executable, str(ROOT / "examples" / "digits_demo.py")],
-                            capture_output=True, text=True, timeout=300, check=True,
-                            env=ONE_BLAS_THREAD)
+    # The gallery example run as a script (MPLBACKEND=Agg: its figure goes nowhere).
+    example = ROOT / "examples" / "plot_every_map_on_digits.py"
+    result = subprocess.run([sys.executable, str(example)], capture_output=True, text=True,
+                            timeout=300, check=True, env={**ONE_BLAS_THREAD, "MPLBACKEND": "Agg"})
     lines = {line.split("  ")[0].strip(): line.split() for line in result.stdout.splitlines()
              if line.strip()}
     for name in ("Nystroem (rbf)", "RBFSampler", "PolynomialCountSketch",

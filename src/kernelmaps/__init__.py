@@ -9,7 +9,8 @@ Importing kernelmaps loads NumPy, SciPy and scikit-learn only. The evaluation en
 :mod:`kernelmaps.evaluate`, imported on first use of one of these names (PEP 562).
 """
 
-from typing import TYPE_CHECKING, Any
+import types as _types
+import typing as _typing
 
 # Loaded for its registration: maps and models hand Dask collections to it through the
 # engine (Dask itself is imported only when such a collection arrives).
@@ -71,7 +72,7 @@ __all__ = [
     "summarize",
 ]
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazily below
+if _typing.TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazily below
     from kernelmaps.evaluate import approximation_error, compare, summarize
 
 #: Names served lazily from kernelmaps.evaluate: it imports the linear models, the SVMs and
@@ -79,7 +80,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazil
 _EVALUATE = frozenset({"approximation_error", "compare", "summarize"})
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     if name in _EVALUATE:
         from kernelmaps import evaluate
 
@@ -90,4 +91,8 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | _EVALUATE)
+    # What a reader should see: the public names and the public subpackages already loaded
+    # (kernels, maps, ...), not the helpers of this file or the private modules.
+    loaded = {name for name, value in globals().items()
+              if isinstance(value, _types.ModuleType) and not name.startswith("_")}
+    return sorted(set(__all__) | loaded)

@@ -8,13 +8,18 @@ a message naming what it expected. :mod:`kernelmaps.cli.commands` runs the subco
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import re
-from typing import NoReturn
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 import numpy as np
 
 from kernelmaps import evaluate
-from kernelmaps.kernels import KERNELS
+from kernelmaps._suggest import did_you_mean
+from kernelmaps.kernels import KERNEL_ALIASES, KERNELS, resolve_kernel
 
 __all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "build_parser"]
 
@@ -22,11 +27,49 @@ DEFAULT_OUT = "kernelmaps-report"
 DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
 
 
+#: argparse's message for a value outside ``choices`` (quoted names up to Python 3.12.7,
+#: bare ones after).
+_INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from (?P<choices>.*)\)")
+
+
+def _version() -> str:
+    """The installed distribution's version (its metadata, the one source of truth)."""
+    try:
+        return importlib.metadata.version("kernelmaps")
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
+        return "unknown (not installed; pip install -e . gives it its metadata)"
+
+
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors (argparse prints the whole usage block otherwise)."""
+    """argparse with one-line errors (argparse prints the whole usage block otherwise) and
+    did-you-mean suggestions for misspelt options, subcommands and choices."""
 
     def error(self, message: str) -> NoReturn:
+        choice = _INVALID_CHOICE.search(message)
+        if choice:
+            choices = re.findall(r"'([^']*)'", choice["choices"]) or [
+                c.strip() for c in choice["choices"].split(",")]
+            message += did_you_mean(choice["value"], choices)
         self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        namespace, extras = self.parse_known_args(args, namespace)
+        if extras:
+            # Reported by the subcommand's parser, which knows its own options.
+            parser = self._subparser(getattr(namespace, "command", None)) or self
+            options = [option for action in (*self._actions, *parser._actions)
+                       for option in action.option_strings]
+            hints = "".join(did_you_mean(extra.partition("=")[0], options, quote=False)
+                            for extra in extras if extra.startswith("-"))
+            parser.error(f"unrecognized arguments: {' '.join(extras)}{hints}")
+        return namespace
+
+    def _subparser(self, command: str | None) -> argparse.ArgumentParser | None:
+        for action in self._actions:
+            if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+                return action.choices[command]
+        return None
 
 
 # =========================================================================== parsing
@@ -51,15 +94,86 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _fraction(text: str) -> float:
+def _fraction(example: str) -> Any:
+    """A value type for a number strictly between 0 and 1 (``example`` shows one)."""
+
+    def fraction(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 < value < 1:
+            raise argparse.ArgumentTypeError(
+                f"expected a number in (0, 1) such as {example}; got {text!r}")
+        return value
+
+    return fraction
+
+
+def _int_at_least(low: int, high: int | None = None, what: str = "") -> Any:
+    """A value type for an integer in [low, high] (``what`` says what it counts)."""
+    bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+
+    def integer(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"expected an integer {bounds}{what}; got {text!r}")
+        return value
+
+    return integer
+
+
+def _kernel_name(text: str) -> str:
+    """A kernel name or alias (kept as typed; :func:`resolve_kernel` reads aliases)."""
+    if text == "precomputed":  # the command explains why it cannot take one
+        return text
     try:
-        value = float(text)
+        resolve_kernel(text)
     except ValueError:
-        value = -1.0
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1) such as 0.01; got "
-                                         f"{text!r}")
-    return value
+        raise argparse.ArgumentTypeError(
+            f"unknown kernel {text!r}{did_you_mean(text, [*KERNELS, *KERNEL_ALIASES])}; "
+            f"valid kernels are {sorted(KERNELS)} (aliases: {_aliases_text()})") from None
+    return text
+
+
+def _aliases_text() -> str:
+    return ", ".join(f"{alias} = {name}" for alias, name in KERNEL_ALIASES.items())
+
+
+def _method_names(text: str) -> str:
+    """Comma-separated method names, each checked against the registry (kept as typed)."""
+    for name in (part.strip() for part in text.split(",")):
+        if name and name not in evaluate.METHODS:
+            raise argparse.ArgumentTypeError(
+                f"unknown method {name!r}{did_you_mean(name, evaluate.METHODS)}; valid "
+                f"methods are {sorted(evaluate.METHODS)}")
+    return text
+
+
+def _output_dir(text: str) -> str:
+    """A report folder that can be written: checked before any work, by creating (and
+    removing) a probe in the folder or in its nearest existing parent — the permission bits
+    alone do not say it (root, read-only file systems, /proc)."""
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} exists and is not a directory; choose "
+                                         "another path")
+    existing = path
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot create {text}: {existing} is not a "
+                                         "directory; choose another path")
+    try:
+        tempfile.TemporaryDirectory(dir=existing, prefix=".kernelmaps-probe-").cleanup()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise argparse.ArgumentTypeError(f"cannot write the report folder {text} ({reason} "
+                                         f"in {existing}); choose a writable directory") from None
+    return text
 
 
 def _number(text: str) -> int | float:
@@ -95,9 +209,9 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
 
 def _add_kernel_options(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("kernel")
-    group.add_argument("--kernel", default="rbf", metavar="NAME",
+    group.add_argument("--kernel", default="rbf", metavar="NAME", type=_kernel_name,
                        help=f"kernel name from kernelmaps.kernels: {', '.join(sorted(KERNELS))} "
-                            "(default: rbf)")
+                            f"(aliases: {_aliases_text()}; default: rbf)")
     group.add_argument("--gamma", type=_number, default=None,
                        help="gamma of the kernel (default: the median heuristic, stated in "
                             "the output)")
@@ -106,7 +220,7 @@ def _add_kernel_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--kernel-param", type=_kernel_param, action="append", default=[],
                        metavar="NAME=VALUE",
                        help="any kernel parameter, e.g. sigma=2 or nu=2.5 (repeatable)")
-    group.add_argument("--random-state", type=int, default=0,
+    group.add_argument("--random-state", type=_int_at_least(0, 2**32 - 1), default=0,
                        help="seed of every random choice (default: 0)")
 
 
@@ -116,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Explicit kernel feature maps, compared with the exact kernel.")
     parser.add_argument("--traceback", action="store_true",
                         help="show the full traceback of an input error")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
@@ -127,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_options(compare)
     _add_kernel_options(compare)
     compare.add_argument("--methods", action="append", default=None, metavar="A,B",
+                         type=_method_names,
                          help="methods (comma-separated or repeated): "
                               f"{', '.join(evaluate.METHODS)} (default: every method for "
                               "the kernel)")
@@ -146,12 +262,13 @@ def build_parser() -> argparse.ArgumentParser:
                               "the report says why it was skipped)")
     compare.add_argument("--seeds", type=_positive_int, default=3,
                          help="seeds per randomised map (default: 3)")
-    compare.add_argument("--test-size", type=float, default=0.25,
+    compare.add_argument("--test-size", type=_fraction("0.25"), default=0.25,
                          help="held-out fraction when the data has no test split "
                               "(default: 0.25)")
-    compare.add_argument("--cv", type=int, default=None, metavar="K",
+    compare.add_argument("--cv", type=_int_at_least(2, what=" (folds)"), default=None,
+                         metavar="K",
                          help="K-fold cross-validation instead of one split")
-    compare.add_argument("--error-sample", type=_positive_int, default=500,
+    compare.add_argument("--error-sample", type=_int_at_least(2, what=" (rows)"), default=500,
                          help="training rows the kernel error is measured on (default: 500)")
     compare.add_argument("--metric", choices=["fro", "spectral", "max"], default="fro",
                          help="norm of the kernel error (default: fro)")
@@ -162,13 +279,13 @@ def build_parser() -> argparse.ArgumentParser:
                          help="feature scaling fitted on the training rows only (default: "
                               "none; a warning suggests standard when features' scales differ "
                               "by more than 100x)")
-    compare.add_argument("--tolerance", type=_fraction, default=0.01,
+    compare.add_argument("--tolerance", type=_fraction("0.01"), default=0.01,
                          help="advice: the smallest n_components per method whose score is "
                               "within this relative gap of the exact score (default: 0.01)")
     compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
                          help="threads for BLAS and the transform engine (default: all "
                               "cores; 1 is faster on a machine busy with other work)")
-    compare.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+    compare.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", type=_output_dir,
                          help=f"report folder (default: ./{DEFAULT_OUT})")
     compare.add_argument("--quiet", action="store_true",
                          help="no progress bar, table or messages")

@@ -142,15 +142,44 @@ def _versions() -> dict[str, str]:
     return versions
 
 
+#: Pixels per inch of the plot files: 150 makes the 6.4-inch figures 960 px wide, sharp at
+#: the half-page width (about 650 px) the report shows them at, also on high-density screens.
+PLOT_DPI = 150
+
+
 def _write_plots(out: Path, results: Any) -> dict[str, bytes]:
     matplotlib = import_optional("matplotlib")
     matplotlib.use("Agg")  # files only: no display, same output everywhere
     images = {}
     for name, plot in PLOTS.items():
         ax = plot(results)
-        ax.figure.savefig(out / name, dpi=100)
+        ax.figure.savefig(out / name, dpi=PLOT_DPI)
         images[name] = (out / name).read_bytes()
     return images
+
+
+def plot_alt_text(name: str, results: Any) -> str:
+    """What the plot ``name`` of :data:`PLOTS` shows, in words (the image's alt text)."""
+    approx = results[results["method"] != "exact"]
+    methods = ", ".join(dict.fromkeys(approx["method"])) or "none"
+    dims = approx["n_features_out"]
+    span = f"D from {dims.min()} to {dims.max()}" if len(dims) else "no approximations"
+    exact = results.loc[results["method"] == "exact", "score"]
+    baseline = (f"; the exact kernel's score, {exact.mean():.4g}, as a dashed line"
+                if len(exact) else "")
+    texts = {
+        "error.png": "Kernel approximation error ‖K − ZZᵀ‖/‖K‖ against the output dimension "
+                     f"D, log–log, one line per method ({methods}) with its 95 % interval "
+                     f"band; {span}.",
+        "score.png": f"Test score against the output dimension D, one line per method "
+                     f"({methods}), {span}{baseline}.",
+        "pareto.png": "Test score against time (map fit, transform and model fit), one point "
+                      f"per method ({methods}) and dimension, labelled with D; the Pareto "
+                      "front (the best score for the time) as a staircase.",
+        "error_time.png": "Kernel approximation error against time, log–log, one line per "
+                          f"method ({methods}), {span}.",
+    }
+    return texts.get(name, f"Plot {name} of the comparison of {methods}.")
 
 
 _CSS = """
@@ -161,7 +190,7 @@ table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
 th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 tr.exact td{font-weight:bold;background:#fbf7e6}
-.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:48%;min-width:420px}
+.plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:48%;min-width:420px;height:auto}
 .muted{color:#666;font-size:.9em}code{background:#f4f4f4;padding:0 .2em}
 table.kv td,table.kv th{text-align:left}
 table.advice td:last-child,table.advice th:last-child{text-align:left}
@@ -183,10 +212,11 @@ def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
 
 def _render_html(title: str, summary: Any, settings: dict[str, Any],
                  versions: dict[str, str], images: dict[str, bytes], notes: list[str],
-                 advice: Any = None) -> str:
+                 advice: Any = None, alt: dict[str, str] | None = None) -> str:
     cells = _summary_cells(summary, list(_SUMMARY_COLUMNS))
+    alt = alt or {}
     plots = "".join(
-        f'<img alt="{html.escape(name)}" src="data:image/png;base64,'
+        f'<img alt="{html.escape(alt.get(name, name))}" src="data:image/png;base64,'
         f'{base64.b64encode(data).decode("ascii")}">' for name, data in images.items())
     notes_html = ("<h2>Notes</h2><ul>" + "".join(f"<li>{html.escape(n)}</li>" for n in notes)
                   + "</ul>") if notes else ""
@@ -230,8 +260,9 @@ def write_report(out: Path, results: Any, summary: Any, title: str,
         advice.to_csv(out / "advice.csv", index=False)
     images = _write_plots(out, results)
     report = out / "report.html"
+    alt = {name: plot_alt_text(name, results) for name in images}
     report.write_text(_render_html(title, summary, settings, _versions(), images, notes,
-                                   advice), encoding="utf-8")
+                                   advice, alt), encoding="utf-8")
     return report
 
 

@@ -34,7 +34,13 @@ for random Fourier features), :mod:`~kernelmaps.kernels.mercer` (the Mercer chec
 """
 
 from kernelmaps.kernels._base import IndefiniteKernelWarning, Kernel
-from kernelmaps.kernels._resolve import KERNELS, get_kernel, register_kernel, resolve_kernel
+from kernelmaps.kernels._resolve import (
+    KERNEL_ALIASES,
+    KERNELS,
+    get_kernel,
+    register_kernel,
+    resolve_kernel,
+)
 from kernelmaps.kernels._user import CallableKernel, PrecomputedKernel
 from kernelmaps.kernels.degenerate import DegenerateKernelWarning
 from kernelmaps.kernels.distance import feature_distance, kernel_distance
@@ -69,6 +75,7 @@ from kernelmaps.kernels.spectral import (
 
 __all__ = [
     "KERNELS",
+    "KERNEL_ALIASES",
     "AdditiveChi2Kernel",
     "AdditiveChi2PSDKernel",
     "ArcCosineKernel",

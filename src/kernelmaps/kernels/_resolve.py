@@ -7,12 +7,56 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._user import CallableKernel, PrecomputedKernel
 
 #: Kernel classes by name (scikit-learn's names, plus aliases); filled by
 #: :func:`register_kernel` in the modules of :mod:`kernelmaps.kernels`.
 KERNELS: dict[str, type[Kernel]] = {}
+
+#: Common names of kernels, accepted wherever a kernel name is (case and ``-``/``_`` do not
+#: matter either): the names of the literature and of other libraries (GPy, GPyTorch and
+#: scikit-learn's Gaussian processes say "squared exponential"; PyTorch says "tanh").
+KERNEL_ALIASES: dict[str, str] = {
+    "gaussian": "rbf",
+    "squared_exponential": "rbf",
+    "laplace": "laplacian",
+    "arc_cosine": "arccos",
+    "arccosine": "arccos",
+    "tanh": "sigmoid",
+    "chi_squared": "chi2",
+}
+
+
+def canonical_kernel_name(name: str) -> str:
+    """The registered name for ``name``: itself, or the kernel an alias stands for.
+
+    Names are compared without case, with ``-`` read as ``_``. A name that is neither
+    registered nor an alias comes back as it was (the caller reports it).
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels._resolve import canonical_kernel_name
+    >>> canonical_kernel_name("Gaussian"), canonical_kernel_name("poly")
+    ('rbf', 'poly')
+    """
+    if name in KERNELS:
+        return name
+    key = name.strip().lower().replace("-", "_")
+    if key in KERNELS:
+        return key
+    return KERNEL_ALIASES.get(key, name)
+
+
+def _unknown_kernel(kernel: object, valid: list[str], owner: str | None = None) -> str:
+    """The message for a kernel name that is not known, with the close names first."""
+    where = f" for {owner}" if owner else ""
+    suggestion = did_you_mean(kernel, [*KERNELS, *KERNEL_ALIASES]) if isinstance(
+        kernel, str) else ""
+    aliases = ", ".join(f"{alias} = {name}" for alias, name in KERNEL_ALIASES.items())
+    return (f"Unknown kernel {kernel!r}{where}{suggestion}; valid names are {valid} "
+            f"(aliases: {aliases})")
 
 
 def register_kernel(cls: type[Kernel] | None = None, *, aliases: tuple[str, ...] = ()) -> Any:
@@ -50,7 +94,9 @@ def get_kernel(kernel: str | Kernel, **params: Any) -> Kernel:
     Parameters
     ----------
     kernel : str or Kernel
-        One of ``sorted(KERNELS)`` or a Kernel instance.
+        One of ``sorted(KERNELS)``, an alias from ``KERNEL_ALIASES`` (``"gaussian"`` is
+        ``"rbf"``), or a Kernel instance. A misspelt name is an error that suggests the
+        close names.
     **params
         The kernel's parameters (see each class). Unknown names raise ``TypeError``.
 
@@ -68,14 +114,17 @@ def get_kernel(kernel: str | Kernel, **params: Any) -> Kernel:
         if params:
             raise TypeError("Pass parameters either in the Kernel object or as keywords, not both.")
         return kernel
+    if isinstance(kernel, str):
+        kernel = canonical_kernel_name(kernel)
     if not isinstance(kernel, str) or kernel not in KERNELS:
-        raise ValueError(f"Unknown kernel {kernel!r}; valid names are {sorted(KERNELS)}.")
+        raise ValueError(_unknown_kernel(kernel, sorted(KERNELS)) + ".")
     cls = KERNELS[kernel]
     unknown = set(params) - set(cls.param_names)
     if unknown:
+        hints = "".join(did_you_mean(name, cls.param_names) for name in sorted(unknown))
         raise TypeError(
-            f"kernel {kernel!r} got unexpected parameter(s) {sorted(unknown)}; it accepts "
-            f"{list(cls.param_names) or 'no parameters'}."
+            f"kernel {kernel!r} got unexpected parameter(s) {sorted(unknown)}{hints}; it "
+            f"accepts {list(cls.param_names) or 'no parameters'}."
         )
     return cls(**params)
 
@@ -89,7 +138,8 @@ def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
 
     Mirrors how scikit-learn estimators take a kernel:
 
-    * a name plus ``gamma``/``degree``/``coef0`` (each used only if the named kernel has that
+    * a name (or an alias of ``KERNEL_ALIASES``, e.g. ``"gaussian"``) plus
+      ``gamma``/``degree``/``coef0`` (each used only if the named kernel has that
       parameter, as scikit-learn's ``filter_params`` does) and ``kernel_params`` for the rest;
     * a :class:`Kernel` object (returned as it is);
     * a callable, which becomes a :class:`CallableKernel` (``kernel_params`` are its keyword
@@ -125,6 +175,8 @@ def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
     >>> resolve_kernel("rbf", gamma=0.1, degree=3)  # degree is not an rbf parameter
     RBFKernel(gamma=0.1, sigma=None)
     """
+    if isinstance(kernel, str):
+        kernel = canonical_kernel_name(kernel)
     named = isinstance(kernel, str) and kernel != "precomputed"
     if strict and not named and any(v is not None for v in (gamma, degree, coef0)):
         raise ValueError(
@@ -139,8 +191,8 @@ def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
     if callable(kernel):
         return CallableKernel(kernel, kernel_params, n_jobs=n_jobs, vectorized=vectorized)
     if not named or kernel not in KERNELS:
-        raise ValueError(f"Unknown kernel {kernel!r} for {owner}; valid names are "
-                         f"{[*sorted(KERNELS), 'precomputed']}, a Kernel or a callable.")
+        raise ValueError(_unknown_kernel(kernel, [*sorted(KERNELS), "precomputed"], owner)
+                         + ", a Kernel or a callable.")
     accepted = KERNELS[kernel].param_names
     params = {k: v for k, v in (kernel_params or {}).items() if k in accepted}
     for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):

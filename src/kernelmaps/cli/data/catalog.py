@@ -7,6 +7,8 @@ A path is loaded by what it is: a directory of IDX files, or a file by its suffi
 
 from __future__ import annotations
 
+import itertools
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from os import PathLike
@@ -15,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import sklearn.datasets
 
+from kernelmaps._suggest import close_matches, did_you_mean
 from kernelmaps.cli.data._base import DataError, Dataset, as_features
 from kernelmaps.cli.data.files import (
     PARQUET_SUFFIXES,
@@ -131,8 +134,8 @@ def load_dataset(source: str | PathLike[str] | None = None, *, target: str | Non
                 raise DataError(f"a target column applies to table files, not to the bundled "
                                 f"data set {source!r}", "drop {target}.")
             return BUNDLED[str(source)][0]()
-        raise DataError(f"no such file or directory: {source} (or use a data set name: "
-                        f"{', '.join(BUNDLED)}).")
+        raise DataError(f"no such file or directory: {source}{_near_names(path)} (or use a "
+                        f"data set name: {', '.join(BUNDLED)}).")
     if path.is_dir():
         return load_idx_directory(path)
     suffix = file_suffix(path)
@@ -147,3 +150,23 @@ def load_dataset(source: str | PathLike[str] | None = None, *, target: str | Non
         return load_svmlight(path)
     raise DataError(f"{path}: unknown data format {suffix or '(no extension)'!r}; supported: "
                     f"{_SUPPORTED}.")
+
+
+#: Entries of a folder looked at for a did-you-mean (a huge folder is not listed whole).
+_MAX_LISTED = 2000
+
+
+def _near_names(path: Path) -> str:
+    """' (did you mean …?)' for a missing path: close data set names, or close entries of
+    its folder (``train.cvs`` → ``train.csv``)."""
+    names = close_matches(str(path), BUNDLED)
+    folder = path.parent
+    if not names and folder.is_dir():
+        try:
+            with os.scandir(folder) as entries:
+                listed = [e.name for e in itertools.islice(entries, _MAX_LISTED)]
+        except OSError:
+            listed = []
+        names = [str(folder / name) if str(folder) != "." else name
+                 for name in close_matches(path.name, listed)]
+    return did_you_mean(str(path), names) if names else ""

@@ -21,6 +21,7 @@ import numpy as np
 from sklearn.datasets import load_svmlight_file
 
 from kernelmaps._optional import import_optional
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.cli.data._base import (
     DataError,
     Dataset,
@@ -61,7 +62,9 @@ def _resolve_target(columns: list[str], target: str | None, source: str,
     shown = columns if len(columns) <= 20 else [*columns[:20], "…"]
     if target is not None:
         if target not in columns:
-            raise DataError(f"{source}: unknown target column {target!r}; columns are {shown}.")
+            # The close names first: a long header is cut at 20 columns, a match never is.
+            raise DataError(f"{source}: unknown target column {target!r}"
+                            f"{did_you_mean(target, columns)}; columns are {shown}.")
         return target
     candidates = [c for c in columns if str(c).lower() in TARGET_NAMES]
     if len(candidates) == 1:
