@@ -558,7 +558,10 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
             if scores[-1] - scores[-2] < tolerance or _next_gain(dims, scores) < tolerance:
                 stopped = "converged"
                 break
-        d_best = dims[int(np.argmax(scores))]
+        # The smallest D scoring within the tolerance of the best: a larger D whose gain is
+        # below the tolerance buys cost, not accuracy.
+        good = max(scores) - target * max(abs(max(scores)), 1e-12)
+        d_best = dims[next(i for i, s in enumerate(scores) if s >= good)]
         if d_best != start_d:
             # The best γ drifts with D (more landmarks afford a narrower kernel): one
             # half-octave step either side at the final D.
