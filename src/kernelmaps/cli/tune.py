@@ -194,7 +194,7 @@ def _plots(out: Path, result: TuneResult) -> dict[str, bytes]:
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     for d in sorted({t.n_components for t in trials}):
         points = sorted((t.gamma, t.score) for t in trials if t.n_components == d)
-        ax.plot(*zip(*points), marker="o", label=f"D={d}")
+        ax.plot([g for g, _ in points], [s for _, s in points], marker="o", label=f"D={d}")
     ax.axvline(result.heuristic, color="grey", linestyle=":", label="median heuristic")
     ax.axvline(result.params[result.scale_name], color="black", linestyle="--", label="chosen")
     ax.set_xscale("log")

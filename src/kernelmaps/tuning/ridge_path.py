@@ -182,23 +182,23 @@ def _gram(Zc: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.triu(upper, 1).T
 
 
+def _significant(lam: np.ndarray) -> np.ndarray:
+    """Mask of the eigenvalues (ascending) that are not numerically zero."""
+    return lam > _RELATIVE_RANK_TOL * max(float(lam[-1]), np.finfo(float).tiny)
+
+
 def _spectrum(Zc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues ``λ`` (r,) and orthonormal ``V`` (D × r) with ``Zcᵀ Zc = V diag(λ) Vᵀ``,
     numerically zero directions dropped; from the smaller of ``Zcᵀ Zc`` and ``Zc Zcᵀ``."""
     n, D = Zc.shape
     if n >= D:
         lam, V = scipy.linalg.eigh(_gram(Zc), check_finite=False)
-    else:
-        # Dual: Zc Zcᵀ = U Λ Uᵀ, and V = Zcᵀ U Λ^{-1/2} are the right singular vectors.
-        lam, U = scipy.linalg.eigh(_gram(np.ascontiguousarray(Zc.T)), check_finite=False)
-        V = None
-    keep = lam > _RELATIVE_RANK_TOL * max(float(lam[-1]), np.finfo(float).tiny)
-    lam = lam[keep]
-    if V is None:
-        V = (Zc.T @ U[:, keep]) / np.sqrt(lam)
-    else:
-        V = V[:, keep]
-    return lam, V
+        keep = _significant(lam)
+        return lam[keep], V[:, keep]
+    # Dual: Zc Zcᵀ = U Λ Uᵀ, and V = Zcᵀ U Λ^{-1/2} are the right singular vectors.
+    lam, U = scipy.linalg.eigh(_gram(np.ascontiguousarray(Zc.T)), check_finite=False)
+    keep = _significant(lam)
+    return lam[keep], (Zc.T @ U[:, keep]) / np.sqrt(lam[keep])
 
 
 def _alpha_chunks(n: int, n_outputs: int, n_alphas: int) -> list[slice]:
@@ -214,8 +214,8 @@ def _predictions(P: np.ndarray, coeffs: np.ndarray, lam: np.ndarray,
     return (P @ scaled.reshape(lam.size, -1)).reshape(P.shape[0], coeffs.shape[1], -1)
 
 
-def _score(Y: np.ndarray, predicted: np.ndarray, task: str,
-           classes: np.ndarray | None, y_labels: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+def _score(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarray | None,
+           y_labels: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Score and mean squared error per α of predictions ``(n, C, A)`` of targets ``Y``."""
     residual = predicted - Y[:, :, None]
     errors = np.mean(residual**2, axis=(0, 1))
@@ -289,7 +289,7 @@ def _kfold(Z: np.ndarray, Y: np.ndarray, alphas: np.ndarray, cv: int, task: str,
             # below any α worth choosing.
             Gc = G - _gram(Z_test) - n_train * np.outer(mu, mu)
             lam, V = scipy.linalg.eigh(Gc, check_finite=False)
-            keep = lam > _RELATIVE_RANK_TOL * max(float(lam[-1]), np.finfo(float).tiny)
+            keep = _significant(lam)
             lam, V = lam[keep], V[:, keep]
             ZcY = ZtY - Z_test.T @ Y[test] - n_train * np.outer(mu, y_mean)
             coeffs = V.T @ ZcY

@@ -36,8 +36,8 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
@@ -254,7 +254,7 @@ class _Search:
         params = {self.scale: value}
         if "sigma" in self.kernel.get_params():
             params["sigma"] = None  # rbf's other parametrisation of the same scale
-        return self.kernel.__class__(**self.kernel.get_params()).set_params(**params)
+        return clone(self.kernel).set_params(**params)
 
     def build(self, value: float, n_components: int) -> Any:
         return METHODS[self.method].build(self.kernel_at(value), n_components, self.seed,
@@ -298,7 +298,7 @@ class _Search:
         key = _key(log2_value, n_components)
         if key in self.cache:
             return self.cache[key]
-        value = float(2.0**log2_value)
+        value = float(2.0**key[0])  # the value the cache and the final model use
         started = time.perf_counter()
         X, y = self.X[self.rows], self.y[self.rows]
         feature_map = self.build(value, n_components)
