@@ -10,17 +10,8 @@ import pytest
 import skops.io
 from sklearn.datasets import load_digits
 
-from kernelmaps.cli import main
 from kernelmaps.cli._parser import build_parser
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:  # argparse exits by itself on usage errors
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.test_cli import run_main
 
 
 def test_tune_end_to_end(capsys, tmp_path):

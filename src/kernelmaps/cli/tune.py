@@ -46,60 +46,43 @@ PLOTS = ("score_gamma.png", "score_components.png")
 
 
 # =========================================================================== options
-def _components(text: str) -> int | str:
-    if text == "auto":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected 'auto' or a positive integer; got {text!r}")
-    return value
-
-
-def _cv(text: str) -> str | int:
-    if text == "loo":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"expected 'loo' or an integer >= 2; got {text!r}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (value > 0 and math.isfinite(value)):
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds; got {text!r}")
-    return value
-
-
-def _at_least(low: int) -> Callable[[str], int]:
-    def parse(text: str) -> int:
+def _keyword_or_int(keyword: str, low: int) -> Callable[[str], str | int]:
+    """``keyword`` itself, or an integer >= ``low`` (``--n-components auto``, ``--cv loo``)."""
+    def parse(text: str) -> str | int:
+        if text == keyword:
+            return text
         try:
             value = int(text)
         except ValueError:
             value = low - 1
         if value < low:
-            raise argparse.ArgumentTypeError(f"expected an integer >= {low}; got {text!r}")
+            raise argparse.ArgumentTypeError(
+                f"expected {keyword!r} or an integer >= {low}; got {text!r}")
         return value
     return parse
 
 
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number in (0, 1); got {text!r}")
-    return value
+def _at_least(low: int) -> Callable[[str], int]:
+    """An integer >= ``low``."""
+    def parse(text: str) -> int:
+        value = _keyword_or_int("", low)(text)
+        assert isinstance(value, int)
+        return value
+    return parse
+
+
+def _between(low: float, high: float) -> Callable[[str], float]:
+    """A number in the open interval (``low``, ``high``)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not low < value < high:  # NaN fails too
+            bounds = f"in ({low:g}, {high:g})" if math.isfinite(high) else f"> {low:g}"
+            raise argparse.ArgumentTypeError(f"expected a number {bounds}; got {text!r}")
+        return value
+    return parse
 
 
 def add_parser(commands: Any, add_data_options: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -115,14 +98,16 @@ def add_parser(commands: Any, add_data_options: Callable[[argparse.ArgumentParse
                              "sigmoid, matern (default: rbf)")
     parser.add_argument("--method", default="nystroem",
                         help=f"feature map: {', '.join(METHODS)} (default: nystroem)")
-    parser.add_argument("--n-components", type=_components, default="auto", metavar="N|auto",
+    parser.add_argument("--n-components", type=_keyword_or_int("auto", 1), default="auto",
+                        metavar="N|auto",
                         help="output dimension D, or auto to grow it by doubling (default)")
-    parser.add_argument("--tolerance", type=_fraction, default=0.005,
+    parser.add_argument("--tolerance", type=_between(0.0, 1.0), default=0.005,
                         help="D stops doubling when a doubling gains less than this relative "
                              "score (default: 0.005)")
-    parser.add_argument("--cv", type=_cv, default="loo", metavar="loo|K",
+    parser.add_argument("--cv", type=_keyword_or_int("loo", 2), default="loo", metavar="loo|K",
                         help="validation: closed-form leave-one-out (default) or K folds")
-    parser.add_argument("--time-budget", type=_seconds, default=None, metavar="SECONDS",
+    parser.add_argument("--time-budget", type=_between(0.0, math.inf), default=None,
+                        metavar="SECONDS",
                         help="stop searching so the whole run fits in this many seconds")
     parser.add_argument("--task", choices=["auto", "classification", "regression"],
                         default="auto", help="as for compare (default: auto)")
@@ -131,7 +116,7 @@ def add_parser(commands: Any, add_data_options: Callable[[argparse.ArgumentParse
                              "uses all (default: 5000)")
     parser.add_argument("--max-components", type=_at_least(1), default=4096, metavar="N",
                         help="largest D of the doubling (default: 4096)")
-    parser.add_argument("--test-size", type=_fraction, default=None, metavar="F",
+    parser.add_argument("--test-size", type=_between(0.0, 1.0), default=None, metavar="F",
                         help="hold out this fraction as a test set (default: the data set's "
                              "own test split if it has one, else none)")
     parser.add_argument("--random-state", type=int, default=0,
