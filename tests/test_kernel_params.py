@@ -51,6 +51,7 @@ def test_callable_kernel_clones():
     assert CallableKernel(k)(X).shape == (4, 4)  # params=None: no keyword arguments
 
 
+@pytest.mark.filterwarnings("ignore::kernelmaps.DegenerateKernelWarning")  # gamma=1, on purpose
 def test_grid_search_over_a_kernel_object_parameter():
     X, y = load_digits(return_X_y=True)
     pipe = make_pipeline(Nystroem(kernel=get_kernel("rbf", gamma=1.0), n_components=60,

@@ -28,6 +28,8 @@ def rkhs_data(gamma, n=500, seed=0, noise=0.05):
     return X, y + noise * y.std() * rng.normal(size=n)
 
 
+# Widths far off are visited on purpose: no DegenerateKernelWarning for them.
+@pytest.mark.filterwarnings("error::kernelmaps.DegenerateKernelWarning")
 @pytest.mark.parametrize("gamma", [0.3, 30.0])  # one below the heuristic (≈0.45), one 6
 def test_finds_the_width_of_the_function(gamma):  # octaves above it (the search widens)
     X, y = rkhs_data(gamma)

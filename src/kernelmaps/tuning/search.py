@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from numbers import Integral, Real
@@ -46,7 +47,7 @@ from kernelmaps._optional import import_optional
 from kernelmaps.evaluate._splits import check_target, task_of
 from kernelmaps.evaluate.heuristics import median_heuristic, median_heuristic_parameter
 from kernelmaps.evaluate.registry import METHODS, methods_for
-from kernelmaps.kernels import Kernel, resolve_kernel
+from kernelmaps.kernels import DegenerateKernelWarning, Kernel, resolve_kernel
 from kernelmaps.tuning.ridge_path import AlphaPath, _check_alphas, ridge_alpha_path
 
 __all__ = ["START_COMPONENTS", "Trial", "TuneResult", "tune"]
@@ -237,6 +238,7 @@ class _Search:
         self.X, self.y, self.kernel, self.scale = X, y, kernel, scale
         self.method, self.task, self.cv, self.alphas, self.seed = method, task, cv, alphas, seed
         self.rows = rows
+        self.X_search, self.y_search = X[rows], y[rows]  # the subsample, copied once
         self.budget = budget
         self.progress = progress
         self.expected_steps = expected_steps
@@ -300,9 +302,13 @@ class _Search:
             return self.cache[key]
         value = float(2.0**key[0])  # the value the cache and the final model use
         started = time.perf_counter()
-        X, y = self.X[self.rows], self.y[self.rows]
+        X, y = self.X_search, self.y_search
         feature_map = self.build(value, n_components)
-        Z = feature_map.fit_transform(X)
+        with warnings.catch_warnings():
+            # Exploring γ visits widths that are too narrow or too wide on purpose: they
+            # score badly and lose; a warning for each would only be noise.
+            warnings.simplefilter("ignore", DegenerateKernelWarning)
+            Z = feature_map.fit_transform(X)
         path = ridge_alpha_path(Z, y, alphas=self.alphas, task=self.task, cv=self.cv,
                                 random_state=self.seed)
         seconds = time.perf_counter() - started
@@ -367,13 +373,9 @@ class _Search:
         left, right = max(low, best - _STEP), min(high, best + _STEP)
         if right - left <= _RESOLUTION:
             return best, "bounds"
-        calls = 0
-
         def objective(u: float) -> float:
-            nonlocal calls
             if not budget_left():
                 raise _OutOfTime
-            calls += 1
             return -score(float(u))
 
         try:
