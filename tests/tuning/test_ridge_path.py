@@ -172,3 +172,51 @@ def test_bad_data():
         ridge_alpha_path(np.r_[[[np.inf, 1.0]], np.ones((9, 2))], np.arange(10.0))
     with pytest.raises(ValueError, match="cv=5 folds need at least 10 rows"):
         ridge_alpha_path(np.ones((8, 2)), np.arange(8.0), cv=5)
+
+
+def test_score_rows_scores_only_those_rows_of_the_loo_predictions():
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:120], y[:120]
+    rows = np.arange(0, 120, 3)
+    path = ridge_alpha_path(X, y, alphas=ALPHAS, score_rows=rows)
+    mask = np.zeros(120, dtype=bool)
+    mask[rows] = True
+    np.testing.assert_array_equal(
+        path.scores, ridge_alpha_path(X, y, alphas=ALPHAS, score_rows=mask).scores)
+    for alpha, score in zip(ALPHAS, path.scores, strict=True):
+        loo = cross_val_predict(Ridge(alpha=alpha), X, y, cv=LeaveOneOut())
+        np.testing.assert_allclose(score, r2_score(y[rows], loo[rows]), rtol=RTOL)
+    # Every row is still fitted on: the model is the one fitted without score_rows.
+    reference = Ridge(alpha=path.alpha).fit(X, y)
+    np.testing.assert_allclose(path.coef, reference.coef_, rtol=0,
+                               atol=1e-8 * np.abs(reference.coef_).max())
+
+
+def test_score_rows_in_folds():
+    X, y = load_digits(return_X_y=True)
+    X, y = X[:300], y[:300]
+    keep = np.arange(300) % 2 == 0
+    path = ridge_alpha_path(X, y, alphas=ALPHAS, task="classification", cv=3,
+                            random_state=0, score_rows=keep)
+    folds = StratifiedKFold(3, shuffle=True, random_state=0)
+    expected = []
+    for alpha in ALPHAS:
+        fold_scores = []
+        for train, test in folds.split(X, y):
+            test = test[keep[test]]
+            model = RidgeClassifier(alpha=alpha).fit(X[train], y[train])
+            fold_scores.append(model.score(X[test], y[test]))
+        expected.append(np.mean(fold_scores))
+    np.testing.assert_allclose(path.scores, expected, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("rows,error,match", [
+    (np.ones(5, dtype=bool), ValueError, "one value per row"),
+    ([0, 99], ValueError, "outside"),
+    ([0.5, 1.5], TypeError, "score_rows"),
+    ([3], ValueError, "at least 2"),
+])
+def test_bad_score_rows(rows, error, match):
+    with pytest.raises(error, match=match):
+        ridge_alpha_path(np.random.RandomState(0).normal(size=(10, 2)), np.arange(10.0),
+                         score_rows=rows)

@@ -16,11 +16,13 @@ import kernelmaps
 from kernelmaps.evaluate import median_heuristic
 from kernelmaps.kernels import get_kernel
 from kernelmaps.tuning import Trial, TuneResult, ridge_alpha_path, tune
+from kernelmaps.tuning.search import honest_rows
 
 
-def rkhs_data(gamma, n=500, seed=0, noise=0.05):
+def rkhs_data(gamma, n=600, seed=0, noise=0.3):
     """y = a random function of the rbf kernel's RKHS at ``gamma`` (40 centres) + noise: the
-    kernel width that fits it best is of the order of ``gamma``."""
+    kernel width that fits it best is of the order of ``gamma`` (with little noise, every
+    narrower width interpolates about as well: the noise makes the width matter)."""
     rng = np.random.RandomState(seed)
     X = rng.uniform(-1, 1, size=(n, 2))
     centres = rng.uniform(-1, 1, size=(40, 2))
@@ -34,11 +36,11 @@ def rkhs_data(gamma, n=500, seed=0, noise=0.05):
 def test_finds_the_width_of_the_function(gamma):  # octaves above it (the search widens)
     X, y = rkhs_data(gamma)
     heuristic = median_heuristic(X, "rbf", random_state=0).value
-    result = tune(X, y, n_components=200, random_state=0)
+    result = tune(X, y, n_components=300, random_state=0)
     assert abs(math.log2(result.params["gamma"] / gamma)) <= 1.0
     if gamma > heuristic * 8:  # outside the default interval: found by widening it
         assert result.params["gamma"] > heuristic * 8
-    assert result.score > 0.95
+    assert result.score > 0.85  # R² with noise at 0.3 of the signal's spread: ≤ 0.92
 
 
 def test_search_finds_the_optimum_of_its_objective():
@@ -46,14 +48,15 @@ def test_search_finds_the_optimum_of_its_objective():
     # map seed): the 1-D search must land within 0.2 octave's worth of the best score.
     X, y = rkhs_data(3.0, n=400)
     result = tune(X, y, n_components=100, random_state=0)
-    seed_map = [t for t in result.trials if t.stage == "gamma"]
-    assert len(seed_map) <= 14  # a 1-D search, not a grid
+    assert result.estimator.named_steps["map"].random_state == 0  # an int seeds the map
+    searched = [t for t in result.trials if t.stage == "gamma"]
+    assert len(searched) <= 14  # a 1-D search, not a grid
     first = result.estimator.named_steps["map"]
     scores = []
     for u in np.arange(-3, 3.01, 0.25):
         gamma = result.heuristic * 2.0**u
         Z = clone(first).set_params(kernel=get_kernel("rbf", gamma=gamma)).fit_transform(X)
-        scores.append(ridge_alpha_path(Z, y).score)
+        scores.append(ridge_alpha_path(Z, y, score_rows=honest_rows(first, y.size)).score)
     assert result.score >= max(scores) - 2e-3
 
 
@@ -95,7 +98,7 @@ def test_d_grows_while_it_pays_and_stops():
     assert result.params["n_components"] in dims
     assert result.stopped in ("converged", "max_components")
     # A target that is linear in the features: D never pays, it stops at the first doubling.
-    X, y = rkhs_data(0.05, n=400, noise=0.0)
+    X, y = rkhs_data(0.05, n=600, noise=0.0)
     small = tune(X, y, random_state=0, target=0.01)
     assert small.params["n_components"] == 128
     assert sorted({t.n_components for t in small.trials}) == [128, 256]
@@ -218,3 +221,13 @@ def test_a_budget_too_small_for_the_final_fit_keeps_the_search_model():
     assert result.stopped == "time budget" and len(result.trials) == 1
     assert "no time to refit" in result.notes[0]
     assert result.estimator.named_steps["map"].n_components == 50
+
+
+def test_honest_rows_are_the_rows_that_are_not_landmarks():
+    X = np.random.RandomState(0).normal(size=(50, 3))
+    nystroem = kernelmaps.Nystroem(n_components=10, random_state=0).fit(X)
+    mask = honest_rows(nystroem, 50)
+    assert mask.sum() == 40 and not mask[nystroem.component_indices_].any()
+    assert honest_rows(kernelmaps.RBFSampler(n_components=10).fit(X), 50) is None
+    everything = kernelmaps.Nystroem(n_components=50, random_state=0).fit(X)
+    assert honest_rows(everything, 50) is None  # no row left: score them all

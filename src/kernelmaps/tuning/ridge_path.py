@@ -236,24 +236,50 @@ def _score(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarray 
 
 
 def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alphas: np.ndarray,
-         task: str, classes: Any, labels: Any) -> tuple[np.ndarray, np.ndarray, Any]:
+         task: str, classes: Any, labels: Any,
+         scored: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
     n = Zc.shape[0]
     lam, V = _spectrum(Zc)
-    P = Zc @ V                                   # n × r
-    coeffs = P.T @ Yc                            # r × C  (= Vᵀ Zcᵀ Yc)
+    coeffs = (Zc @ V).T @ Yc                     # r × C  (= Vᵀ Zcᵀ Yc)
+    P = Zc[scored] @ V                           # the scored rows' projections
     P2 = P * P
+    Y, labels = Y[scored], None if labels is None else labels[scored]
     scores = np.empty(alphas.size)
     errors = np.empty(alphas.size)
-    for chunk in _alpha_chunks(n, Y.shape[1], alphas.size):
+    for chunk in _alpha_chunks(P.shape[0], Y.shape[1], alphas.size):
         a = alphas[chunk]
-        leverage = 1.0 / n + P2 @ (1.0 / (lam[:, None] + a[None, :]))      # n × A
-        fitted = y_mean[None, :, None] + _predictions(P, coeffs, lam, a)  # n × C × A
+        leverage = 1.0 / n + P2 @ (1.0 / (lam[:, None] + a[None, :]))      # rows × A
+        fitted = y_mean[None, :, None] + _predictions(P, coeffs, lam, a)  # rows × C × A
         # Leverage → 1 only when α → 0 with n ≤ rank: the LOO residual then explodes, and
         # the floor keeps it finite (and that α loses) instead of dividing by zero.
         denominator = np.maximum(1.0 - leverage, 1e-12)[:, None, :]
         loo = (fitted - leverage[:, None, :] * Y[:, :, None]) / denominator
         scores[chunk], errors[chunk] = _score(Y, loo, task, classes, labels)
     return scores, errors, (lam, V, coeffs)
+
+
+def _scored_rows(score_rows: Any, n: int) -> np.ndarray:
+    """``score_rows`` as a boolean mask of ``n`` rows (``None``: all)."""
+    if score_rows is None:
+        return np.ones(n, dtype=bool)
+    rows = np.asarray(score_rows)
+    if rows.dtype == bool:
+        if rows.shape != (n,):
+            raise ValueError(f"score_rows as a mask must have one value per row ({n}); got "
+                             f"shape {rows.shape}.")
+        mask = rows.copy()
+    elif rows.ndim == 1 and (rows.size == 0 or np.issubdtype(rows.dtype, np.integer)):
+        if rows.size and (rows.min() < -n or rows.max() >= n):
+            raise ValueError(f"score_rows holds row indices outside [0, {n}).")
+        mask = np.zeros(n, dtype=bool)
+        mask[rows] = True
+    else:
+        raise TypeError("score_rows must be row indices (ints) or a boolean mask; got "
+                        f"dtype {rows.dtype}, shape {rows.shape}.")
+    if mask.sum() < 2:
+        raise ValueError(f"score_rows selects {int(mask.sum())} row(s); scoring needs at "
+                         "least 2.")
+    return mask
 
 
 def _folds(n: int, cv: int, task: str, labels: Any, random_state: Any) -> list[np.ndarray]:
@@ -267,15 +293,16 @@ def _folds(n: int, cv: int, task: str, labels: Any, random_state: Any) -> list[n
 
 
 def _kfold(Z: np.ndarray, Y: np.ndarray, alphas: np.ndarray, cv: int, task: str, classes: Any,
-           labels: Any, random_state: Any) -> tuple[np.ndarray, np.ndarray]:
+           labels: Any, random_state: Any,
+           scored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean fold score per α. Each training part's centred Gram matrix is the full Gram
     matrix minus the fold's (a rank-``n_fold`` downdate), so the data are multiplied once."""
     n, D = Z.shape
     primal = n - n // cv >= D
     if primal:
         G, s, ZtY = _gram(Z), Z.sum(axis=0), Z.T @ Y
-    fold_scores = []
-    fold_errors = []
+    fold_scores: list[np.ndarray] = []
+    fold_errors: list[np.ndarray] = []
     for test in _folds(n, cv, task, labels, random_state):
         train = np.ones(n, dtype=bool)
         train[test] = False
@@ -298,6 +325,9 @@ def _kfold(Z: np.ndarray, Y: np.ndarray, alphas: np.ndarray, cv: int, task: str,
             Zc = Z[train] - mu
             lam, V = _spectrum(Zc)
             coeffs = (Zc @ V).T @ (Y_train - y_mean)
+        test = test[scored[test]]  # held out, but scored only where asked
+        if test.size == 0:
+            continue
         Q = (Z[test] - mu) @ V
         predicted = y_mean[None, :, None] + _predictions(Q, coeffs, lam, alphas)
         scores, errors = _score(Y[test], predicted, task, classes,
@@ -308,7 +338,8 @@ def _kfold(Z: np.ndarray, Y: np.ndarray, alphas: np.ndarray, cv: int, task: str,
 
 
 def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regression",
-                     cv: str | int = "loo", random_state: Any = None) -> AlphaPath:
+                     cv: str | int = "loo", random_state: Any = None,
+                     score_rows: Any = None) -> AlphaPath:
     r"""Score ridge at every α from one decomposition of the features; fit the best.
 
     Parameters
@@ -330,6 +361,11 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
         fold score, from the full Gram matrix minus each fold's.
     random_state : int, RandomState instance or None, default=None
         Shuffles the folds (``cv`` an int only).
+    score_rows : array-like of int or bool, or None, default=None
+        The rows whose held-out predictions are scored (indices or a mask); every row is
+        still fitted on. ``None``: all. For features that depend on some rows — Nyström's
+        landmarks — scoring only the other rows makes the validation honest: their
+        features do not depend on themselves, as a new point's do not.
 
     Returns
     -------
@@ -371,6 +407,7 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
         raise ValueError(f"Z has {n} row; scoring α needs at least 2.")
     Y, classes = _targets(y, n, task)
     labels = np.asarray(y) if task == "classification" else None
+    scored = _scored_rows(score_rows, n)
 
     mu = Z.mean(axis=0)
     Zc = Z - mu
@@ -378,9 +415,10 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
     Yc = Y - y_mean
     if cv == "loo":
         scores, errors, (lam, V, coeffs) = _loo(Zc, Yc, y_mean, Y, alphas, task, classes,
-                                                labels)
+                                                labels, scored)
     else:
-        scores, errors = _kfold(Z, Y, alphas, int(cv), task, classes, labels, random_state)
+        scores, errors = _kfold(Z, Y, alphas, int(cv), task, classes, labels, random_state,
+                                scored)
         lam, V = _spectrum(Zc)
         coeffs = (Zc @ V).T @ Yc
     # Best score; among equals the smallest squared error; then the largest α (stabler).
