@@ -8,14 +8,15 @@ r"""Choosing γ, α and D for a feature map and a linear model, using the proble
     every ridge α scored from one eigendecomposition of the features (exact leave-one-out
     or k folds), and the linear model at the best one (:class:`AlphaPath`).
 
-``ridge_path`` imports only NumPy, SciPy and scikit-learn, and is imported first, so
+``ridge_path`` imports only NumPy, SciPy and scikit-learn, and is imported before ``search``, so
 :mod:`kernelmaps.evaluate` can use it without a cycle; ``search`` uses the median heuristic,
 the method registry and the target checks of :mod:`kernelmaps.evaluate`. See
 ``docs/tuning.md``.
 """
 
+from kernelmaps.tuning.result import Trial, TuneResult
 from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS, AlphaPath, ridge_alpha_path
-from kernelmaps.tuning.search import START_COMPONENTS, Trial, TuneResult, tune
+from kernelmaps.tuning.search import START_COMPONENTS, tune
 
 __all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "Trial", "TuneResult",
            "ridge_alpha_path", "tune"]

@@ -55,6 +55,8 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_array
 
+from kernelmaps.tuning._checks import check_alphas, check_cv
+
 __all__ = ["DEFAULT_ALPHAS", "AlphaPath", "ridge_alpha_path"]
 
 #: The α grid used when none is given: 10⁻⁶ … 10³, four per decade. Feature maps scale
@@ -143,17 +145,6 @@ class AlphaPath:
         model.n_iter_ = None
         model.solver_ = "eigen"  # how the coefficients were found (not a Ridge solver name)
         return model
-
-
-def _check_alphas(alphas: Any) -> np.ndarray:
-    values = np.asarray(DEFAULT_ALPHAS if alphas is None else alphas, dtype=np.float64)
-    if values.ndim == 0:
-        values = values.reshape(1)
-    if values.ndim != 1 or values.size == 0 or not np.all(np.isfinite(values)) \
-            or np.any(values <= 0):
-        raise ValueError(f"alphas must be a non-empty 1-D sequence of positive finite numbers; "
-                         f"got {alphas!r}.")
-    return np.unique(values)
 
 
 def _targets(y: Any, n: int, task: str) -> tuple[np.ndarray, np.ndarray | None]:
@@ -385,20 +376,20 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
     >>> import numpy as np
     >>> from kernelmaps.tuning import ridge_alpha_path
     >>> rng = np.random.RandomState(0)
-    >>> Z = rng.normal(size=(200, 5))
-    >>> y = Z @ [1.0, -2.0, 0.0, 0.5, 0.0] + 0.1 * rng.normal(size=200)
-    >>> path = ridge_alpha_path(Z, y, alphas=[1e-3, 1.0, 1e3])
-    >>> path.alpha, round(path.score, 3)
-    (1.0, 0.998)
-    >>> path.estimator().predict(Z[:2]).round(2)
-    array([ 0.68, -4.09])
+    >>> Z = rng.normal(size=(100, 30))             # 30 features, 2 of them useful
+    >>> y = Z[:, 0] - 2 * Z[:, 1] + rng.normal(size=100)
+    >>> path = ridge_alpha_path(Z, y, alphas=[1e-2, 10.0, 1e4])
+    >>> path.scores.round(3)                       # leave-one-out R² of each alpha
+    array([ 0.677,  0.689, -0.006])
+    >>> path.alpha
+    10.0
+    >>> path.estimator().predict(Z[:2]).round(2)   # Ridge(alpha=10.0) fitted on all rows
+    array([ 1.17, -0.47])
     """
     if task not in _TASKS:
         raise ValueError(f"task must be one of {list(_TASKS)}; got {task!r}.")
-    if not (cv == "loo" or (isinstance(cv, (int, np.integer)) and not isinstance(cv, bool)
-                            and cv >= 2)):
-        raise ValueError(f"cv must be 'loo' or an int >= 2 (folds); got {cv!r}.")
-    alphas = _check_alphas(alphas)
+    cv = check_cv(cv)
+    alphas = check_alphas(alphas, DEFAULT_ALPHAS)
     Z = check_array(Z, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="Z")
     out_dtype = Z.dtype
     Z = np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64)
@@ -432,5 +423,5 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
     intercept = (float(intercept[0]) if task == "regression" and np.ndim(y) == 1
                  else intercept.astype(out_dtype))
     return AlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best, task=task,
-                     cv=cv if cv == "loo" else int(cv), coef=coef, intercept=intercept,
+                     cv=cv, coef=coef, intercept=intercept,
                      classes=classes, n_features=D)

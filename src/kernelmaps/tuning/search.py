@@ -32,8 +32,7 @@ import math
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -43,14 +42,21 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
-from kernelmaps._optional import import_optional
 from kernelmaps.evaluate._splits import check_target, task_of
 from kernelmaps.evaluate.heuristics import median_heuristic, median_heuristic_parameter
 from kernelmaps.evaluate.registry import METHODS, methods_for
 from kernelmaps.kernels import DegenerateKernelWarning, Kernel, resolve_kernel
-from kernelmaps.tuning.ridge_path import AlphaPath, _check_alphas, ridge_alpha_path
+from kernelmaps.tuning._checks import (
+    check_alphas,
+    check_bounds,
+    check_cv,
+    check_int,
+    check_real,
+)
+from kernelmaps.tuning.result import Trial, TuneResult
+from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS, AlphaPath, ridge_alpha_path
 
-__all__ = ["START_COMPONENTS", "Trial", "TuneResult", "tune"]
+__all__ = ["START_COMPONENTS", "honest_rows", "tune"]
 
 #: First D of the doubling (``n_components="auto"``).
 START_COMPONENTS = 128
@@ -72,116 +78,7 @@ _SCALES = ("gamma", "length_scale")
 _BUDGET_MARGIN = 1.25
 
 
-@dataclass(frozen=True)
-class Trial:
-    """One configuration scored by :func:`tune` (a row of ``TuneResult.table``).
-
-    Attributes
-    ----------
-    stage : str
-        ``"gamma"`` (the γ search), ``"n_components"`` (D growth), ``"refine"`` (γ at the
-        final D) or ``"final"`` (all rows).
-    gamma : float
-        The kernel's scale parameter (``TuneResult.scale_name`` says which).
-    n_components : int
-    n_features_out : int
-        The map's real output dimension.
-    n_rows : int
-        Rows the features were computed on.
-    alpha : float
-        The best α for this configuration.
-    score : float
-        Validation score at that α (accuracy or R²).
-    time_s : float
-        Wall time: map fit, transform and α path.
-    """
-
-    stage: str
-    gamma: float
-    n_components: int
-    n_features_out: int
-    n_rows: int
-    alpha: float
-    score: float
-    time_s: float
-
-
-@dataclass
-class TuneResult:
-    """What :func:`tune` found.
-
-    Attributes
-    ----------
-    estimator : sklearn.pipeline.Pipeline
-        ``Pipeline([("map", feature map), ("model", Ridge or RidgeClassifier)])``, fitted on
-        all rows at the chosen parameters; use it as is (``predict``, ``score``).
-    params : dict
-        ``method``, ``kernel`` (name), the scale parameter (``gamma`` or ``length_scale``),
-        ``alpha`` and ``n_components``.
-    score : float
-        Validation score of the final model (leave-one-out or k-fold on all rows; accuracy
-        for classification, R² for regression).
-    trials : list of Trial
-        Every configuration tried, in order.
-    task : str
-    scoring : str
-        ``"accuracy"`` or ``"r2"``.
-    cv : "loo" or int
-    scale_name : str
-        The kernel parameter searched (``gamma`` for most kernels).
-    heuristic : float
-        The median heuristic's value of that parameter (the centre of the search).
-    time_s : float
-        Wall time of :func:`tune`.
-    stopped : str
-        Why the search ended (converged, bounds, the time budget).
-    notes : list of str
-    """
-
-    estimator: Pipeline
-    params: dict[str, Any]
-    score: float
-    trials: list[Trial]
-    task: str
-    scoring: str
-    cv: str | int
-    scale_name: str
-    heuristic: float
-    time_s: float
-    stopped: str
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def table(self) -> Any:
-        """Every configuration tried as a :class:`pandas.DataFrame` (needs pandas)."""
-        pd = import_optional("pandas")
-        return pd.DataFrame([asdict(t) for t in self.trials],
-                            columns=[f.name for f in Trial.__dataclass_fields__.values()])
-
-    def __repr__(self) -> str:
-        params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
-        return (f"TuneResult({params}; {self.scoring} {self.score:.4f} by {self.cv}, "
-                f"{len(self.trials)} configurations in {self.time_s:.1f} s)")
-
-
 # =========================================================================== validation
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, Integral):
-        raise TypeError(f"{name} must be an int; got {type(value).__name__} {value!r}.")
-    if value < low:
-        raise ValueError(f"{name} must be >= {low}; got {value!r}.")
-    return int(value)
-
-
-def _check_real(name: str, value: Any, low: float, high: float = math.inf) -> float:
-    if isinstance(value, bool) or not isinstance(value, Real):
-        raise TypeError(f"{name} must be a number; got {type(value).__name__} {value!r}.")
-    if not (low < value < high):
-        bounds = f"in ({low:g}, {high:g})" if math.isfinite(high) else f"> {low:g}"
-        raise ValueError(f"{name} must be {bounds}; got {value!r}.")
-    return float(value)
-
-
 def _check_kernel(kernel: Any) -> tuple[Kernel, str]:
     resolved = resolve_kernel(kernel, owner="tune")
     scale = median_heuristic_parameter(resolved)
@@ -203,28 +100,6 @@ def _check_method(method: Any, kernel: Kernel) -> str:
         raise ValueError(f"method {method!r} does not approximate the {kernel.name!r} kernel; "
                          f"methods for it: {methods_for(kernel)}.")
     return method
-
-
-def _check_cv(cv: Any) -> str | int:
-    if cv == "loo" and isinstance(cv, str):
-        return cv
-    if isinstance(cv, bool) or not isinstance(cv, Integral) or cv < 2:
-        raise ValueError(f"cv must be 'loo' (closed-form leave-one-out) or an int >= 2 "
-                         f"(folds); got {cv!r}.")
-    return int(cv)
-
-
-def _check_bounds(bounds: Any) -> tuple[float, float] | None:
-    if bounds is None:
-        return None
-    try:
-        low, high = (float(b) for b in bounds)
-    except (TypeError, ValueError):
-        raise TypeError(f"gamma_bounds must be a pair (low, high) of numbers; got "
-                        f"{bounds!r}.") from None
-    if not (0 < low <= high < math.inf):
-        raise ValueError(f"gamma_bounds must satisfy 0 < low <= high < inf; got {bounds!r}.")
-    return low, high
 
 
 # =========================================================================== the search
@@ -511,17 +386,17 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     started = time.perf_counter()
     resolved, scale = _check_kernel(kernel)
     method = _check_method(method, resolved)
-    target = _check_real("target", target, 0.0, 1.0)
-    cv = _check_cv(cv)
-    budget = None if time_budget is None else _check_real("time_budget", time_budget, 0.0)
-    alphas = _check_alphas(alphas)
-    bounds = _check_bounds(gamma_bounds)
-    search_rows = _check_int("search_rows", search_rows, 10)
-    max_components = _check_int("max_components", max_components, 1)
+    target = check_real("target", target, 0.0, 1.0)
+    cv = check_cv(cv)
+    budget = None if time_budget is None else check_real("time_budget", time_budget, 0.0)
+    alphas = check_alphas(alphas, DEFAULT_ALPHAS)
+    bounds = check_bounds(gamma_bounds)
+    search_rows = check_int("search_rows", search_rows, 10)
+    max_components = check_int("max_components", max_components, 1)
     auto = isinstance(n_components, str)
     if auto and n_components != "auto":
         raise ValueError(f"n_components must be an int >= 1 or 'auto'; got {n_components!r}.")
-    fixed = None if auto else _check_int("n_components", n_components, 1)
+    fixed = None if auto else check_int("n_components", n_components, 1)
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable or None; got {type(progress).__name__}.")
 
