@@ -15,8 +15,7 @@ from threadpoolctl import threadpool_limits
 import kernelmaps
 from kernelmaps.evaluate import median_heuristic
 from kernelmaps.kernels import get_kernel
-from kernelmaps.tuning import Trial, TuneResult, ridge_alpha_path, tune
-from kernelmaps.tuning.search import honest_rows
+from kernelmaps.tuning import Trial, TuneResult, honest_rows, ridge_alpha_path, tune
 
 
 def rkhs_data(gamma, n=600, seed=0, noise=0.3):

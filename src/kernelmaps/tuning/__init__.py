@@ -15,8 +15,13 @@ the method registry and the target checks of :mod:`kernelmaps.evaluate`. See
 """
 
 from kernelmaps.tuning.result import Trial, TuneResult
-from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS, AlphaPath, ridge_alpha_path
+from kernelmaps.tuning.ridge_path import (
+    DEFAULT_ALPHAS,
+    AlphaPath,
+    honest_rows,
+    ridge_alpha_path,
+)
 from kernelmaps.tuning.search import START_COMPONENTS, tune
 
 __all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "Trial", "TuneResult",
-           "ridge_alpha_path", "tune"]
+           "honest_rows", "ridge_alpha_path", "tune"]

@@ -57,7 +57,7 @@ from sklearn.utils.validation import check_array
 
 from kernelmaps.tuning._checks import check_alphas, check_cv
 
-__all__ = ["DEFAULT_ALPHAS", "AlphaPath", "ridge_alpha_path"]
+__all__ = ["DEFAULT_ALPHAS", "AlphaPath", "honest_rows", "ridge_alpha_path"]
 
 #: The α grid used when none is given: 10⁻⁶ … 10³, four per decade. Feature maps scale
 #: features so that z(x)·z(y) ≈ k(x, y) = O(1), so the eigenvalues of ZᵀZ are O(n) at most.
@@ -326,6 +326,46 @@ def _kfold(Z: np.ndarray, Y: np.ndarray, alphas: np.ndarray, cv: int, task: str,
         fold_scores.append(scores)
         fold_errors.append(errors)
     return np.mean(fold_scores, axis=0), np.mean(fold_errors, axis=0)
+
+
+def honest_rows(feature_map: Any, n_rows: int) -> np.ndarray | None:
+    """The rows a map fitted on ``n_rows`` rows did not take as landmarks: ``score_rows``.
+
+    A landmark's own features are exact (z(x)·z(x′) = k(x, x′) for landmarks), a new point's
+    are a projection onto the landmarks; validating on landmark rows favours more
+    regularisation than new points want (measured on Fashion-MNIST, 6,000 rows, D = 1,000:
+    α = 0.1 by leave-one-out over all rows, α ≤ 0.01 on the test rows and on the rows that
+    are not landmarks). A map without landmark rows (random features) depends on no row.
+
+    Parameters
+    ----------
+    feature_map : fitted feature map
+        Landmarks are read from ``component_indices_`` (Nyström's uniform landmarks).
+    n_rows : int
+        Rows the map was fitted on.
+
+    Returns
+    -------
+    ndarray of bool of shape (n_rows,) or None
+        ``True`` for the rows that are not landmarks; ``None`` (score every row) for maps
+        without landmark rows, or when fewer than two rows are left.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import Nystroem, RBFSampler
+    >>> X = np.random.RandomState(0).normal(size=(50, 3))
+    >>> int(honest_rows(Nystroem(n_components=10, random_state=0).fit(X), 50).sum())
+    40
+    >>> honest_rows(RBFSampler(n_components=10).fit(X), 50) is None
+    True
+    """
+    landmarks = getattr(feature_map, "component_indices_", None)
+    if landmarks is None:
+        return None
+    mask = np.ones(n_rows, dtype=bool)
+    mask[np.asarray(landmarks)] = False
+    return mask if mask.sum() >= 2 else None
 
 
 def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regression",

@@ -54,9 +54,14 @@ from kernelmaps.tuning._checks import (
     check_real,
 )
 from kernelmaps.tuning.result import Trial, TuneResult
-from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS, AlphaPath, ridge_alpha_path
+from kernelmaps.tuning.ridge_path import (
+    DEFAULT_ALPHAS,
+    AlphaPath,
+    honest_rows,
+    ridge_alpha_path,
+)
 
-__all__ = ["START_COMPONENTS", "honest_rows", "tune"]
+__all__ = ["START_COMPONENTS", "tune"]
 
 #: First D of the doubling (``n_components="auto"``).
 START_COMPONENTS = 128
@@ -263,23 +268,6 @@ class _Search:
     def best_scale(self, n_components: int, default: float) -> float:
         scored = {u: s for (u, d), s in self.cache.items() if d == n_components}
         return max(scored, key=scored.get) if scored else default
-
-
-def honest_rows(feature_map: Any, n_rows: int) -> np.ndarray | None:
-    """The rows a map fitted on ``n_rows`` rows did not take as landmarks (``None``: all).
-
-    A landmark's own features are exact (z(x)·z(x') = k(x, x') for landmarks), a new point's
-    are a projection; validating on landmarks favours more regularisation than new points
-    want (measured on Fashion-MNIST: α = 0.1 by leave-one-out on all rows, 0.01 or less on
-    the test rows and on the rows that are not landmarks). A map without landmark rows
-    (random features) depends on no row: every row is honest.
-    """
-    landmarks = getattr(feature_map, "component_indices_", None)
-    if landmarks is None:
-        return None
-    mask = np.ones(n_rows, dtype=bool)
-    mask[np.asarray(landmarks)] = False
-    return mask if mask.sum() >= 2 else None
 
 
 def _key(log2_value: float, n_components: int) -> tuple[float, int]:
