@@ -16,6 +16,7 @@ import kernelmaps
 from kernelmaps.evaluate import median_heuristic
 from kernelmaps.kernels import get_kernel
 from kernelmaps.tuning import Trial, TuneResult, honest_rows, ridge_alpha_path, tune
+from kernelmaps.tuning.search import plateau_middle
 
 
 def rkhs_data(gamma, n=600, seed=0, noise=0.3):
@@ -230,3 +231,13 @@ def test_honest_rows_are_the_rows_that_are_not_landmarks():
     assert honest_rows(kernelmaps.RBFSampler(n_components=10).fit(X), 50) is None
     everything = kernelmaps.Nystroem(n_components=50, random_state=0).fit(X)
     assert honest_rows(everything, 50) is None  # no row left: score them all
+
+
+def test_plateau_middle():
+    scales = [-3.0, -2.0, -1.0, 0.0, 1.0, 2.0, 3.0]
+    # The digits case (D = 300): a run of near-ties whose best sits next to the cliff.
+    values = [0.9885, 0.9885, 0.9885, 0.9885, 0.9895, 0.9896, 0.9828]
+    assert plateau_middle(scales, values, tie=0.0015) in (-1.0, 0.0)
+    assert plateau_middle(scales, values, tie=0.0) == 2.0  # no tolerance: the best
+    # A separate near-tie beyond a dip is not part of the run.
+    assert plateau_middle(scales, [0.89, 0.5, 0.9, 0.9, 0.9, 0.5, 0.5], tie=0.02) == 0.0

@@ -282,21 +282,25 @@ class _Search:
         scored = sorted((u, s) for (u, d), s in self.cache.items() if d == n_components)
         if not scored:
             return default
-        scales = [u for u, _ in scored]
-        values = [s for _, s in scored]
-        best = int(np.argmax(values))
-        top = values[best]
         tie = 0.0
         if self.task == "classification":
-            p = min(max(top, 0.0), 1.0)
+            p = min(max(max(s for _, s in scored), 0.0), 1.0)
             tie = 0.5 * math.sqrt(p * (1.0 - p) / self.scored_rows.get(n_components, 1))
-        low = high = best
-        while low > 0 and values[low - 1] >= top - tie:
-            low -= 1
-        while high < len(values) - 1 and values[high + 1] >= top - tie:
-            high += 1
-        middle = 0.5 * (scales[low] + scales[high])
-        return min(scales[low:high + 1], key=lambda u: abs(u - middle))
+        return plateau_middle([u for u, _ in scored], [s for _, s in scored], tie)
+
+
+def plateau_middle(scales: list[float], values: list[float], tie: float) -> float:
+    """Of the run of neighbouring ``scales`` (sorted) whose values are within ``tie`` of the
+    best, the one nearest the run's middle."""
+    best = int(np.argmax(values))
+    top = values[best]
+    low = high = best
+    while low > 0 and values[low - 1] >= top - tie:
+        low -= 1
+    while high < len(values) - 1 and values[high + 1] >= top - tie:
+        high += 1
+    middle = 0.5 * (scales[low] + scales[high])
+    return min(scales[low:high + 1], key=lambda u: abs(u - middle))
 
 
 def _key(log2_value: float, n_components: int) -> tuple[float, int]:
