@@ -30,11 +30,12 @@ from benchmarks import (
     bench_kernel_methods,
     bench_nystroem,
     bench_polynomial,
+    bench_tune,
 )
 from benchmarks._harness import Case, main
 
 #: Benchmarks with their own table, run as ``python -m benchmarks NAME [options]``.
-FAMILIES = {"kernel_methods": bench_kernel_methods.main}
+FAMILIES = {"kernel_methods": bench_kernel_methods.main, "tune": bench_tune.main}
 
 CASES: list[Case] = [
     *bench_fourier.CASES,

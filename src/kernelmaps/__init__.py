@@ -6,7 +6,8 @@ A drop-in superset of :mod:`sklearn.kernel_approximation`::
 
 Importing kernelmaps loads NumPy, SciPy and scikit-learn only. The evaluation entry points
 (:func:`approximation_error`, :func:`compare`, :func:`summarize`) live in
-:mod:`kernelmaps.evaluate`, imported on first use of one of these names (PEP 562).
+:mod:`kernelmaps.evaluate`, and :func:`tune` in :mod:`kernelmaps.tuning`, imported on first
+use of one of these names (PEP 562).
 """
 
 import types as _types
@@ -70,14 +71,18 @@ __all__ = [
     "renyi_entropy_subset",
     "set_config",
     "summarize",
+    "tune",
 ]
 
 if _typing.TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs; loaded lazily below
     from kernelmaps.evaluate import approximation_error, compare, summarize
+    from kernelmaps.tuning import tune
 
 #: Names served lazily from kernelmaps.evaluate: it imports the linear models, the SVMs and
 #: scipy.stats, which the feature maps do not need.
 _EVALUATE = frozenset({"approximation_error", "compare", "summarize"})
+#: Served lazily from kernelmaps.tuning (which builds on kernelmaps.evaluate).
+_TUNING = frozenset({"tune"})
 
 
 def __getattr__(name: str) -> object:
@@ -86,6 +91,12 @@ def __getattr__(name: str) -> object:
 
         value = getattr(evaluate, name)
         globals()[name] = value  # later lookups skip __getattr__
+        return value
+    if name in _TUNING:
+        from kernelmaps import tuning
+
+        value = getattr(tuning, name)
+        globals()[name] = value
         return value
     raise AttributeError(f"module 'kernelmaps' has no attribute {name!r}")
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from kernelmaps import evaluate
 from kernelmaps._suggest import did_you_mean
+from kernelmaps.cli import tune
 from kernelmaps.kernels import KERNEL_ALIASES, KERNELS, resolve_kernel
 
 __all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "build_parser"]
@@ -301,6 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--max-samples", type=_positive_int, default=1000,
                        help="rows sampled for the Gram matrix (default: 1000)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
+
+    tune.add_parser(commands, _add_data_options)
 
     listing = commands.add_parser("datasets", help="the data sets available offline",
                                   description="The named data sets and where they come from.")

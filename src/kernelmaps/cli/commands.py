@@ -45,7 +45,7 @@ from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from kernelmaps import config_context, evaluate
-from kernelmaps.cli import report
+from kernelmaps.cli import report, tune
 from kernelmaps.cli._parser import build_parser
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
 from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer, resolve_kernel
@@ -322,7 +322,7 @@ def _cmd_datasets(args: argparse.Namespace) -> int:
 # =========================================================================== entry point
 #: The function that runs each subcommand.
 _HANDLERS = {"compare": _cmd_compare, "check-kernel": _cmd_check_kernel,
-             "datasets": _cmd_datasets}
+             "datasets": _cmd_datasets, "tune": tune.run}
 
 
 def _one_line(error: BaseException) -> str:

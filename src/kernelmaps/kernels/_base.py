@@ -90,9 +90,58 @@ class Kernel:
     requires_non_negative: ClassVar[bool] = False
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The kernel's parameters as a dict (``deep`` is accepted for scikit-learn's
-        ``clone``, which copies a Kernel passed as an estimator parameter through it)."""
+        """The kernel's parameters as a dict, scikit-learn's estimator convention.
+
+        With :meth:`set_params` this makes a kernel object searchable and clonable like an
+        estimator: :func:`sklearn.base.clone` copies a kernel passed as an estimator parameter,
+        and ``GridSearchCV`` reaches its parameters as ``nystroem__kernel__gamma``.
+
+        Parameters
+        ----------
+        deep : bool, default=True
+            Accepted for scikit-learn's protocol; a kernel holds no nested estimators.
+
+        Returns
+        -------
+        dict
+            Parameter name → value, in the order of the constructor.
+        """
         return {p: getattr(self, p) for p in self.param_names}
+
+    def set_params(self, **params: Any) -> Kernel:
+        """Set parameters in place, validated exactly as the constructor validates them.
+
+        The new values are checked by building a kernel of the same class from the merged
+        parameters, so ``set_params(gamma=-1)`` raises the constructor's ``ValueError`` and
+        leaves the kernel unchanged.
+
+        Parameters
+        ----------
+        **params
+            Parameter names of :meth:`get_params` and their new values.
+
+        Returns
+        -------
+        self
+
+        Examples
+        --------
+        >>> from kernelmaps.kernels import get_kernel
+        >>> get_kernel("rbf", gamma=0.5).set_params(gamma=2.0)
+        RBFKernel(gamma=2.0, sigma=None)
+        """
+        if not params:
+            return self
+        current = self.get_params(deep=False)
+        unknown = sorted(set(params) - set(current))
+        if unknown:
+            raise ValueError(
+                f"{type(self).__name__} has no parameter(s) {unknown}; its parameters are "
+                f"{list(current) or 'none'}."
+            )
+        checked = type(self)(**{**current, **params})
+        self.__dict__.update(checked.__dict__)
+        return self
 
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())

@@ -60,13 +60,20 @@ class CallableKernel(Kernel):
         if not callable(function):
             raise TypeError(f"function must be callable; got {function!r}.")
         self.function = function
-        self.params = dict(params or {})
+        # Stored as given (scikit-learn's rule for constructor parameters): ``clone`` checks
+        # that the object it passed is the one it reads back from ``get_params``.
+        self.params = params
         self.n_jobs = n_jobs
         self.vectorized = vectorized
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         return {"function": self.function, "params": self.params, "n_jobs": self.n_jobs,
                 "vectorized": self.vectorized}
+
+    @property
+    def _keywords(self) -> dict[str, Any]:
+        """The keyword arguments passed to ``function`` (``params=None``: none)."""
+        return {} if self.params is None else self.params
 
     def __hash__(self) -> int:
         return hash((type(self), self.function, self.vectorized))
@@ -76,15 +83,15 @@ class CallableKernel(Kernel):
             return super().__call__(X, Y)
         # scikit-learn's driver evaluates a symmetric matrix once per unordered pair.
         X = self._check(X, "X")
-        K = pairwise_kernels(X, None, metric=self.function, n_jobs=self.n_jobs, **self.params)
+        K = pairwise_kernels(X, None, metric=self.function, n_jobs=self.n_jobs, **self._keywords)
         return K if is_device_array(X) else np.asarray(K)
 
     def evaluate_into(self, X, Y, out):
         if not self.vectorized:
             out[...] = pairwise_kernels(X, Y, metric=self.function, n_jobs=self.n_jobs,
-                                        **self.params)
+                                        **self._keywords)
             return
-        block = np.asarray(self.function(X, Y, **self.params))
+        block = np.asarray(self.function(X, Y, **self._keywords))
         if block.shape != out.shape:
             raise ValueError(
                 f"the kernel function returned shape {block.shape} for blocks of {X.shape[0]} "
@@ -97,8 +104,8 @@ class CallableKernel(Kernel):
         if not self.vectorized:
             # scikit-learn's pairwise driver keeps the namespace under array API dispatch.
             return pairwise_kernels(X, Y, metric=self.function, n_jobs=self.n_jobs,
-                                    **self.params)
-        block = self.function(X, Y, **self.params)
+                                    **self._keywords)
+        block = self.function(X, Y, **self._keywords)
         if tuple(block.shape) != (X.shape[0], Y.shape[0]):
             raise ValueError(
                 f"the kernel function returned shape {tuple(block.shape)} for blocks of "

@@ -1,0 +1,372 @@
+"""``kernelmaps tune``: choose γ, α and D for a data set (:func:`kernelmaps.tuning.tune`).
+
+Prints the chosen parameters with their validation score (and the test score when the data
+set has its own test split, or with ``--test-size``), the ``kernelmaps compare`` command that
+runs the same configuration, and writes a report folder: ``report.html`` (the choice, score
+against γ and against D, every configuration tried), ``trials.csv`` and the two plots.
+``--save model.skops`` writes the fitted pipeline with :func:`kernelmaps.io.dump`; ``--json``
+prints everything as JSON on stdout.
+
+The subcommand is registered by :mod:`kernelmaps.cli._parser` (:func:`add_parser`) and run by
+:mod:`kernelmaps.cli.commands` (:func:`run`); errors are ``ValueError`` naming the option,
+which the entry point reports in one line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import html
+import json
+import math
+import shlex
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.model_selection import train_test_split
+from threadpoolctl import threadpool_limits
+
+from kernelmaps import config_context
+from kernelmaps import io as model_io
+from kernelmaps._optional import import_optional
+from kernelmaps.cli import report
+from kernelmaps.cli.data import DataError, Dataset, load_dataset
+from kernelmaps.evaluate import METHODS, task_of
+from kernelmaps.kernels import KERNELS
+from kernelmaps.tuning import TuneResult, tune
+
+__all__ = ["DEFAULT_OUT", "add_parser", "run"]
+
+DEFAULT_OUT = "kernelmaps-tune-report"
+#: The report's plots: file name → what it shows.
+PLOTS = ("score_gamma.png", "score_components.png")
+
+
+# =========================================================================== options
+def _keyword_or_int(keyword: str, low: int) -> Callable[[str], str | int]:
+    """``keyword`` itself, or an integer >= ``low`` (``--n-components auto``, ``--cv loo``)."""
+    def parse(text: str) -> str | int:
+        if text == keyword:
+            return text
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(
+                f"expected {keyword!r} or an integer >= {low}; got {text!r}")
+        return value
+    return parse
+
+
+def _at_least(low: int) -> Callable[[str], int]:
+    """An integer >= ``low``."""
+    def parse(text: str) -> int:
+        value = _keyword_or_int("", low)(text)
+        assert isinstance(value, int)
+        return value
+    return parse
+
+
+def _between(low: float, high: float) -> Callable[[str], float]:
+    """A number in the open interval (``low``, ``high``)."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not low < value < high:  # NaN fails too
+            bounds = f"in ({low:g}, {high:g})" if math.isfinite(high) else f"> {low:g}"
+            raise argparse.ArgumentTypeError(f"expected a number {bounds}; got {text!r}")
+        return value
+    return parse
+
+
+def add_parser(commands: Any, add_data_options: Callable[[argparse.ArgumentParser], None]) -> None:
+    """Register ``tune`` on the subcommand action ``commands`` of the main parser."""
+    parser = commands.add_parser(
+        "tune", help="choose gamma, alpha and D for a feature map + ridge, faster than a grid",
+        description="Choose the kernel's scale (gamma), ridge's alpha and the output dimension "
+                    "D: alpha in closed form (leave-one-out), gamma by a 1-D search around the "
+                    "median heuristic, D by doubling. Prints the choice and writes a report.")
+    add_data_options(parser)
+    parser.add_argument("--kernel", default="rbf", metavar="NAME",
+                        help="a kernel with a median heuristic: rbf, laplacian, chi2, poly, "
+                             "sigmoid, matern (default: rbf)")
+    parser.add_argument("--method", default="nystroem",
+                        help=f"feature map: {', '.join(METHODS)} (default: nystroem)")
+    parser.add_argument("--n-components", type=_keyword_or_int("auto", 1), default="auto",
+                        metavar="N|auto",
+                        help="output dimension D, or auto to grow it by doubling (default)")
+    parser.add_argument("--tolerance", type=_between(0.0, 1.0), default=0.005,
+                        help="D stops doubling when a doubling gains less than this relative "
+                             "score (default: 0.005)")
+    parser.add_argument("--cv", type=_keyword_or_int("loo", 2), default="loo", metavar="loo|K",
+                        help="validation: closed-form leave-one-out (default) or K folds")
+    parser.add_argument("--time-budget", type=_between(0.0, math.inf), default=None,
+                        metavar="SECONDS",
+                        help="stop searching so the whole run fits in this many seconds")
+    parser.add_argument("--task", choices=["auto", "classification", "regression"],
+                        default="auto", help="as for compare (default: auto)")
+    parser.add_argument("--search-rows", type=_at_least(10), default=5000, metavar="N",
+                        help="rows (a random subsample) the search runs on; the final fit "
+                             "uses all (default: 5000)")
+    parser.add_argument("--max-components", type=_at_least(1), default=4096, metavar="N",
+                        help="largest D of the doubling (default: 4096)")
+    parser.add_argument("--test-size", type=_between(0.0, 1.0), default=None, metavar="F",
+                        help="hold out this fraction as a test set (default: the data set's "
+                             "own test split if it has one, else none)")
+    parser.add_argument("--random-state", type=int, default=0,
+                        help="seed of every random choice (default: 0)")
+    parser.add_argument("--threads", type=_at_least(1), default=None, metavar="N",
+                        help="threads for BLAS and the transform engine (default: all cores)")
+    parser.add_argument("--save", default=None, metavar="PATH",
+                        help="write the fitted pipeline with kernelmaps.io (skops format)")
+    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
+                        help=f"report folder (default: ./{DEFAULT_OUT})")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
+    parser.add_argument("--json", action="store_true",
+                        help="print the choice and every configuration as JSON on stdout")
+
+
+# =========================================================================== running
+def _split(data: Dataset, args: argparse.Namespace, task: str) -> tuple[Any, ...]:
+    """Training and test rows: the data set's own test split, ``--test-size``, or none."""
+    if data.X_test is not None and args.test_size is None:
+        return data.X, data.y, data.X_test, data.y_test, (
+            f"the data set's own test split ({data.X_test.shape[0]} rows)")
+    if args.test_size is None:
+        return data.X, data.y, None, None, "none (validation score only)"
+    stratify = data.y if task == "classification" and \
+        np.unique(data.y, return_counts=True)[1].min() >= 2 else None
+    try:
+        X_train, X_test, y_train, y_test = train_test_split(
+            data.X, data.y, test_size=args.test_size, random_state=args.random_state,
+            stratify=stratify)
+    except ValueError as error:
+        raise ValueError(f"--test-size {args.test_size}: {error}") from error
+    return X_train, y_train, X_test, y_test, f"random hold-out, --test-size {args.test_size}"
+
+
+def compare_command(args: argparse.Namespace, result: TuneResult) -> str:
+    """The ``kernelmaps compare`` command that runs the configuration ``tune`` chose."""
+    p = result.params
+    words = ["kernelmaps", "compare"]
+    if args.data is not None:
+        words += ["--data", args.data]
+    if args.target is not None:
+        words += ["--target", args.target]
+    words += ["--kernel", p["kernel"]]
+    scale = f"{p[result.scale_name]:.6g}"
+    words += (["--gamma", scale] if result.scale_name == "gamma"
+              else ["--kernel-param", f"{result.scale_name}={scale}"])
+    words += ["--methods", p["method"], "--n-components", str(p["n_components"]),
+              "--model", "ridge", "--alpha", f"{p['alpha']:.6g}", "--task", result.task,
+              "--random-state", str(args.random_state)]
+    return shlex.join(words)
+
+
+def _plots(out: Path, result: TuneResult) -> dict[str, bytes]:
+    """Score against the scale parameter (one line per D) and against D."""
+    matplotlib = import_optional("matplotlib")
+    matplotlib.use("Agg")
+    plt = import_optional("matplotlib.pyplot")
+    trials = [t for t in result.trials if t.stage != "final"]
+    images = {}
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for d in sorted({t.n_components for t in trials}):
+        points = sorted((t.gamma, t.score) for t in trials if t.n_components == d)
+        ax.plot([g for g, _ in points], [s for _, s in points], marker="o", label=f"D={d}")
+    ax.axvline(result.heuristic, color="grey", linestyle=":", label="median heuristic")
+    ax.axvline(result.params[result.scale_name], color="black", linestyle="--", label="chosen")
+    ax.set_xscale("log")
+    ax.set_xlabel(result.scale_name)
+    ax.set_ylabel(f"validation {result.scoring} ({result.cv})")
+    ax.set_title(f"score against {result.scale_name}")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out / PLOTS[0], dpi=100)
+    plt.close(fig)
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    best: dict[int, float] = {}
+    for t in trials:
+        best[t.n_components] = max(best.get(t.n_components, -math.inf), t.score)
+    ax.plot(sorted(best), [best[d] for d in sorted(best)], marker="o")
+    ax.axvline(result.params["n_components"], color="black", linestyle="--", label="chosen")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("D (n_components)")
+    ax.set_ylabel(f"best validation {result.scoring}")
+    ax.set_title("score against D (best over the scale at each D)")
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(out / PLOTS[1], dpi=100)
+    plt.close(fig)
+    for name in PLOTS:
+        images[name] = (out / name).read_bytes()
+    return images
+
+
+def _trial_rows(result: TuneResult) -> list[tuple[str, ...]]:
+    return [(t.stage, f"{t.gamma:.6g}", str(t.n_components), str(t.n_features_out),
+             str(t.n_rows), f"{t.alpha:.3g}", f"{t.score:.4f}", f"{t.time_s:.3f}")
+            for t in result.trials]
+
+
+_TRIAL_HEADERS = ("stage", "scale", "D", "D out", "rows", "alpha", "score", "time s")
+
+
+def write_report(out: Path, result: TuneResult, title: str, choice: dict[str, str],
+                 settings: dict[str, str]) -> Path:
+    """``report.html`` (the tune section: choice, score against γ and D, every trial),
+    ``trials.csv`` and the plots in ``out``; returns the path of ``report.html``."""
+    out.mkdir(parents=True, exist_ok=True)
+    result.table.to_csv(out / "trials.csv", index=False)
+    images = _plots(out, result)
+    plots = "".join(f'<img alt="{html.escape(name)}" src="data:image/png;base64,'
+                    f'{base64.b64encode(data).decode("ascii")}">'
+                    for name, data in images.items())
+    notes = "".join(f"<li>{html.escape(n)}</li>" for n in result.notes)
+    page = f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{html.escape(title)}</title><style>{report._CSS}</style></head>
+<body>
+<h1>{html.escape(title)}</h1>
+<h2>Tuning</h2>
+<p class="muted">alpha is chosen in closed form for every configuration (exact leave-one-out
+or k folds from one eigendecomposition of the features); the kernel's scale by a 1-D search in
+log scale around the median heuristic; D by doubling while it pays. See docs/tuning.md.</p>
+{report._html_table(("", "value"), list(choice.items()), css="kv")}
+<div class="plots">{plots}</div>
+<h2>Every configuration tried</h2>
+{report._html_table(_TRIAL_HEADERS, _trial_rows(result))}
+<p class="muted">Also in <code>trials.csv</code>. "scale" is {html.escape(result.scale_name)};
+the score of a row is at its best alpha.</p>
+{"<h2>Notes</h2><ul>" + notes + "</ul>" if notes else ""}
+<h2>Settings</h2>
+{report._html_table(("setting", "value"), list(settings.items()), css="kv")}
+<h2>Versions</h2>
+{report._html_table(("software", "version"), list(report._versions().items()), css="kv")}
+</body></html>
+"""
+    path = out / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    if args.kernel not in KERNELS:
+        raise ValueError(f"--kernel: unknown kernel {args.kernel!r}; valid kernels are "
+                         f"{sorted(KERNELS)}.")
+    if args.method not in METHODS:
+        raise ValueError(f"--method: unknown method {args.method!r}; valid methods are "
+                         f"{list(METHODS)}.")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a directory; choose another path.")
+    if args.save is not None:
+        save = Path(args.save)
+        if save.is_dir() or not save.parent.exists():
+            raise ValueError(f"--save {save}: not a writable file path (a directory, or its "
+                             "folder does not exist).")
+
+
+def _run_tune(args: argparse.Namespace, X: Any, y: Any, err_console: Any) -> TuneResult:
+    progress_module = import_optional("rich.progress")
+    progress = progress_module.Progress(
+        progress_module.TextColumn("{task.description:<34}"), progress_module.BarColumn(),
+        progress_module.TaskProgressColumn(), progress_module.TimeElapsedColumn(),
+        console=err_console, disable=args.quiet)
+    task_ids: list[Any] = []
+
+    def advance(trial: Any, done: float) -> None:
+        if not task_ids:  # started by the first result: bad input fails before any bar
+            progress.start()
+            task_ids.append(progress.add_task("", total=1.0))
+        progress.update(task_ids[0], completed=done,
+                        description=f"{trial.stage} D={trial.n_components} "
+                                    f"score={trial.score:.4f}")
+
+    limits = threadpool_limits(args.threads) if args.threads else None
+    try:
+        with config_context(n_threads=args.threads):
+            return tune(X, y, kernel=args.kernel, method=args.method, target=args.tolerance,
+                        cv=args.cv, time_budget=args.time_budget,
+                        random_state=args.random_state, n_components=args.n_components,
+                        task=args.task, search_rows=args.search_rows,
+                        max_components=args.max_components, progress=advance)
+    except (TypeError, ValueError) as error:
+        # The values are checked by the option types; what is left concerns the data, and
+        # where a message names a parameter, the user typed its option.
+        message = str(error).replace("n_components=", "--n-components ").replace(
+            "search_rows", "--search-rows")
+        raise ValueError(message) from error
+    finally:
+        if task_ids:
+            progress.update(task_ids[0], completed=1.0, description="done")
+            progress.stop()
+        if limits is not None:
+            limits.unregister()
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``kernelmaps tune`` with parsed ``args``; returns the exit status."""
+    start = time.perf_counter()
+    _check_args(args)
+    out_console = report.console(quiet=args.quiet or args.json)
+    err_console = report.console(stderr=True, quiet=args.quiet)
+    try:
+        data = load_dataset(args.data, target=args.target, require_target=True)
+    except DataError as error:
+        raise ValueError(error.describe({"target": "--target COLUMN"})) from error
+    task = task_of(data.y, args.task)
+    X, y, X_test, y_test, split = _split(data, args, task)
+    result = _run_tune(args, X, y, err_console)
+    test_score = None if X_test is None else float(result.estimator.score(X_test, y_test))
+    wall = time.perf_counter() - start
+    reproduce = compare_command(args, result)
+    p = result.params
+    choice = {
+        "kernel": f"{p['kernel']}, {result.scale_name} = {p[result.scale_name]:.6g} (median "
+                  f"heuristic {result.heuristic:.6g})",
+        "method": f"{p['method']}, n_components = {p['n_components']}",
+        "alpha": f"{p['alpha']:.6g}",
+        "validation score": f"{result.score:.4f} ({result.scoring}, {result.cv} on "
+                            f"{X.shape[0]} rows)",
+        "test score": "–" if test_score is None else f"{test_score:.4f} ({split})",
+        "search": f"{len(result.trials)} configurations in {result.time_s:.1f} s; stopped: "
+                  f"{result.stopped}",
+        "reproduce with": reproduce,
+    }
+    settings = {
+        "command": shlex.join(["kernelmaps", *getattr(args, "argv", [])]),
+        "data": f"{data.name} ({data.shape_text()}, {data.source})",
+        "task": task, "cv": str(args.cv), "tolerance": f"{args.tolerance:g}",
+        "time budget": "none" if args.time_budget is None else f"{args.time_budget:g} s",
+        "search rows": str(args.search_rows), "max components": str(args.max_components),
+        "random_state": str(args.random_state),
+        "threads": "all cores" if args.threads is None else str(args.threads),
+        "wall time": f"{wall:.1f} s",
+    }
+    title = f"kernelmaps tune: {data.name}, {p['kernel']} kernel, {p['method']}"
+    html_path = write_report(Path(args.out), result, title, choice, settings)
+    if args.save is not None:
+        model_io.dump(result.estimator, args.save)
+    for name, value in choice.items():
+        out_console.print(f"[bold]{name}:[/bold] {value}", markup=True, soft_wrap=True)
+    out_console.print(f"report: {html_path}" + (f"; model: {args.save}" if args.save else ""))
+    for note in result.notes:
+        err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)
+    if args.json:
+        print(json.dumps({"params": p, "score": result.score, "scoring": result.scoring,
+                          "cv": result.cv, "test_score": test_score, "split": split,
+                          "task": result.task, "heuristic": result.heuristic,
+                          "stopped": result.stopped, "time_s": result.time_s,
+                          "compare_command": reproduce, "report": str(html_path),
+                          "model": args.save, "notes": result.notes, "settings": settings,
+                          "trials": json.loads(result.table.to_json(orient="records"))},
+                         indent=2))
+    return 0

@@ -1,0 +1,27 @@
+r"""Choosing γ, α and D for a feature map and a linear model, using the problem's structure.
+
+:func:`tune` (:mod:`~kernelmaps.tuning.search`)
+    the kernel's scale by a 1-D search in log scale around the median heuristic, D by
+    doubling, α in closed form; returns a fitted pipeline, the parameters and every
+    configuration tried (:class:`TuneResult`);
+:func:`ridge_alpha_path` (:mod:`~kernelmaps.tuning.ridge_path`)
+    every ridge α scored from one eigendecomposition of the features (exact leave-one-out
+    or k folds), and the linear model at the best one (:class:`AlphaPath`).
+
+``ridge_path`` imports only NumPy, SciPy and scikit-learn, and is imported before ``search``, so
+:mod:`kernelmaps.evaluate` can use it without a cycle; ``search`` uses the median heuristic,
+the method registry and the target checks of :mod:`kernelmaps.evaluate`. See
+``docs/tuning.md``.
+"""
+
+from kernelmaps.tuning.result import Trial, TuneResult
+from kernelmaps.tuning.ridge_path import (
+    DEFAULT_ALPHAS,
+    AlphaPath,
+    honest_rows,
+    ridge_alpha_path,
+)
+from kernelmaps.tuning.search import START_COMPONENTS, tune
+
+__all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "Trial", "TuneResult",
+           "honest_rows", "ridge_alpha_path", "tune"]

@@ -1,0 +1,528 @@
+r"""``tune``: the kernel's scale, ridge's α and the output dimension D, chosen from the data.
+
+What is searched and how (docs/tuning.md has the costs and when to prefer ``GridSearchCV``):
+
+α — closed form, never searched
+    For one feature matrix :math:`Z`, every α of the grid is scored by exact leave-one-out
+    (or k folds) from one eigendecomposition: :func:`~kernelmaps.tuning.ridge_alpha_path`.
+γ (or the kernel's scale parameter) — a 1-D search in :math:`\log_2` scale
+    Centred on the median heuristic (:func:`~kernelmaps.evaluate.median_heuristic`): first a
+    bracket (the heuristic and one step either side, then steps downhill until the score
+    drops or the bounds stop it), then Brent's bounded method
+    (:func:`scipy.optimize.minimize_scalar`) inside the bracket. Each point is one feature
+    matrix of a subsample of rows (``search_rows``) and one α path. Every point uses the
+    same random seed for the map (common random numbers: the same landmarks or frequencies
+    for every γ), so differences in score are differences of γ, not of the draw.
+D — doubling (``n_components="auto"``)
+    From :data:`START_COMPONENTS` at the best γ, D doubles while a doubling improves the
+    validation score by more than ``target`` (relative). The improvement per doubling is
+    extrapolated on a log-log line, the trend :func:`~kernelmaps.evaluate.advise` fits to
+    score gaps: when the line says the next doubling would gain less than ``target``, the
+    growth stops one doubling early. γ is then refined around its value at the final D.
+Final model
+    The map at (γ, D) fitted on all rows, and the α path on its features: the chosen α, the
+    validation score reported, and the fitted linear model, from one more decomposition.
+
+Every configuration tried is a :class:`Trial` of the result's ``table``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from collections.abc import Callable
+from numbers import Integral
+from typing import Any
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from sklearn.base import clone
+from sklearn.pipeline import Pipeline
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_array
+
+from kernelmaps.evaluate._splits import check_target, task_of
+from kernelmaps.evaluate.heuristics import median_heuristic, median_heuristic_parameter
+from kernelmaps.evaluate.registry import METHODS, methods_for
+from kernelmaps.kernels import DegenerateKernelWarning, Kernel, resolve_kernel
+from kernelmaps.tuning._checks import (
+    check_alphas,
+    check_bounds,
+    check_cv,
+    check_int,
+    check_real,
+)
+from kernelmaps.tuning.result import Trial, TuneResult
+from kernelmaps.tuning.ridge_path import (
+    DEFAULT_ALPHAS,
+    AlphaPath,
+    honest_rows,
+    ridge_alpha_path,
+)
+
+__all__ = ["START_COMPONENTS", "tune"]
+
+#: First D of the doubling (``n_components="auto"``).
+START_COMPONENTS = 128
+#: Default half-width of the γ search, in factors of 2 either side of the median heuristic;
+#: a best γ on the edge widens it, up to :data:`_MAX_OCTAVES`.
+_OCTAVES = 3.0
+_MAX_OCTAVES = 8.0
+#: Step of the bracketing phase and resolution of Brent's refinement, in octaves (log₂ γ).
+_STEP = 1.0
+_RESOLUTION = 0.2
+#: The step either side of the best γ at the final D, in octaves.
+_REFINE_STEP = 0.5
+#: Brent evaluations at most per refinement.
+_MAX_REFINE = 6
+#: Kernel scale parameters the search can set (``alpha`` of the student kernel would collide
+#: with ridge's α in ``params``).
+_SCALES = ("gamma", "length_scale")
+#: Measured times are multiplied by this margin before a budget decision.
+_BUDGET_MARGIN = 1.25
+
+
+# =========================================================================== validation
+def _check_kernel(kernel: Any) -> tuple[Kernel, str]:
+    resolved = resolve_kernel(kernel, owner="tune")
+    scale = median_heuristic_parameter(resolved)
+    if scale not in _SCALES:
+        raise ValueError(
+            f"tune searches a kernel's scale ({' or '.join(_SCALES)}) around the median "
+            f"heuristic; the {resolved.name!r} kernel has none it can search. Use one of "
+            "'rbf', 'laplacian', 'chi2', 'poly', 'sigmoid', 'matern', or GridSearchCV "
+            "(kernel objects take set_params).")
+    return resolved, scale
+
+
+def _check_method(method: Any, kernel: Kernel) -> str:
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a method name (str); got {type(method).__name__}.")
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid methods are {sorted(METHODS)}.")
+    if not METHODS[method].supports(kernel):
+        raise ValueError(f"method {method!r} does not approximate the {kernel.name!r} kernel; "
+                         f"methods for it: {methods_for(kernel)}.")
+    return method
+
+
+# =========================================================================== the search
+class _Search:
+    """The state of one :func:`tune` call: data, budget, evaluations so far."""
+
+    def __init__(self, X: Any, y: np.ndarray, *, kernel: Kernel, scale: str, method: str,
+                 task: str, cv: str | int, alphas: np.ndarray, seed: int, rows: np.ndarray,
+                 budget: float | None, progress: Callable[[Trial, float], None] | None,
+                 expected_steps: int) -> None:
+        self.X, self.y, self.kernel, self.scale = X, y, kernel, scale
+        self.method, self.task, self.cv, self.alphas, self.seed = method, task, cv, alphas, seed
+        self.rows = rows
+        self.X_search, self.y_search = X[rows], y[rows]  # the subsample, copied once
+        self.budget = budget
+        self.progress = progress
+        self.expected_steps = expected_steps
+        self.start = time.perf_counter()
+        self.trials: list[Trial] = []
+        #: (log₂ scale, D) → objective of every configuration scored on the search rows.
+        self.cache: dict[tuple[float, int], float] = {}
+        #: The best configuration so far: its key, fitted map and α path (reused as the
+        #: final model when the search ran on all rows).
+        self.best: tuple[tuple[float, int], Any, AlphaPath] | None = None
+        self.seconds_per_unit: float | None = None  # measured cost / cost model
+        #: D → the number of rows scored (the rows that are not landmarks).
+        self.scored_rows: dict[int, int] = {}
+
+    # -- one configuration -------------------------------------------------------------
+    def kernel_at(self, value: float) -> Kernel:
+        params = {self.scale: value}
+        if "sigma" in self.kernel.get_params():
+            params["sigma"] = None  # rbf's other parametrisation of the same scale
+        return clone(self.kernel).set_params(**params)
+
+    def build(self, value: float, n_components: int) -> Any:
+        return METHODS[self.method].build(self.kernel_at(value), n_components, self.seed,
+                                          self.X.shape[1])
+
+    @staticmethod
+    def cost_units(n_rows: int, n_components: int, n_features: int) -> float:
+        # Features (n·D·d), Gram and projections (≈ 3·n·D²), eigendecompositions (≈ 10·D³).
+        return n_rows * n_components * (n_features + 3.0 * n_components) \
+            + 10.0 * n_components**3
+
+    def predicted_seconds(self, n_rows: int, n_components: int) -> float:
+        if self.seconds_per_unit is None:
+            return 0.0
+        return _BUDGET_MARGIN * self.seconds_per_unit * self.cost_units(
+            n_rows, n_components, self.X.shape[1])
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def affordable(self, n_components: int, final_components: int | None = None) -> bool:
+        """Whether one more search evaluation at ``n_components`` and then the final fit
+        (at ``final_components``, default the same) fit in the budget."""
+        if self.budget is None:
+            return True
+        final = n_components if final_components is None else final_components
+        needed = (self.predicted_seconds(self.rows.size, n_components)
+                  + self.predicted_seconds(self.y.size, final))
+        return self.elapsed() + needed <= self.budget
+
+    def objective(self, path: AlphaPath) -> float:
+        """The score at the path's α; for accuracy (a step of 1/n), ties are broken by the
+        squared error of the class codes, weighted to stay below half a step."""
+        best = path.best_index
+        if self.task != "classification":
+            return float(path.scores[best])
+        error = float(path.errors[best])
+        return float(path.scores[best]) - 0.5 / self.rows.size * error / (1.0 + error)
+
+    def evaluate(self, log2_value: float, n_components: int, stage: str) -> float:
+        key = _key(log2_value, n_components)
+        if key in self.cache:
+            return self.cache[key]
+        value = float(2.0**key[0])  # the value the cache and the final model use
+        started = time.perf_counter()
+        X, y = self.X_search, self.y_search
+        feature_map = self.build(value, n_components)
+        with warnings.catch_warnings():
+            # Exploring γ visits widths that are too narrow or too wide on purpose: they
+            # score badly and lose; a warning for each would only be noise.
+            warnings.simplefilter("ignore", DegenerateKernelWarning)
+            Z = feature_map.fit_transform(X)
+        scored = honest_rows(feature_map, y.size)
+        self.scored_rows[n_components] = y.size if scored is None else int(scored.sum())
+        path = ridge_alpha_path(Z, y, alphas=self.alphas, task=self.task, cv=self.cv,
+                                random_state=self.seed, score_rows=scored)
+        seconds = time.perf_counter() - started
+        self.learn_cost(seconds, X.shape[0], Z.shape[1])
+        trial = Trial(stage=stage, gamma=value, n_components=n_components,
+                      n_features_out=Z.shape[1], n_rows=X.shape[0], alpha=path.alpha,
+                      score=path.score, time_s=seconds)
+        self.record(trial)
+        self.cache[key] = self.objective(path)
+        if self.best is None or self.cache[key] > self.cache[self.best[0]]:
+            self.best = (key, feature_map, path)
+        return self.cache[key]
+
+    def learn_cost(self, seconds: float, n_rows: int, n_components: int) -> None:
+        rate = seconds / self.cost_units(n_rows, n_components, self.X.shape[1])
+        # The slowest rate seen: a busy machine must not make the budget optimistic.
+        self.seconds_per_unit = rate if self.seconds_per_unit is None else max(
+            rate, self.seconds_per_unit)
+
+    def record(self, trial: Trial) -> None:
+        self.trials.append(trial)
+        if self.progress is not None:
+            if self.budget is not None:
+                done = self.elapsed() / self.budget
+            else:
+                done = len(self.trials) / max(self.expected_steps, len(self.trials) + 1)
+            self.progress(trial, min(done, 0.99))
+
+    # -- γ ------------------------------------------------------------------------------
+    def search_scale(self, centre: float, low: float, high: float, n_components: int,
+                     stage: str, widen: bool) -> tuple[float, str]:
+        """The best log₂ scale in [low, high] (octaves), and why the search stopped."""
+        def score(u: float) -> float:
+            return self.evaluate(u, n_components, stage)
+
+        def budget_left() -> bool:
+            return self.affordable(n_components)
+
+        best = centre
+        points = {centre: score(centre)}
+        for u in (centre - _STEP, centre + _STEP):
+            if low <= u <= high:
+                if not budget_left():
+                    return best, "time budget"
+                points[u] = score(u)
+        best = max(points, key=points.get)
+        # Walk downhill until the score drops (a bracket) or the bounds stop the walk.
+        direction = 0.0 if best == centre else math.copysign(1.0, best - centre)
+        while direction:
+            u = best + direction * _STEP
+            if u > high or u < low:
+                if widen and abs(u - centre) <= _MAX_OCTAVES:
+                    low, high = min(low, u), max(high, u)
+                else:
+                    break
+            if not budget_left():
+                return best, "time budget"
+            points[u] = score(u)
+            if points[u] <= points[best]:
+                break
+            best = u
+        left, right = max(low, best - _STEP), min(high, best + _STEP)
+        if right - left <= _RESOLUTION:
+            return best, "bounds"
+        def objective(u: float) -> float:
+            if not budget_left():
+                raise _OutOfTime
+            return -score(float(u))
+
+        try:
+            minimize_scalar(objective, bounds=(left, right), method="bounded",
+                            options={"xatol": _RESOLUTION, "maxiter": _MAX_REFINE})
+        except _OutOfTime:
+            return self.best_scale(n_components, best), "time budget"
+        return self.best_scale(n_components, best), "converged"
+
+    def best_scale(self, n_components: int, default: float) -> float:
+        """The log₂ scale to keep at ``n_components``: the best one scored, or, when several
+        neighbours tie with it, the one nearest the middle of that plateau.
+
+        Accuracy on n rows moves in steps of 1/n, so a broad optimum shows up as a run of
+        near-equal scores, and the best of them is as likely to sit at the run's edge — next
+        to where the score falls off — as in its middle. Ties are scores within half a
+        standard error of the best, ½·√(p(1−p)/n) (regression: exact
+        ties only). On digits (D = 300) the edge of such a run cost 0.7 % test accuracy.
+        """
+        scored = sorted((u, s) for (u, d), s in self.cache.items() if d == n_components)
+        if not scored:
+            return default
+        tie = 0.0
+        if self.task == "classification":
+            p = min(max(max(s for _, s in scored), 0.0), 1.0)
+            tie = 0.5 * math.sqrt(p * (1.0 - p) / self.scored_rows.get(n_components, 1))
+        return plateau_middle([u for u, _ in scored], [s for _, s in scored], tie)
+
+
+def plateau_middle(scales: list[float], values: list[float], tie: float) -> float:
+    """Of the run of neighbouring ``scales`` (sorted) whose values are within ``tie`` of the
+    best, the one nearest the run's middle."""
+    best = int(np.argmax(values))
+    top = values[best]
+    low = high = best
+    while low > 0 and values[low - 1] >= top - tie:
+        low -= 1
+    while high < len(values) - 1 and values[high + 1] >= top - tie:
+        high += 1
+    middle = 0.5 * (scales[low] + scales[high])
+    return min(scales[low:high + 1], key=lambda u: abs(u - middle))
+
+
+def _key(log2_value: float, n_components: int) -> tuple[float, int]:
+    return round(float(log2_value), 9), int(n_components)
+
+
+class _OutOfTime(Exception):
+    """Raised inside Brent's objective to stop it when the budget would be exceeded."""
+
+
+def _next_gain(dimensions: list[int], scores: list[float]) -> float:
+    """The gain the next doubling is likely to bring: a least-squares line through
+    (log D, log gain) of the doublings so far, extrapolated (nan: no trend to fit)."""
+    gains = np.diff(scores)
+    at = np.asarray(dimensions[1:], dtype=float)
+    positive = gains > 0
+    if positive.sum() < 2:
+        return math.nan
+    slope, intercept = np.polyfit(np.log(at[positive]), np.log(gains[positive]), 1)
+    if slope >= 0:
+        return math.nan
+    return float(math.exp(intercept + slope * math.log(2.0 * dimensions[-1])))
+
+
+def _max_components(method: str, n_rows: int, max_components: int) -> int:
+    # Landmark maps: at most half the rows, so that half of them validate (honest_rows).
+    return min(max_components, n_rows // 2) if METHODS[method].landmarks else max_components
+
+
+# =========================================================================== tune
+def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroem",
+         target: float = 0.005, cv: str | int = "loo", time_budget: float | None = None,
+         random_state: Any = None, n_components: int | str = "auto", alphas: Any = None,
+         gamma_bounds: tuple[float, float] | None = None, task: str = "auto",
+         search_rows: int = 5000, max_components: int = 4096,
+         progress: Callable[[Trial, float], None] | None = None) -> TuneResult:
+    r"""Choose the kernel's scale γ, ridge's α and the output dimension D for a feature map.
+
+    The model is ``Pipeline([map, Ridge])`` (``RidgeClassifier`` for class labels), the one
+    :func:`~kernelmaps.evaluate.compare` fits. α is closed-form for every feature matrix
+    (exact leave-one-out or k folds for a whole grid from one eigendecomposition,
+    :func:`~kernelmaps.tuning.ridge_alpha_path`); γ is a 1-D search in log scale around the
+    median heuristic (a bracket, then Brent's method) on a subsample of rows; D doubles
+    from 128 until a doubling gains less than ``target``. See ``docs/tuning.md``.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+    y : array-like of shape (n_samples,)
+        Class labels or real targets.
+    kernel : str or Kernel, default="rbf"
+        A kernel with a median heuristic for ``gamma`` (rbf, laplacian, chi2, poly, sigmoid)
+        or ``length_scale`` (matern); a Kernel object's other parameters are kept.
+    method : str, default="nystroem"
+        A method of :data:`~kernelmaps.evaluate.METHODS` that approximates ``kernel``.
+    target : float, default=0.005
+        D stops growing when a doubling improves the validation score by less than this
+        (relative to the score's magnitude), or when the log-log trend of the gains says the
+        next doubling would.
+    cv : "loo" or int, default="loo"
+        Validation: exact leave-one-out, or k shuffled folds (stratified for classes).
+    time_budget : float or None, default=None
+        Seconds for the whole call. Measured costs predict each next step and the final fit
+        on all rows; the search stops when they would not fit. When even the final fit
+        would not, the model fitted on the search rows is returned (``notes`` say so).
+    random_state : int, RandomState instance or None, default=None
+        Seeds the subsample, the median heuristic's rows, the map (the same seed for every
+        configuration) and the folds. An int makes the result reproducible.
+    n_components : int or "auto", default="auto"
+        A fixed D, or ``"auto"`` to grow it by doubling.
+    alphas : array-like of positive floats, default=None
+        The α grid (default :data:`~kernelmaps.tuning.DEFAULT_ALPHAS`, 10⁻⁶…10³).
+    gamma_bounds : (float, float) or None, default=None
+        Search interval of the scale parameter. ``None``: the median heuristic × 2^[−3, 3],
+        widened (up to 2^±8) when the best value is on an edge.
+    task : {"auto", "classification", "regression"}, default="auto"
+        As in :func:`~kernelmaps.evaluate.compare`.
+    search_rows : int, default=5000
+        Rows (a random subsample) the γ and D search runs on; the final fit uses all rows.
+    max_components : int, default=4096
+        Largest D of the doubling (and at most the search rows for landmark methods).
+    progress : callable or None, default=None
+        ``progress(trial, fraction_done)`` after each configuration (an estimate; with a
+        budget, the fraction of it used).
+
+    Returns
+    -------
+    TuneResult
+        ``estimator`` (the fitted pipeline), ``params``, ``score``, ``table`` and more.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_digits
+    >>> from kernelmaps import tune
+    >>> X, y = load_digits(return_X_y=True)
+    >>> result = tune(X[:600], y[:600], n_components=200, random_state=0)
+    >>> sorted(result.params)
+    ['alpha', 'gamma', 'kernel', 'method', 'n_components']
+    >>> result.score > 0.95
+    True
+    >>> result.estimator.predict(X[600:605]).shape
+    (5,)
+    """
+    started = time.perf_counter()
+    resolved, scale = _check_kernel(kernel)
+    method = _check_method(method, resolved)
+    target = check_real("target", target, 0.0, 1.0)
+    cv = check_cv(cv)
+    budget = None if time_budget is None else check_real("time_budget", time_budget, 0.0)
+    alphas = check_alphas(alphas, DEFAULT_ALPHAS)
+    bounds = check_bounds(gamma_bounds)
+    search_rows = check_int("search_rows", search_rows, 10)
+    max_components = check_int("max_components", max_components, 1)
+    auto = isinstance(n_components, str)
+    if auto and n_components != "auto":
+        raise ValueError(f"n_components must be an int >= 1 or 'auto'; got {n_components!r}.")
+    fixed = None if auto else check_int("n_components", n_components, 1)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable or None; got {type(progress).__name__}.")
+
+    X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="X")
+    n = X.shape[0]
+    y = check_target(y, n, "y")
+    task = task_of(y, task)
+    minimum = 2 * cv if isinstance(cv, int) else 3
+    if n < minimum:
+        raise ValueError(f"X has {n} rows; tune needs at least {minimum} with cv={cv!r}.")
+    if task == "classification" and np.unique(y).size < 2:
+        raise ValueError("y holds a single class; classification needs at least two.")
+
+    rng = check_random_state(random_state)
+    # An int seeds the map itself, so the map is the one Nystroem(random_state=that int)
+    # would build (the same landmarks); the other draws come from the same RandomState.
+    seed = int(random_state) if isinstance(random_state, Integral) else int(
+        rng.randint(np.iinfo(np.int32).max))
+    rows = np.arange(n) if n <= search_rows else np.sort(
+        rng.choice(n, size=search_rows, replace=False))
+    heuristic = median_heuristic(X, resolved, random_state=seed).value
+    centre = math.log2(heuristic)
+    if bounds is None:
+        low, high, widen = centre - _OCTAVES, centre + _OCTAVES, True
+    else:
+        low, high, widen = math.log2(bounds[0]), math.log2(bounds[1]), False
+        centre = min(max(centre, low), high)
+
+    top = _max_components(method, rows.size, max_components)
+    start_d = min(fixed if fixed is not None else START_COMPONENTS, top)
+    if fixed is not None and METHODS[method].landmarks and fixed > rows.size:
+        raise ValueError(f"n_components={fixed} exceeds the {rows.size} rows the {method} "
+                         "landmarks are drawn from; use fewer components or more search_rows.")
+    doublings = 0 if fixed is not None else max(0, int(math.log2(max(top / start_d, 1))))
+    search = _Search(X, y, kernel=resolved, scale=scale, method=method, task=task, cv=cv,
+                     alphas=alphas, seed=seed, rows=rows, budget=budget, progress=progress,
+                     expected_steps=10 + 2 * doublings)
+    notes: list[str] = []
+
+    # -- γ at the starting D -----------------------------------------------------------
+    u_best, stopped = search.search_scale(centre, low, high, start_d, "gamma", widen)
+    d_best = start_d
+    # -- D by doubling -------------------------------------------------------------------
+    if fixed is None and stopped != "time budget":
+        dims, scores = [start_d], [search.cache[_key(u_best, start_d)]]
+        stopped = "max_components"
+        while 2 * dims[-1] <= top:
+            d = 2 * dims[-1]
+            if not search.affordable(d):
+                stopped = "time budget"
+                break
+            scores.append(search.evaluate(u_best, d, "n_components"))
+            dims.append(d)
+            tolerance = target * max(abs(scores[-1]), 1e-12)
+            # The last doubling gained too little, or the trend says the next one will
+            # (a nan trend compares False: keep growing).
+            if scores[-1] - scores[-2] < tolerance or _next_gain(dims, scores) < tolerance:
+                stopped = "converged"
+                break
+        # The smallest D scoring within the tolerance of the best: a larger D whose gain is
+        # below the tolerance buys cost, not accuracy.
+        good = max(scores) - target * max(abs(max(scores)), 1e-12)
+        d_best = dims[next(i for i, s in enumerate(scores) if s >= good)]
+        if d_best != start_d:
+            # The best γ drifts with D (more landmarks afford a narrower kernel): one
+            # half-octave step either side at the final D.
+            for u in (u_best - _REFINE_STEP, u_best + _REFINE_STEP):
+                if low <= u <= high:
+                    if not search.affordable(d_best):
+                        stopped = "time budget"
+                        break
+                    search.evaluate(u, d_best, "refine")
+    u_best = search.best_scale(d_best, u_best)
+    value = float(2.0**u_best)
+
+    # -- the final model on all rows ---------------------------------------------------
+    assert search.best is not None
+    best_key, best_map, best_path = search.best
+    if rows.size == n and best_key == _key(u_best, d_best):
+        final_map, path = best_map, best_path  # the search ran on all rows: no refit
+    elif budget is not None and not search.affordable(0, d_best):
+        # Not even the final fit fits: keep the best model of the search rows.
+        final_map, path = best_map, best_path
+        value, d_best = float(2.0 ** best_key[0]), best_key[1]
+        notes.append(f"the time budget left no time to refit on all {n} rows: the model is "
+                     f"the best one fitted on the {rows.size} search rows.")
+        stopped = "time budget"
+    else:
+        t0 = time.perf_counter()
+        final_map = search.build(value, d_best)
+        Z = final_map.fit_transform(X)
+        path = ridge_alpha_path(Z, y, alphas=alphas, task=task, cv=cv, random_state=seed,
+                                score_rows=honest_rows(final_map, n))
+        search.record(Trial(stage="final", gamma=value, n_components=d_best,
+                            n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
+                            score=path.score, time_s=time.perf_counter() - t0))
+    if path.alpha in (alphas[0], alphas[-1]) and alphas.size > 1:
+        edge = "smallest" if path.alpha == alphas[0] else "largest"
+        notes.append(f"the chosen alpha={path.alpha:g} is the {edge} of the grid; a wider "
+                     "alphas grid may score better.")
+    estimator = Pipeline([("map", final_map), ("model", path.estimator())])
+    params = {"method": method, "kernel": resolved.name, scale: value, "alpha": path.alpha,
+              "n_components": int(d_best)}
+    return TuneResult(estimator=estimator, params=params, score=path.score,
+                      trials=search.trials, task=task,
+                      scoring="accuracy" if task == "classification" else "r2", cv=cv,
+                      scale_name=scale, heuristic=heuristic,
+                      time_s=time.perf_counter() - started, stopped=stopped, notes=notes)
