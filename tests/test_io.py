@@ -6,7 +6,7 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import Lasso
 
 pytest.importorskip("skops")  # the `persist` extra; part of the `test` extra, so CI runs these
 
@@ -17,9 +17,13 @@ from kernelmaps.maps import Nystroem, RandomFourierFeatures
 # Every registered estimator's round trip: tests/test_contract.py (the registry).
 
 
-def test_trusted_types_are_exactly_kernelmaps_classes_and_sparse():
+def test_trusted_types_are_exactly_kernelmaps_classes_tunes_pipeline_and_sparse():
     trusted = trusted_types()
-    assert all(name.startswith(("kernelmaps.", "scipy.sparse.")) for name in trusted)
+    # Beyond kernelmaps and SciPy's CSR: exactly what kernelmaps.tune returns fitted.
+    foreign = {name for name in trusted if not name.startswith(("kernelmaps.", "scipy.sparse."))}
+    assert foreign == {"sklearn.pipeline.Pipeline", "sklearn.linear_model._ridge.Ridge",
+                       "sklearn.linear_model._ridge.RidgeClassifier",
+                       "sklearn.preprocessing._label.LabelBinarizer"}
     for name in ("Nystroem", "RBFSampler", "TensorSRHT"):
         cls = getattr(kernelmaps, name)
         assert f"{cls.__module__}.{cls.__qualname__}" in trusted
@@ -38,10 +42,11 @@ def test_a_user_kernel_function_is_refused(tmp_path):
 def test_a_foreign_object_inside_an_estimator_is_refused(tmp_path):
     X = np.random.RandomState(0).normal(size=(30, 3))
     model = RandomFourierFeatures(n_components=8, random_state=0).fit(X)
-    model.smuggled_ = Ridge()  # any type outside kernelmaps: refused, listed by name
+    model.smuggled_ = Lasso()  # any type outside the trusted ones: refused, listed by name
     path = tmp_path / "foreign.skops"
     dump(model, path)
-    with pytest.raises(UntrustedTypeError, match=r"sklearn\.linear_model\._ridge\.Ridge"):
+    with pytest.raises(UntrustedTypeError,
+                       match=r"sklearn\.linear_model\._coordinate_descent\.Lasso"):
         load(path)
 
 

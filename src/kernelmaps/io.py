@@ -34,6 +34,9 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
+from sklearn.linear_model import Ridge, RidgeClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import LabelBinarizer
 
 from kernelmaps import distributed, kernels, maps, models
 from kernelmaps.kernels import CallableKernel, Kernel
@@ -51,6 +54,12 @@ _SPARSE_TYPES = (
     "scipy.sparse._csr.csr_array",
     "scipy.sparse._csr.csr_matrix",
 )
+
+
+#: scikit-learn's classes that kernelmaps itself returns fitted — :func:`kernelmaps.tune`'s
+#: ``Pipeline([("map", ...), ("model", Ridge | RidgeClassifier)])`` (a classifier keeps a
+#: ``LabelBinarizer``): plain estimators of arrays, trusted so its result loads back.
+_SKLEARN_CLASSES = (Pipeline, Ridge, RidgeClassifier, LabelBinarizer)
 
 
 #: Builtin containers and scalars that skops writes as data (JSON or its own nodes).
@@ -89,9 +98,12 @@ def trusted_types() -> list[str]:
     -------
     list of str
         kernelmaps' public estimators, kernels (not :class:`~kernelmaps.kernels.CallableKernel`,
-        which holds a user's function) and projection classes, plus SciPy's CSR containers.
+        which holds a user's function) and projection classes, the scikit-learn classes of
+        :func:`kernelmaps.tune`'s pipeline (``Pipeline``, ``Ridge``, ``RidgeClassifier``,
+        ``LabelBinarizer``), plus SciPy's CSR containers.
     """
-    return sorted({_qualified(c) for c in _kernelmaps_classes()} | set(_SPARSE_TYPES))
+    classes = _kernelmaps_classes() | set(_SKLEARN_CLASSES)
+    return sorted({_qualified(c) for c in classes} | set(_SPARSE_TYPES))
 
 
 def _is_data_type(module: str, name: str) -> bool:
