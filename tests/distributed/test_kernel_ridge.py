@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import warnings
+
 import dask.array as da
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from kernelmaps import get_kernel
 from kernelmaps.models import KernelRidge
+from tests.models._float32_bound import float32_prediction_bound
 
 
 @pytest.fixture(scope="module")
@@ -45,16 +49,20 @@ def test_solves_the_nystrom_normal_equations(problem):
 
 
 def test_several_targets_and_float32(problem):
+    # float32 chunks, float64 products: the predictions are within the first-order effect of
+    # the float32 rounding of the kernel values (plus CG's stopping error) of the float64
+    # closed form on the same centres (tests/models/_float32_bound.py); accumulating the
+    # products in float32 put them ~1 % off on some BLAS kernels.
     X, y, dX = problem
     Y = np.column_stack([y, 2 - y])
-    fitted = model(tol=1e-5).fit(dX.astype(np.float32), Y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # CG reached tol
+        fitted = model(tol=1e-10, max_iter=400).fit(dX.astype(np.float32), Y)
     assert fitted.dual_coef_.shape == (60, 2)
-    centres = fitted.X_fit_.astype(np.float64)
-    expected = get_kernel("rbf", gamma=0.5)(X, centres) @ closed_form(X, Y, centres, 1e-2,
-                                                                       np.ones(3000))
-    # float32 kernel blocks: the predictions to float32 accuracy of the normal equations.
-    np.testing.assert_allclose(fitted.predict(X.astype(np.float32)), expected, rtol=0,
-                               atol=1e-3 * np.abs(expected).max())
+    expected, bound = float32_prediction_bound(get_kernel("rbf", gamma=0.5), X, fitted.X_fit_,
+                                               X, Y, 1e-2, tol=1e-10)
+    error = np.abs(fitted.predict(X.astype(np.float32)) - expected)
+    assert np.all(error <= bound), (error.max(), bound.max())
 
 
 def test_predict_on_dask_is_lazy_and_matches(problem):

@@ -13,8 +13,9 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, _fit_c
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from kernelmaps._array_api import is_device_array, namespace_and_device
-from kernelmaps._engine import collection_handler, is_dask_collection
+from kernelmaps._array_api import is_device_array, matmul, namespace_and_device
+from kernelmaps._config import resolve_n_threads
+from kernelmaps._engine import collection_handler, is_dask_collection, run_blocks
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
@@ -60,9 +61,29 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     I`, so CG converges in a few tens of iterations. Each iteration is one pass over the data
     (``kernel_.reduce``) in cache-sized row blocks on threads: :math:`K_{nM}` is never held in
     memory, only one block of it per thread. Cost per iteration :math:`O(nMd)`; memory
-    :math:`O(M^2 + \text{block})`. Kernel blocks are computed in the dtype of ``X`` (pass
-    float32 data for speed); the small systems are solved in float64. Sample weights
-    :math:`w` enter as :math:`K_{nM}^\top W K_{nM}` and :math:`K_{nM}^\top W y`.
+    :math:`O(M^2 + \text{block})`. Sample weights :math:`w` enter as
+    :math:`K_{nM}^\top W K_{nM}` and :math:`K_{nM}^\top W y`.
+
+    Precision: kernel blocks are computed in the dtype of ``X`` (pass float32 data for
+    speed), while every product over them — the CG passes, the right-hand side and
+    ``predict`` — is accumulated in float64, and the small systems are solved in float64.
+    A float32 fit therefore solves the normal equations of the float32-rounded kernel values
+    :math:`\tilde K = K + E` (:math:`|E_{ij}| \lesssim \varepsilon_{32}|K_{ij}|`, more for a
+    kernel whose evaluation cancels): converged, its predictions differ from the float64
+    solution by the first-order effect of :math:`E`,
+
+    .. math::
+
+        |\delta f(x)| \le |E_x||\beta| + |r|^\top W|E||g_x| + |WKg_x|^\top|E||\beta|
+          + \alpha|g_x|^\top|E_{MM}||\beta|, \qquad g_x = H^{-1}k_x,\ r = y - K\beta,
+
+    typically 1e-5 of the predictions' scale on a well-conditioned problem (about 0.1 of
+    the bound, measured under three OpenBLAS kernel families). CG's stopping error comes on
+    top: at the default ``tol=1e-4`` it dominates, in float32 as in float64 (about 1e-4 to
+    1e-3 of the scale); lower ``tol`` towards 1e-8 to reach the float32 floor. Where
+    :math:`K_{MM}` is numerically singular (a tiny ``gamma``, more centres than the kernel's
+    rank) the bound exceeds the predictions and float32 and float64 fits may differ in the
+    directions the rounding erases.
 
     Any array library: with ``sklearn.config_context(array_api_dispatch=True)`` and X, y of
     PyTorch (CPU or CUDA), CuPy or ``array_api_strict``, both solvers run on X's device —
@@ -307,20 +328,26 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         return xp.reshape(beta, (-1,)) if ravel else beta
 
     # The two data passes of the normal equations, one block of K_nM per thread ----------
+    # The blocks are computed in X's dtype; the products over them are accumulated in
+    # float64 (V, w and Y are float64). Rounding V to float32 and summing M and block-rows
+    # terms in float32 makes the operator inconsistent at ~√M·eps32 of |K||V|, which the
+    # preconditioner's T⁻¹ amplifies: float32 FALKON then landed ~1 % from the solution of
+    # its own normal equations, or diverged when K_MM is nearly singular (issue 17).
     def _weighted_gram_times(self, X, V, weights) -> np.ndarray:
-        """K_nMᵀ diag(w) K_nM V."""
+        """K_nMᵀ diag(w) K_nM V, accumulated in V's dtype (float64)."""
         def block(K_b, w_b):
             xp = array_api_compat.array_namespace(K_b)
-            KV = K_b @ xp.astype(V, K_b.dtype, copy=False)
-            KV *= xp.astype(w_b[:, None], K_b.dtype, copy=False)
+            K_b = xp.astype(K_b, V.dtype, copy=False)
+            KV = K_b @ V
+            KV *= w_b[:, None]
             return K_b.T @ KV
         return self.kernel_.reduce(X, self._columns, block, weights)
 
     def _weighted_cross(self, X, Y, weights) -> np.ndarray:
-        """K_nMᵀ diag(w) Y."""
+        """K_nMᵀ diag(w) Y, accumulated in Y's dtype (float64)."""
         def block(K_b, w_b, Y_b):
             xp = array_api_compat.array_namespace(K_b)
-            return K_b.T @ xp.astype(Y_b * w_b[:, None], K_b.dtype, copy=False)
+            return xp.astype(K_b, Y_b.dtype, copy=False).T @ (Y_b * w_b[:, None])
         return self.kernel_.reduce(X, self._columns, block, weights, Y)
 
     # ------------------------------------------------------------------ predict
@@ -342,7 +369,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
         check_fitted_placement(self, X, self.dual_coef_, "predict")
-        return as_float64(self.kernel_.matmul(X, self._columns, self.dual_coef_), X)
+        return kernel_times(self.kernel_, X, self._columns, self.dual_coef_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -350,6 +377,34 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         tags.input_tags.pairwise = self._pairwise
         tags.array_api_support = True
         return tags
+
+
+def kernel_times(kernel: Any, X: Any, columns: Any, coef: Any) -> Any:
+    """``K(X, columns) @ coef`` in row blocks, the kernel block in X's dtype and the product
+    accumulated in float64 (where X's device has it): a float32 sum of M terms
+    ``k(x, c_j) β_j`` loses up to M·eps32·Σ|k(x, c_j)||β_j|, far more than the float32
+    rounding of the kernel values themselves when β has cancelling entries."""
+    if is_device_array(X):
+        xp, _ = namespace_and_device(X)
+        coef = as_float64(coef, X)
+
+        def device_block(xb, out):
+            return matmul(xp, xp.astype(kernel.evaluate(xb, columns), coef.dtype, copy=False),
+                          coef if coef.ndim == 2 else coef[:, None], out=out)
+        result = run_blocks(X, n_out=1 if coef.ndim == 1 else coef.shape[1],
+                            dtype=coef.dtype, block_fn=device_block,
+                            temp_bytes_per_row=16 * coef.shape[0], name="KernelRidge.predict")
+        return result[:, 0] if coef.ndim == 1 else result
+    coef = np.asarray(coef, dtype=np.float64)
+    V = coef.reshape(coef.shape[0], -1)
+
+    def block(xb, out):
+        np.matmul(kernel.evaluate(xb, columns).astype(np.float64, copy=False), V, out=out)
+
+    result = run_blocks(X, n_out=V.shape[1], dtype=np.dtype(np.float64), block_fn=block,
+                        temp_bytes_per_row=12 * V.shape[0], n_threads=resolve_n_threads(),
+                        name="KernelRidge.predict")
+    return result[:, 0] if coef.ndim == 1 else result
 
 
 def _row_indices(X: Any) -> Any:
