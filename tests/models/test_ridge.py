@@ -115,7 +115,8 @@ def test_float32_nystrom_is_as_accurate_as_its_kernel_values(weighted):
     assert np.all(error <= bound), (error.max(), bound.max())
 
 
-def test_nystrom_never_holds_the_n_by_m_matrix():
+@pytest.mark.parametrize("budget", [0, 40 << 20])
+def test_nystrom_memory_stays_within_the_kernel_cache_budget(budget):
     import tracemalloc
 
     X, y = regression_data(n=40_000, d=3)
@@ -123,15 +124,20 @@ def test_nystrom_never_holds_the_n_by_m_matrix():
                         max_iter=3, random_state=0)
     tracemalloc.start()
     try:
-        import warnings
-
-        with warnings.catch_warnings(), km.config_context(block_bytes=1 << 20):
+        with warnings.catch_warnings(), km.config_context(block_bytes=1 << 20,
+                                                          kernel_cache_bytes=budget):
             warnings.simplefilter("ignore")
             model.fit(X, y)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 0.25 * X.shape[0] * 500 * 8  # K_nM would be 160 MB
+    # K_nM would be 160 MB. Beyond the cache: the M × M preconditioner buffer (2 MB), K_MM's
+    # evaluation and one 1 MiB block (+ its float64 copy) per thread.
+    assert peak < budget + 0.25 * X.shape[0] * 500 * 8
+    info = model.fit_info_
+    assert info["cache_bytes"] <= budget and info["cache_budget_bytes"] == budget
+    assert info["path"] == ("recompute" if budget == 0 else "partly cached")
+    assert info["cached_rows"] == budget // (500 * 8)
 
 
 def test_auto_solver_picks_by_size():

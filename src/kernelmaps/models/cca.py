@@ -26,6 +26,7 @@ from sklearn.utils.validation import (
 )
 
 from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._linalg import inverse_sqrt_psd
 from kernelmaps._validation import validate_input
 from kernelmaps.maps.nystroem import Nystroem
 
@@ -380,12 +381,9 @@ def _regularised_whitening(Zc: np.ndarray, reg: float) -> tuple[np.ndarray, floa
     r""":math:`(\Sigma + rI)^{-1/2}` with :math:`\Sigma = Z_c^\top Z_c / n`, :math:`r =
     \text{reg}\cdot\operatorname{tr}\Sigma`, and :math:`r`."""
     covariance = Zc.T @ Zc / Zc.shape[0]
-    eigenvalues, eigenvectors = scipy.linalg.eigh(covariance, check_finite=False)
     total = float(np.trace(covariance))
     r = reg * total if total > 0 else reg  # a constant view: nothing to correlate
-    # Rounding can leave eigenvalues of a PSD covariance slightly negative: floor at 0.
-    scale = 1.0 / np.sqrt(np.maximum(eigenvalues, 0.0) + r)
-    return (eigenvectors * scale) @ eigenvectors.T, r
+    return inverse_sqrt_psd(covariance, r), r
 
 
 def _scores(Z: Any, mean: np.ndarray, weights: np.ndarray) -> np.ndarray:
