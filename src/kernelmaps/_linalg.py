@@ -85,14 +85,14 @@ def _check_in_place(matrix: np.ndarray, name: str) -> None:
 
 def mirror_lower_to_upper(matrix: np.ndarray) -> None:
     """Copy the strict lower triangle of ``matrix`` onto its strict upper triangle, in blocks
-    of rows (no n × n temporary: index arrays of a whole triangle would be 8n² bytes)."""
+    of rows (temporaries of one block at most: index arrays of a whole triangle would be 8n²
+    bytes)."""
     n = matrix.shape[0]
     for start in range(0, n, _MIRROR_ROWS):
         stop = min(start + _MIRROR_ROWS, n)
         matrix[start:stop, stop:] = matrix[stop:, start:stop].T
-        block = matrix[start:stop, start:stop]
-        upper = np.triu_indices(stop - start, 1)
-        block[upper] = block.T[upper]
+        for row in range(start, stop - 1):  # the diagonal block, row by row (no index arrays)
+            matrix[row, row + 1:stop] = matrix[row + 1:stop, row]
 
 
 def mirror_upper_to_lower(matrix: np.ndarray) -> None:
@@ -102,9 +102,8 @@ def mirror_upper_to_lower(matrix: np.ndarray) -> None:
     for start in range(0, n, _MIRROR_ROWS):
         stop = min(start + _MIRROR_ROWS, n)
         matrix[stop:, start:stop] = matrix[start:stop, stop:].T
-        block = matrix[start:stop, start:stop]
-        lower = np.tril_indices(stop - start, -1)
-        block[lower] = block.T[lower]
+        for row in range(start, stop - 1):
+            matrix[row + 1:stop, row] = matrix[row, row + 1:stop]
 
 
 def restore_symmetric(matrix: np.ndarray, diagonal: np.ndarray) -> None:
@@ -201,7 +200,8 @@ def solve_psd(system: np.ndarray, rhs: np.ndarray, *, overwrite: bool = False,
     diagonal = system.diagonal().copy()
     _, info = lapack.dpotrf(system.T, lower=1, clean=0, overwrite_a=1)
     if info == 0:
-        return scipy.linalg.cho_solve((system, False), rhs, check_finite=False)
+        # The Fortran view: its lower triangle is Rᵀ, so LAPACK reads it without a copy.
+        return scipy.linalg.cho_solve((system.T, True), rhs, check_finite=False)
     restore_symmetric(system, diagonal)
     warnings.warn(SINGULAR_WARNING, stacklevel=stacklevel + 1)
     return scipy.linalg.lstsq(system, rhs, check_finite=False)[0]

@@ -24,9 +24,12 @@ import numpy as np
 import scipy.linalg
 
 
-def float32_prediction_bound(kernel, X, centres, X_test, Y, alpha, *, tol, weights=None):
+def float32_prediction_bound(kernel, X, centres, X_test, Y, alpha, *, tol, weights=None,
+                             dtype=np.float32):
     """``(f, bound)``: float64 closed-form predictions at ``X_test`` (n_test, t) and the bound
-    on |float32 FALKON − f| per prediction. ``centres`` are the fitted (float32) centres."""
+    on |FALKON − f| per prediction for a fit on ``dtype`` data. ``centres`` are the fitted
+    centres. For float64 the rounding is taken as one ulp of every kernel value (|E| =
+    eps64·|K|: BLAS may round a value either way in another block or memory address)."""
     X, X_test = np.asarray(X, np.float64), np.asarray(X_test, np.float64)
     C = np.asarray(centres, np.float64)
     Y = np.asarray(Y, np.float64).reshape(X.shape[0], -1)
@@ -35,6 +38,8 @@ def float32_prediction_bound(kernel, X, centres, X_test, Y, alpha, *, tol, weigh
 
     def values_and_rounding(A, B):
         exact = kernel(A, B).astype(np.float64)
+        if dtype == np.float64:
+            return exact, np.finfo(np.float64).eps * np.abs(exact)
         rounded = kernel(A.astype(f32), B.astype(f32)).astype(np.float64)
         return exact, np.abs(rounded - exact)
 

