@@ -148,3 +148,23 @@ def test_falkon_warns_when_max_iter_is_reached():
                                      rhs=K_nM.T @ Y, total_weight=400.0, max_iter=2,
                                      tol=1e-14)
     assert iterations == 2
+
+
+def test_converged_columns_leave_the_iteration():
+    # An easy column (b an eigenvector: one step) and a hard one: after the first step the
+    # operator sees the hard column only, and both solutions are right.
+    H = spd_matrix(80, 1e4, seed=3)
+    H = (H + H.T) / 2
+    _, vectors = np.linalg.eigh(H)
+    b = np.column_stack([np.random.RandomState(1).normal(size=80), vectors[:, -1]])
+    widths = []
+
+    def operator(V):
+        widths.append(V.shape[1])
+        return H @ V
+
+    x, _, converged = conjugate_gradient(operator, b, max_iter=500, tol=1e-10)
+    assert converged and widths[0] == 2 and set(widths[1:]) == {1}
+    expected = np.linalg.solve(H, b)
+    # CG to relative residual 1e-10: the error is at most κ·1e-10 of the solution.
+    np.testing.assert_allclose(x, expected, rtol=0, atol=1e4 * 1e-10 * np.abs(expected).max())

@@ -47,7 +47,7 @@ import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from kernelmaps._array_api import is_device_array, namespace_and_device
+from kernelmaps._array_api import is_device_array, namespace_and_device, to_numpy
 from kernelmaps._engine import single_threaded_blas
 from kernelmaps._linalg import (
     cholesky_in_place,
@@ -119,22 +119,50 @@ def conjugate_gradient(operator: Callable[[np.ndarray], np.ndarray], b: np.ndarr
     rs_old = _column_dots(xp, residual, residual)
     initial = xp.clip(rs_old, min=float(xp.finfo(b.dtype).smallest_normal))
     threshold = (tol ** 2) * initial
+    # Columns that reach the tolerance leave the iteration: the operator is applied to the
+    # others only (with many targets, e.g. one per class, the last ones are few).
+    columns = np.arange(b.shape[1])
+    finished: list[tuple[np.ndarray, Any]] = []
     for iterations in range(max_iter):
-        active = rs_old > threshold
-        if not bool(xp.any(active)):
-            return x, iterations, True
+        active = np.asarray(to_numpy(rs_old > threshold), dtype=bool)
+        if not active.all():
+            finished.append((columns[~active], _take_columns(xp, x, ~active)))
+            columns = columns[active]
+            x, residual, direction, rs_old, initial, threshold = (
+                _take_columns(xp, a, active) for a in (x, residual, direction, rs_old,
+                                                        initial, threshold))
+            if columns.size == 0:
+                return _assemble(xp, finished, x, columns), iterations, True
         H_direction = operator(direction)
         curvature = _column_dots(xp, direction, H_direction)
-        step = xp.where(active, rs_old / xp.where(curvature > 0, curvature, 1.0), 0.0)
+        step = rs_old / xp.where(curvature > 0, curvature, 1.0)
         x += direction * step
         residual -= H_direction * step
         rs_new = _column_dots(xp, residual, residual)
-        direction = residual + direction * xp.where(active, rs_new / xp.where(rs_old > 0,
-                                                                              rs_old, 1.0), 0.0)
+        direction = residual + direction * (rs_new / xp.where(rs_old > 0, rs_old, 1.0))
         rs_old = rs_new
         if callback is not None:
             callback(iterations + 1, float(xp.max(xp.sqrt(rs_new / initial))))
-    return x, max_iter, bool(xp.all(rs_old <= threshold))
+    converged = bool(xp.all(rs_old <= threshold))
+    return _assemble(xp, finished, x, columns), max_iter, converged
+
+
+def _take_columns(xp: Any, a: Any, selection: np.ndarray) -> Any:
+    """The columns (last axis) of ``a`` a host boolean mask or index array selects."""
+    index = np.flatnonzero(selection) if selection.dtype == bool else selection
+    if isinstance(a, np.ndarray):
+        return a[..., index]
+    _, device = namespace_and_device(a)
+    return xp.take(a, xp.asarray(index, device=device), axis=a.ndim - 1)
+
+
+def _assemble(xp: Any, finished: list, x: Any, columns: np.ndarray) -> Any:
+    """The solution's columns back in their original order."""
+    if not finished:
+        return x
+    order = np.concatenate([c for c, _ in finished] + [columns])
+    parts = [part for _, part in finished] + ([x] if columns.size else [])
+    return _take_columns(xp, xp.concat(parts, axis=1), np.argsort(order))
 
 
 def _column_dots(xp, a, b):

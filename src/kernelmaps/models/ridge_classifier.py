@@ -64,11 +64,15 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     landmark_params : dict, default=None
     max_iter : int, default=100
         Maximum CG iterations.
-    tol : float, default=1e-3
+    tol : float, default=1e-2
         CG stops when every class's preconditioned residual is below ``tol`` times its
-        initial norm. Ten times :class:`KernelRidge`'s default: a class decision compares
-        scores at the scale of the ±1 targets and moves less than the scores themselves, so
-        it settles before they do (measured in ``python -m benchmarks ridge``).
+        initial norm (a class whose residual is there leaves the iteration). A hundred times
+        :class:`KernelRidge`'s default: the decision compares scores at the scale of the ±1
+        targets and settles long before the scores do. Measured (Nyström, M up to 1,000):
+        test accuracy at ``tol=1e-2`` within 0.05 % of the converged one (``tol=1e-6``) on
+        breast_cancer, wine, digits and 20,000 Fashion-MNIST images, in about half the
+        iterations of ``1e-3`` and a quarter of ``1e-6``; ``3e-2`` lost 0.13 % on
+        Fashion-MNIST and ``1e-1`` 0.65 % (docs/models.md).
     random_state : int, RandomState instance or None, default=None
         Controls the choice of centres.
     verbose : int, default=0
@@ -108,7 +112,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     def __init__(self, alpha: float = 1.0, *, kernel: Any = "rbf", gamma: float | None = None,
                  degree: float = 3, coef0: float = 1, kernel_params: dict | None = None,
                  solver: str = "auto", n_components: int = 1000, landmarks: str = "uniform",
-                 landmark_params: dict | None = None, max_iter: int = 100, tol: float = 1e-3,
+                 landmark_params: dict | None = None, max_iter: int = 100, tol: float = 1e-2,
                  random_state: Any = None, verbose: int = 0) -> None:
         super().__init__(alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
                          kernel_params=kernel_params, solver=solver,
