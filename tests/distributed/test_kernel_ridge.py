@@ -116,8 +116,8 @@ def test_clear_errors(problem):
 
 @pytest.mark.parametrize("budget", [0, 1000 * 60 * 8, None])
 def test_chunk_caches_within_the_budget_give_the_in_memory_fit(problem, budget):
-    # The budget is shared out over the chunks in order (700-row chunks: the first one whole
-    # and part of the second, for 1,000 rows' worth); cached or recomputed, each chunk's
+    # The budget is shared out evenly over the five chunks (700, 700, 700, 700 and 200 rows:
+    # 200 rows' worth each, for 1,000 rows' worth); cached or recomputed, each chunk's
     # products are the in-memory ones, summed in another order.
     X, y, dX = problem
     with km.config_context(kernel_cache_bytes=budget):

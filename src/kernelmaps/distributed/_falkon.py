@@ -27,6 +27,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
+from kernelmaps._config import get_config
 from kernelmaps._engine import threads_per_task
 from kernelmaps.distributed._collections import SPLIT_EVERY, aligned_rows, as_dask_rows, ship
 from kernelmaps.distributed._fit import sample_landmarks
@@ -35,7 +36,7 @@ from kernelmaps.models._nystrom import NystromSystem, cache_budget
 from kernelmaps.models._progress import FitProgress
 from kernelmaps.models._ridge_base import check_alpha
 
-__all__ = ["DaskNystromSystem", "fit_kernel_ridge"]
+__all__ = ["DASK_CACHE_FRACTION", "DaskNystromSystem", "dask_cache_budget", "fit_kernel_ridge"]
 
 
 def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> Any:
@@ -99,9 +100,9 @@ class DaskNystromSystem:
     lives, with the interface :meth:`KernelRidge._solve_nystrom` needs (``rhs``,
     ``total_weight``, ``gram_times``, ``info``).
 
-    The cache budget (:func:`~kernelmaps.models._nystrom.cache_budget`, read on the client)
-    is shared out over the chunks in order: a chunk keeps its blocks while the budget lasts,
-    the chunk where it runs out keeps part of them, later chunks recompute.
+    The cache budget (:func:`dask_cache_budget`) is shared out evenly over the chunks, so a
+    worker holding a fair share of the chunks holds a fair share of the blocks: a chunk
+    keeps the blocks of as many of its rows as its share allows and recomputes the others.
     """
 
     def __init__(self, kernel: Any, X: da.Array, centres: np.ndarray, weights: da.Array,
@@ -109,12 +110,10 @@ class DaskNystromSystem:
         start = time.perf_counter()
         M = centres.shape[0]
         itemsize = np.result_type(X.dtype, centres.dtype).itemsize
-        budget = cache_budget() if cache_bytes is None else int(cache_bytes)
+        budget = dask_cache_budget(X, Y) if cache_bytes is None else int(cache_bytes)
         self.chunk_rows = [int(rows) for rows in X.chunks[0]]
-        allotments, left = [], max(budget, 0)
-        for rows in self.chunk_rows:
-            allotments.append(min(rows * M * itemsize, left))
-            left -= allotments[-1]
+        share = max(budget, 0) // max(1, len(self.chunk_rows))
+        allotments = [min(rows * M * itemsize, share) for rows in self.chunk_rows]
         shared = (ship(kernel), ship(centres))
         systems = [
             dask.delayed(_chunk_system, pure=True)(x, y, w, *shared, allotment)
@@ -154,6 +153,34 @@ class DaskNystromSystem:
     def release(self) -> None:
         """Let the workers drop the systems and their cached blocks."""
         self._systems = []
+
+
+#: On a cluster whose workers have memory limits, the kernel blocks may use this fraction of
+#: their sum (less the persisted rows): Dask starts spilling a worker's data to disk at 60 %
+#: of its limit (``distributed.worker.memory.target``), and the rows, the tasks' blocks and
+#: Python itself need the rest.
+DASK_CACHE_FRACTION = 0.25
+
+
+def dask_cache_budget(X: da.Array, Y: da.Array) -> int:
+    """The cache budget of a Dask fit: the ``kernel_cache_bytes`` setting when it is set;
+    else, on a ``dask.distributed`` cluster whose workers have memory limits,
+    :data:`DASK_CACHE_FRACTION` of their sum less the persisted rows (X, targets, weights);
+    else (local threads, or workers without a limit)
+    :func:`~kernelmaps.models._nystrom.cache_budget` of this machine."""
+    if get_config()["kernel_cache_bytes"] is not None:
+        return cache_budget()
+    try:
+        from distributed import get_client
+
+        workers = get_client().scheduler_info()["workers"].values()
+        limits = [worker.get("memory_limit") or 0 for worker in workers]
+    except (ImportError, ValueError):  # no cluster: the local scheduler
+        limits = []
+    if not limits or min(limits) <= 0:
+        return cache_budget()
+    data = X.nbytes + Y.nbytes + 8 * X.shape[0]
+    return max(0, int(DASK_CACHE_FRACTION * sum(limits) - data))
 
 
 def _chunk_system(X: np.ndarray, Y: np.ndarray, weights: np.ndarray, kernel: Any,

@@ -233,6 +233,7 @@ class _KernelRidgeBase(BaseEstimator):
             self.feature_names_in_ = feature_names_in
         self.fit_info_ = {"solver": "nystrom", **system.info, "iterations": result.iterations,
                           "converged": result.converged, "jitter": result.jitter,
+                          "preconditioner_s": result.preconditioner_s,
                           "solve_s": time.perf_counter() - start}
 
     # ------------------------------------------------------------------ predict

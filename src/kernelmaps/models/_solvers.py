@@ -38,6 +38,7 @@ linear systems", J. Res. Nat. Bur. Standards 49(6), 1952.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -69,10 +70,11 @@ __all__ = [
 ]
 
 #: Up to this M the factorisations and triangular solves run on one BLAS thread: one core
-#: factorises a 2,048² matrix three times (potrf, lauum, potrf) in about 0.2 s, while
-#: OpenBLAS threads spin-waiting on busy cores made them 100-1000× slower (17 s at
-#: M = 1,000 on 2 loaded cores, against 0.02 s on one thread).
-SINGLE_THREAD_MAX_CENTRES = 2048
+#: factorises a 4,096² matrix three times (potrf, lauum, potrf: M³ flops) in about 1.5 s,
+#: while OpenBLAS threads spin-waiting on busy cores made them 100-1000× slower (17 s at
+#: M = 1,000 on 2 loaded cores, against 0.02 s on one thread). Beyond it the M³ work is
+#: large enough for the threads to pay off even when cores are shared.
+SINGLE_THREAD_MAX_CENTRES = 4096
 
 #: ``callback(iteration, relative_residual)`` after each CG iteration: the largest
 #: ``‖r_k‖ / ‖b‖`` over the right-hand sides.
@@ -278,6 +280,8 @@ class FalkonResult(NamedTuple):
     converged: bool
     #: The jitter added to K_MM's diagonal (part of the system solved).
     jitter: float
+    #: Seconds spent factorising the preconditioner.
+    preconditioner_s: float = 0.0
 
 
 def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, alpha: float,
@@ -321,22 +325,24 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
     Returns
     -------
     FalkonResult
-        ``(coef, iterations, converged, jitter)``.
+        ``(coef, iterations, converged, jitter, preconditioner_s)``.
     """
+    start = time.perf_counter()
     if is_device_array(K_MM):
         preconditioner: Any = DeviceFalkonPreconditioner(K_MM, alpha, total_weight)
-        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback)
+        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
     if K_MM.shape[0] > SINGLE_THREAD_MAX_CENTRES:
         preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
-        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback)
+        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
     with single_threaded_blas():  # the data passes set their own threads
         preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
-        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback)
+        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
 
 
 def _cg(preconditioner: Any, matvec: Callable, alpha: float, rhs: Any, max_iter: int,
-        tol: float, callback: Callback | None) -> FalkonResult:
+        tol: float, callback: Callback | None, start: float) -> FalkonResult:
     """CG on the system :func:`falkon_solve` describes, with a built preconditioner."""
+    factorised = time.perf_counter() - start
     solve_A, solve_T = preconditioner.solve_A, preconditioner.solve_T
 
     def operator(V: np.ndarray) -> np.ndarray:
@@ -353,7 +359,7 @@ def _cg(preconditioner: Any, matvec: Callable, alpha: float, rhs: Any, max_iter:
                       "iterations; increase max_iter or alpha, or loosen tol.",
                       ConvergenceWarning, stacklevel=4)
     return FalkonResult(preconditioner.apply(gamma), iterations, converged,
-                        preconditioner.jitter)
+                        preconditioner.jitter, factorised)
 
 
 # ----------------------------------------------------------------------------- on a device

@@ -38,6 +38,7 @@ from kernelmaps.models._common import (
     check_fitted_placement,
     expansion_points,
     fit_kernel,
+    labels_from_scores,
 )
 from kernelmaps.models._nystrom import cache_budget, cross_block, kernel_times
 
@@ -327,16 +328,8 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels (in X's namespace when the classes are numbers)."""
-        scores = self._scores(X, "predict")
-        if isinstance(scores, np.ndarray):
-            index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-            return self.classes_[index]
-        xp = array_api_compat.array_namespace(scores)
-        index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 \
-            else xp.argmax(scores, axis=1)
-        if self.classes_.dtype.kind not in "biuf":  # labels NumPy alone can hold
-            return self.classes_[to_numpy(index)]
-        return xp.take(_like(self.classes_, scores), index)
+        scores = self._scores(X, "predict")  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities from the Gaussian model in the discriminant space."""

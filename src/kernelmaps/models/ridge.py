@@ -136,8 +136,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         How the fit ran: ``solver``; for Nyström also ``path`` (``"cached"``,
         ``"partly cached"`` or ``"recompute"``: whether CG read the kernel blocks from
         memory), ``cached_rows``, ``cache_bytes``, ``cache_budget_bytes``, ``iterations``,
-        ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s`` and
-        ``solve_s``.
+        ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s``,
+        ``preconditioner_s`` and ``solve_s`` (preconditioner and CG).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -161,17 +161,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
     RBFKernel(gamma=0.5, sigma=None)
     """
 
-    def __init__(self, alpha: float | np.ndarray = 1.0, *, kernel: Any = "linear",
-                 gamma: float | None = None, degree: float = 3, coef0: float = 1,
-                 kernel_params: dict | None = None, solver: str = "auto",
-                 n_components: int = 1000, landmarks: str = "uniform",
-                 landmark_params: dict | None = None, max_iter: int = 100, tol: float = 1e-4,
-                 random_state: Any = None, verbose: int = 0) -> None:
-        super().__init__(alpha, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0,
-                         kernel_params=kernel_params, solver=solver,
-                         n_components=n_components, landmarks=landmarks,
-                         landmark_params=landmark_params, max_iter=max_iter, tol=tol,
-                         random_state=random_state, verbose=verbose)
+    # The parameters and their defaults are _KernelRidgeBase's (scikit-learn's KernelRidge
+    # plus the Nyström ones).
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:

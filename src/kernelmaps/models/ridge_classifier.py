@@ -4,22 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import array_api_compat
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.utils.validation import _check_sample_weight
 
 from kernelmaps._array_api import (
     array_placement,
-    is_device_array,
-    namespace_and_device,
-    on_device,
     to_numpy,
 )
 from kernelmaps._engine import collection_handler, is_dask_collection
 from kernelmaps._validation import validate_input
-from kernelmaps.models._common import as_float64, float64_like
+from kernelmaps.models._common import as_float64, float64_like, labels_from_scores
 from kernelmaps.models._ridge_base import _KernelRidgeBase
 from kernelmaps.models.feature_ridge import encode_labels
 
@@ -191,18 +187,8 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         """
         if is_dask_collection(X):
             return collection_handler("map_rows")(self, X, "predict")
-        check_is_fitted(self)
-        scores = self._decision(X, "predict")
-        if isinstance(scores, np.ndarray):
-            index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-            return self.classes_[index]
-        xp = array_api_compat.array_namespace(scores)
-        index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 \
-            else xp.argmax(scores, axis=1)
-        if self.classes_.dtype.kind not in "biuf" or not is_device_array(scores):
-            return self.classes_[to_numpy(index)]
-        xp, device = namespace_and_device(scores)
-        return xp.take(on_device(self.classes_, xp, device), index)
+        scores = self._decision(X, "predict")  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
