@@ -325,3 +325,15 @@ def test_estimate_fit_cost_matches_what_the_fit_does():
     assert "per CG iteration" in str(cost)
     exact = estimate_fit_cost(KernelRidge(kernel="rbf"), X[:1000])
     assert exact.solver == "exact" and exact.memory_bytes >= 8 * 1000 * 1000
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, "half", True])
+def test_kernel_cache_bytes_setting_is_checked(value):
+    with pytest.raises(ValueError, match="kernel_cache_bytes must be None"):
+        km.set_config(kernel_cache_bytes=value)
+    with pytest.raises(ValueError, match="kernel_cache_bytes"), \
+            km.config_context(kernel_cache_bytes=value):
+        pass
+    assert km.get_config()["kernel_cache_bytes"] is None  # unchanged
+    with km.config_context(kernel_cache_bytes=0):
+        assert km.get_config()["kernel_cache_bytes"] == 0

@@ -28,12 +28,19 @@ travels, what is reduced, memory per worker).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kernelmaps._engine import register_collection_handler
-from kernelmaps.models.feature_ridge import FeatureRidge, FeatureRidgeClassifier
+
+if TYPE_CHECKING:  # pragma: no cover - loaded on first use below
+    from kernelmaps.models.feature_ridge import FeatureRidge, FeatureRidgeClassifier
 
 __all__ = ["FeatureRidge", "FeatureRidgeClassifier", "fit", "landmark_sample_size", "transform"]
+
+#: The estimators kernelmaps.models holds, importable from here where they first lived;
+#: loaded on first use (PEP 562), so `import kernelmaps` does not load kernelmaps.models.
+_MOVED = {"FeatureRidge": "kernelmaps.models.feature_ridge",
+          "FeatureRidgeClassifier": "kernelmaps.models.feature_ridge"}
 
 # Dask is an optional dependency: the functions that need it load it on first use, so the
 # estimators above work on in-memory data without it.
@@ -45,9 +52,12 @@ _NEEDS_DASK = {
 
 
 def __getattr__(name: str) -> Any:
+    import importlib
+
+    if name in _MOVED:
+        return getattr(importlib.import_module(_MOVED[name]), name)
     if name not in _NEEDS_DASK:
         raise AttributeError(f"module 'kernelmaps.distributed' has no attribute {name!r}")
-    import importlib
 
     try:
         module = importlib.import_module(_NEEDS_DASK[name])
