@@ -10,6 +10,8 @@ each case is timed, memory-profiled and checked for agreement as described in
 
 ``python -m benchmarks kernel_methods [options]`` runs
 :mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
+``python -m benchmarks ridge [options]`` runs :mod:`benchmarks.bench_ridge` instead (FALKON
+with the cached kernel block beside the recompute path, ``KernelRidgeClassifier``).
 ``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
 tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 ``python -m benchmarks dask [options]`` runs :mod:`benchmarks.bench_dask` instead (Dask).
@@ -30,12 +32,14 @@ from benchmarks import (
     bench_kernel_methods,
     bench_nystroem,
     bench_polynomial,
+    bench_ridge,
     bench_tune,
 )
 from benchmarks._harness import Case, main
 
 #: Benchmarks with their own table, run as ``python -m benchmarks NAME [options]``.
-FAMILIES = {"kernel_methods": bench_kernel_methods.main, "tune": bench_tune.main}
+FAMILIES = {"kernel_methods": bench_kernel_methods.main, "ridge": bench_ridge.main,
+            "tune": bench_tune.main}
 
 CASES: list[Case] = [
     *bench_fourier.CASES,

@@ -1,50 +1,77 @@
-"""Kernel ridge regression at scale: Nyström + FALKON-preconditioned CG vs exact solvers.
+"""Kernel ridge at scale: FALKON with the cached kernel block beside the recompute path.
 
-Data: a smooth non-linear regression target in 20 dimensions plus Gaussian noise,
+``python -m benchmarks ridge`` runs the three cases of issue 18's targets; each fits the same
+model twice per repeat — ``kernel_cache_bytes=0`` (every CG iteration recomputes the n × M
+kernel block, the only path before the cache) and the default budget (half the available
+memory: the block is computed once and every iteration sweeps it) — interleaved, and reports
+medians, the ratio, the accuracy of each, the path the fit took (``fit_info_``) and the load
+average before and after. Times are wall-clock ``fit`` times (centre selection included).
 
-    y = sin(2 x₀) + x₁·x₂ + cos(x₃ + x₄ + x₅) + 0.5·tanh(x₆) + 0.1·ε,   x ~ U[−1, 1]²⁰,
+``fashion``
+    Fashion-MNIST (Debian's ``dataset-fashion-mnist``, or ``--fashion-dir`` with any MNIST
+    IDX files), 60,000 × 784 float32 (grey levels / 255), M = 1,000, exactly 10 CG
+    iterations (``max_iter=10``, ``tol=1e-12``), 10 one-vs-rest ±1 targets, rbf γ = 0.02,
+    α = 1e-6·n; test error of the argmax on the 10,000 test images. Target: ≤ 2.0 s cached
+    (5.83 s before), same test error. Peak memory of one fit per path by ``tracemalloc``.
+``million``
+    1,000,000 × 20 float32 (the synthetic regression of :func:`make_data`), M = 2,000, exactly
+    20 CG iterations, test RMSE on 20,000 rows. Each fit runs in a fresh subprocess, which
+    reports its fit time, its peak resident memory (``VmHWM``) and the resident memory
+    with the data loaded; the float32 block is 8 GB, so check ``free -g`` first
+    (``--million-repeats``, default 1). Target: ≤ 20 s cached (57.8 s before), same RMSE,
+    peak within the budget.
+``classifier``
+    A 26-class problem of 15,000 × 16 training rows and 5,000 test rows
+    (``sklearn.datasets.make_classification``, standardised; the shape of UCI letter), M =
+    3,000, rbf γ = 0.1, α = 1e-6·n: ``KernelRidgeClassifier`` at its defaults beside
+    ``KernelRidge`` on one-hot ±1 targets at its defaults (argmax), both cached, plus the
+    one-hot ``KernelRidge`` on the recompute path. Target: accuracy within 0.5 % of the
+    one-hot KernelRidge, in ≤ ½ its time.
+``large-m`` (``--large-m``, not in the default run)
+    Where M = 5,000–20,000 is limited: the time of the preconditioner's factorisations
+    (potrf, lauum, potrf in one M × M buffer), of one CG iteration's triangular solves, and
+    the M × M memory, on 40,000 × 20 float32 rows with 3 CG iterations.
 
-1,000,000 training rows (float32: the kernel blocks are computed in single precision, the
-small M×M systems in float64) and 20,000 separate test rows.
-
-Part 1 (scale): ``KernelRidge(solver="nystrom", n_components=2000)`` fitted on the 1M rows
-in a fresh subprocess; reported: wall time of ``fit``, CG iterations, test RMSE, and the
-process's peak resident memory (``ru_maxrss``: everything, including Python, NumPy and the
-data itself) and peak memory above the data (peak RSS minus RSS after the data exists).
-
-Part 2 (accuracy and speed on a 20,000-row subset, same process for all three): test RMSE of
-``kernelmaps`` exact and Nyström solvers and of ``sklearn.kernel_ridge.KernelRidge`` (float64),
-and their fit times; the Nyström RMSE should be within 2 % of the exact one and its fit
-≥ 10× faster than scikit-learn's.
-
-    python -m benchmarks.bench_ridge            # full (several minutes)
-    python -m benchmarks.bench_ridge --quick    # 100k rows / 5k subset smoke run
+    python -m benchmarks ridge                     # the three target cases
+    python -m benchmarks ridge --cases fashion     # one case
+    python -m benchmarks ridge --quick             # small smoke run of every case
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
+import statistics
 import subprocess
 import sys
 import time
+import tracemalloc
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
-from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
+from sklearn.base import clone
+from sklearn.datasets import make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
 
-from benchmarks._harness import machine_info, machine_lines
-from kernelmaps.models import KernelRidge
+import kernelmaps as km
+from benchmarks._harness import machine_lines
+from kernelmaps.models import KernelRidge, KernelRidgeClassifier
 
 N_FEATURES = 20
 GAMMA = 0.05
 LAMBDA = 1e-6  # alpha = LAMBDA * n_samples: the same regularisation per sample at every n
 NOISE = 0.1
 SEED = 0
+PATHS = {"recompute": 0, "cached": None}  # kernel_cache_bytes of each path
 
 
 def make_data(n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The synthetic regression problem (float64 X and y)."""
+    """The synthetic regression problem (float64 X and y): a smooth non-linear target in 20
+    dimensions plus Gaussian noise (the best possible RMSE is ≈ 0.1)."""
     rng = np.random.RandomState(seed)
     X = rng.uniform(-1, 1, size=(n_samples, N_FEATURES))
     y = (np.sin(2 * X[:, 0]) + X[:, 1] * X[:, 2] + np.cos(X[:, 3] + X[:, 4] + X[:, 5])
@@ -52,106 +79,250 @@ def make_data(n_samples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def rmse(model, X: np.ndarray, y: np.ndarray) -> float:
-    return float(np.sqrt(np.mean((model.predict(X) - y) ** 2)))
+def load() -> str:
+    return "load average {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+def _fit(model: Any, X: np.ndarray, Y: np.ndarray, budget: int | None) -> tuple[Any, float]:
+    with warnings.catch_warnings(), km.config_context(kernel_cache_bytes=budget):
+        warnings.simplefilter("ignore", ConvergenceWarning)  # fixed iteration counts
+        start = time.perf_counter()
+        model.fit(X, Y)
+        return model, time.perf_counter() - start
 
 
-def scale_run(n_samples: int, n_components: int) -> dict:
-    """Part 1, meant to run in its own process so ru_maxrss is this fit's peak."""
-    X, y = make_data(n_samples, SEED)
+def _peak_bytes(fit: Callable[[], Any]) -> int:
+    tracemalloc.start()
+    try:
+        fit()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def _compare_paths(name: str, model: Any, X: np.ndarray, Y: np.ndarray,
+                   score: Callable[[Any], float], repeats: int, metric: str) -> dict:
+    """Interleaved fits of both paths, medians, scores, one traced fit per path."""
+    print(f"{name}: {load()}")
+    times: dict[str, list[float]] = {path: [] for path in PATHS}
+    fitted: dict[str, Any] = {}
+    for _ in range(repeats):
+        for path, budget in PATHS.items():
+            fitted[path], seconds = _fit(clone(model), X, Y, budget)
+            times[path].append(seconds)
+    peaks = {path: _peak_bytes(lambda b=budget: _fit(clone(model), X, Y, b))
+             for path, budget in PATHS.items()}
+    rows = {}
+    for path in PATHS:
+        info = fitted[path].fit_info_
+        rows[path] = {"fit_s": statistics.median(times[path]), "times": times[path],
+                      metric: score(fitted[path]), "iterations": fitted[path].n_iter_,
+                      "path": info["path"], "cache_bytes": info["cache_bytes"],
+                      "budget_bytes": info["cache_budget_bytes"],
+                      "peak_traced_bytes": peaks[path]}
+    print(f"  {'path':10s} {'fit s (median)':>15s} {metric:>11s} {'CG it':>6s} "
+          f"{'cache MB':>9s} {'peak MB':>8s}  fit_info_['path']")
+    for path, row in rows.items():
+        print(f"  {path:10s} {row['fit_s']:15.2f} {row[metric]:11.4f} {row['iterations']:6d} "
+              f"{row['cache_bytes'] / 1e6:9.0f} {row['peak_traced_bytes'] / 1e6:8.0f}  "
+              f"{row['path']}")
+    print(f"  recompute / cached = {rows['recompute']['fit_s'] / rows['cached']['fit_s']:.2f}×"
+          f"; {load()}\n")
+    return rows
+
+
+# ----------------------------------------------------------------------------- cases
+def fashion(args: argparse.Namespace) -> dict:
+    from kernelmaps.cli.data.idx import load_fashion_mnist, load_idx_directory
+
+    data = load_idx_directory(args.fashion_dir) if args.fashion_dir else load_fashion_mnist()
+    X = (data.X / 255).astype(np.float32)
+    X_test = (data.X_test / 255).astype(np.float32)
+    n = 6_000 if args.quick else X.shape[0]
+    X, y = X[:n], data.y[:n]
+    classes = np.unique(y)
+    Y = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    model = KernelRidge(alpha=LAMBDA * n, kernel="rbf", gamma=0.02, solver="nystrom",
+                        n_components=1000, max_iter=10, tol=1e-12, random_state=SEED)
+
+    def test_error(fitted: Any) -> float:
+        return float(np.mean(classes[fitted.predict(X_test).argmax(axis=1)] != data.y_test))
+
+    print(f"fashion — Fashion-MNIST {n:,} × 784 float32, M=1,000, 10 CG iterations, 10 ±1 "
+          "targets (target: cached ≤ 2.0 s, was 5.83 s)")
+    return _compare_paths("fashion", model, X, Y, test_error, args.repeats, "test error")
+
+
+def _status_bytes(field: str) -> int:
+    with open("/proc/self/status") as status:
+        return 1024 * next(int(line.split()[1]) for line in status if line.startswith(field))
+
+
+def million_child(n: int, n_components: int, budget: int | None) -> dict:
+    """One fit of the ``million`` case, in its own process so that its peak resident memory
+    (``VmHWM``: ``ru_maxrss`` would carry the parent's peak over the fork) is this fit's."""
+    X, y = make_data(n, SEED)
     X = X.astype(np.float32)
     X_test, y_test = make_data(20_000, SEED + 1)
-    rss_with_data = _rss_mb()
-    model = KernelRidge(kernel="rbf", gamma=GAMMA, alpha=LAMBDA * n_samples,
-                        solver="nystrom", n_components=n_components, tol=1e-3,
+    rss = _status_bytes("VmRSS:")
+    model = KernelRidge(alpha=LAMBDA * n, kernel="rbf", gamma=GAMMA, solver="nystrom",
+                        n_components=n_components, max_iter=20, tol=1e-12,
                         random_state=SEED)
-    start = time.perf_counter()
-    model.fit(X, y)
-    fit_seconds = time.perf_counter() - start
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return {"n_samples": n_samples, "n_components": n_components, "fit_s": fit_seconds,
-            "cg_iterations": model.n_iter_,
-            "test_rmse": rmse(model, X_test.astype(np.float32), y_test),
-            "peak_rss_mb": peak_mb, "rss_with_data_mb": rss_with_data,
-            "peak_above_data_mb": peak_mb - rss_with_data}
+    model, seconds = _fit(model, X, y, budget)
+    peak = _status_bytes("VmHWM:")
+    prediction = model.predict(X_test.astype(np.float32))
+    return {"fit_s": seconds, "test_rmse": float(np.sqrt(np.mean((prediction - y_test) ** 2))),
+            "iterations": model.n_iter_, "path": model.fit_info_["path"],
+            "cache_bytes": model.fit_info_["cache_bytes"],
+            "budget_bytes": model.fit_info_["cache_budget_bytes"],
+            "first_pass_s": model.fit_info_["first_pass_s"],
+            "peak_rss_bytes": peak, "rss_with_data_bytes": rss}
 
 
-def subset_run(n_subset: int, n_components: int) -> list[dict]:
-    """Part 2: exact vs Nyström vs scikit-learn on the same subset, in this process."""
-    X, y = make_data(n_subset, SEED)
-    X_test, y_test = make_data(20_000, SEED + 1)
-    alpha = LAMBDA * n_subset
-    rows = []
-    models = {
-        "sklearn KernelRidge (exact, float64)": SklearnKernelRidge(kernel="rbf", gamma=GAMMA,
-                                                                   alpha=alpha),
-        "kernelmaps exact (float64)": KernelRidge(kernel="rbf", gamma=GAMMA, alpha=alpha,
-                                                  solver="exact"),
-        f"kernelmaps nystrom M={n_components} (float32)": KernelRidge(
-            kernel="rbf", gamma=GAMMA, alpha=alpha, solver="nystrom",
-            n_components=n_components, tol=1e-3, random_state=SEED),
-    }
-    for name, model in models.items():
-        data = X.astype(np.float32) if "float32" in name else X
-        test = X_test.astype(np.float32) if "float32" in name else X_test
-        start = time.perf_counter()
-        model.fit(data, y)
-        seconds = time.perf_counter() - start
-        rows.append({"model": name, "fit_s": seconds, "test_rmse": rmse(model, test, y_test)})
+def million(args: argparse.Namespace) -> dict:
+    n = 100_000 if args.quick else 1_000_000
+    M = 500 if args.quick else 2_000
+    print(f"million — {n:,} × {N_FEATURES} float32, M={M:,}, 20 CG iterations (target: "
+          "cached ≤ 20 s, was 57.8 s; peak within the budget)")
+    print(f"  {load()}; available memory {km._config.available_memory() / 1e9:.1f} GB")
+    runs: dict[str, list[dict]] = {path: [] for path in PATHS}
+    for _ in range(args.million_repeats):
+        for path, budget in PATHS.items():
+            child = subprocess.run(
+                [sys.executable, "-m", "benchmarks.bench_ridge", "--million-child",
+                 str(n), str(M), "none" if budget is None else str(budget)],
+                capture_output=True, text=True, check=True)
+            runs[path].append(json.loads(child.stdout.strip().splitlines()[-1]))
+    print(f"  {'path':10s} {'fit s (median)':>15s} {'test RMSE':>10s} {'CG it':>6s} "
+          f"{'cache GB':>9s} {'budget GB':>10s} {'peak RSS GB':>12s} {'above data':>11s}")
+    rows = {}
+    for path, results in runs.items():
+        last = results[-1]
+        row = {**last, "fit_s": statistics.median(r["fit_s"] for r in results),
+               "times": [r["fit_s"] for r in results]}
+        rows[path] = row
+        above = row["peak_rss_bytes"] - row["rss_with_data_bytes"]
+        print(f"  {path:10s} {row['fit_s']:15.2f} {row['test_rmse']:10.4f} "
+              f"{row['iterations']:6d} {row['cache_bytes'] / 1e9:9.2f} "
+              f"{row['budget_bytes'] / 1e9:10.2f} {row['peak_rss_bytes'] / 1e9:12.2f} "
+              f"{above / 1e9:11.2f}")
+    print(f"  recompute / cached = {rows['recompute']['fit_s'] / rows['cached']['fit_s']:.2f}×"
+          f"; {load()}\n")
     return rows
+
+
+def classifier(args: argparse.Namespace) -> dict:
+    n_train = 3_000 if args.quick else 15_000
+    M = 600 if args.quick else 3_000
+    X, y = make_classification(n_samples=n_train + 5_000, n_features=16, n_informative=14,
+                               n_redundant=2, n_classes=26, n_clusters_per_class=1,
+                               class_sep=2.0, random_state=SEED)
+    X = StandardScaler().fit_transform(X)
+    X, X_test, y, y_test = X[:n_train], X[n_train:], y[:n_train], y[n_train:]
+    classes = np.unique(y)
+    one_hot = np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+    params = dict(alpha=LAMBDA * n_train, kernel="rbf", gamma=0.1, solver="nystrom",
+                  n_components=M, random_state=SEED)
+    models = {
+        "KernelRidgeClassifier": (KernelRidgeClassifier(**params), y, None),
+        "KernelRidge one-hot": (KernelRidge(**params), one_hot, None),
+        "KernelRidge one-hot, recompute": (KernelRidge(**params), one_hot, 0),
+    }
+    print(f"classifier — {n_train:,} × 16, 26 classes, M={M:,} (target: accuracy within 0.5 % "
+          "of the one-hot KernelRidge, in ≤ ½ its time); " + load())
+    times: dict[str, list[float]] = {name: [] for name in models}
+    fitted = {}
+    for _ in range(args.repeats):
+        for name, (model, targets, budget) in models.items():
+            fitted[name], seconds = _fit(clone(model), X, targets, budget)
+            times[name].append(seconds)
+    rows = {}
+    print(f"  {'model':32s} {'fit s (median)':>15s} {'accuracy':>9s} {'CG it':>6s} {'tol':>6s}"
+          f" {'1st pass s':>11s} {'precond s':>10s} {'CG s':>6s}")
+    for name, model in fitted.items():
+        scores = model.predict(X_test) if name == "KernelRidgeClassifier" \
+            else classes[model.predict(X_test).argmax(axis=1)]
+        info = model.fit_info_
+        rows[name] = {"fit_s": statistics.median(times[name]), "times": times[name],
+                      "accuracy": float(np.mean(scores == y_test)),
+                      "iterations": model.n_iter_, "tol": model.tol, "path": info["path"],
+                      "first_pass_s": info["first_pass_s"],
+                      "preconditioner_s": info["preconditioner_s"],
+                      "cg_s": info["solve_s"] - info["preconditioner_s"]}
+        print(f"  {name:32s} {rows[name]['fit_s']:15.2f} {rows[name]['accuracy']:9.4f} "
+              f"{model.n_iter_:6d} {model.tol:6.0e} {info['first_pass_s']:11.2f} "
+              f"{info['preconditioner_s']:10.2f} {rows[name]['cg_s']:6.2f}")
+    ours, theirs = rows["KernelRidgeClassifier"], rows["KernelRidge one-hot"]
+    print(f"  classifier time / one-hot time = {ours['fit_s'] / theirs['fit_s']:.2f} "
+          f"(target ≤ 0.5); accuracy difference {ours['accuracy'] - theirs['accuracy']:+.4f} "
+          f"(target ≥ −0.005); {load()}\n")
+    return rows
+
+
+def large_m(args: argparse.Namespace) -> dict:
+    from kernelmaps.models._solvers import FalkonPreconditioner
+
+    rows = {}
+    n = 40_000
+    X, y = make_data(n, SEED)
+    X = X.astype(np.float32)
+    print(f"large-m — the M × M work on {n:,} × 20 float32 rows, 3 CG iterations; {load()}")
+    print(f"  {'M':>7s} {'buffer GB':>10s} {'factorise s':>12s} {'4 solves s':>11s} "
+          f"{'fit s':>7s} {'first pass s':>13s}")
+    for M in ([1000, 2000] if args.quick else args.large_m_sizes):
+        kernel = km.get_kernel("rbf", gamma=GAMMA)
+        K_MM = kernel(X[:M]).astype(np.float64)
+        start = time.perf_counter()
+        preconditioner = FalkonPreconditioner(K_MM, LAMBDA * n, float(n), overwrite=True)
+        factorise = time.perf_counter() - start
+        V = np.ones((M, 1))
+        start = time.perf_counter()
+        preconditioner.apply_transpose(preconditioner.apply(V))
+        solves = time.perf_counter() - start
+        del preconditioner, K_MM
+        model = KernelRidge(alpha=LAMBDA * n, kernel="rbf", gamma=GAMMA, solver="nystrom",
+                            n_components=M, max_iter=3, tol=1e-12, random_state=SEED)
+        model, seconds = _fit(model, X, y, None)
+        rows[M] = {"buffer_bytes": 8 * M * M, "factorise_s": factorise, "solves_s": solves,
+                   "fit_s": seconds, "first_pass_s": model.fit_info_["first_pass_s"]}
+        print(f"  {M:7d} {8 * M * M / 1e9:10.2f} {factorise:12.2f} {solves:11.3f} "
+              f"{seconds:7.1f} {model.fit_info_['first_pass_s']:13.2f}")
+        del model
+    print(f"  {load()}\n")
+    return rows
+
+
+CASES = {"fashion": fashion, "million": million, "classifier": classifier}
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100k rows, 5k subset")
-    parser.add_argument("--n-samples", type=int, default=1_000_000)
-    parser.add_argument("--n-subset", type=int, default=20_000)
-    parser.add_argument("--n-components", type=int, default=2000)
+    parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
+    parser.add_argument("--large-m", action="store_true", help="also the M = 5k-20k case")
+    parser.add_argument("--large-m-sizes", type=int, nargs="+", default=[5_000, 10_000, 20_000],
+                        help="the M of the large-m case")
+    parser.add_argument("--repeats", type=int, default=3, help="interleaved fits per path")
+    parser.add_argument("--million-repeats", type=int, default=1)
+    parser.add_argument("--fashion-dir", help="a directory of MNIST-style IDX files")
+    parser.add_argument("--quick", action="store_true", help="small sizes (smoke run)")
     parser.add_argument("--json", help="write the results to this JSON file")
-    parser.add_argument("--scale-only", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--million-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.quick:
-        args.n_samples, args.n_subset, args.n_components = 100_000, 5_000, 500
-    if args.scale_only:  # the child process of part 1
-        print(json.dumps(scale_run(args.n_samples, args.n_components)))
+    if args.million_child:  # the subprocess of the million case
+        n, M, budget = args.million_child
+        print(json.dumps(million_child(int(n), int(M), None if budget == "none"
+                                       else int(budget))))
         return
-
-    info = machine_info()
-    print(machine_lines(info))
-    print(f"problem: {N_FEATURES} features, rbf gamma={GAMMA}, alpha={LAMBDA:g}·n, "
-          f"noise sd {NOISE} (the best possible test RMSE is ≈ {NOISE})\n")
-    child = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_ridge", "--scale-only",
-         "--n-samples", str(args.n_samples), "--n-components", str(args.n_components)],
-        capture_output=True, text=True, check=True)
-    scale = json.loads(child.stdout.strip().splitlines()[-1])
-    print(f"Part 1 — KernelRidge(solver='nystrom', n_components={scale['n_components']}) on "
-          f"{scale['n_samples']:,} × {N_FEATURES} (float32):")
-    print(f"  fit {scale['fit_s']:.1f} s, {scale['cg_iterations']} CG iterations, test RMSE "
-          f"{scale['test_rmse']:.4f}, peak RSS {scale['peak_rss_mb']:.0f} MB "
-          f"({scale['peak_above_data_mb']:.0f} MB above the {scale['rss_with_data_mb']:.0f} MB "
-          "process with its data)\n")
-    rows = subset_run(args.n_subset, args.n_components)
-    print(f"Part 2 — {args.n_subset:,}-row subset, 20,000 test rows:")
-    print(f"  {'model':44s} {'fit s':>8s} {'test RMSE':>10s}")
-    for row in rows:
-        print(f"  {row['model']:44s} {row['fit_s']:8.2f} {row['test_rmse']:10.4f}")
-    sk, exact, nys = rows
-    print(f"\n  Nyström RMSE / exact RMSE = {nys['test_rmse'] / exact['test_rmse']:.4f} "
-          f"(target ≤ 1.02); sklearn fit time / Nyström fit time = "
-          f"{sk['fit_s'] / nys['fit_s']:.1f}× (target ≥ 10×)")
+    if args.quick:
+        args.repeats = min(args.repeats, 2)
+    print(machine_lines())
+    print(load() + "\n")
+    results = {name: CASES[name](args) for name in args.cases}
+    if args.large_m:
+        results["large-m"] = large_m(args)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"machine": info, "scale": scale, "subset": rows}, fh, indent=2,
-                      default=str)
+            json.dump(results, fh, indent=2, default=str)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,6 @@ import kernelmaps
 import kernelmaps.distributed
 import kernelmaps.maps
 import kernelmaps.models
-from kernelmaps.distributed import FeatureRidge, FeatureRidgeClassifier
 from kernelmaps.maps import (
     AdditiveChi2Sampler,
     ArcCosineSampler,
@@ -39,10 +38,13 @@ from kernelmaps.maps import (
     TensorSRHT,
 )
 from kernelmaps.models import (
+    FeatureRidge,
+    FeatureRidgeClassifier,
     KernelCCA,
     KernelFisherDiscriminant,
     KernelMeanDistance,
     KernelRidge,
+    KernelRidgeClassifier,
 )
 
 __all__ = ["ENTRIES", "KINDS", "Entry", "make_data", "one_per_class", "public_estimators"]
@@ -196,6 +198,10 @@ ENTRIES: tuple[Entry, ...] = (
     _model("KernelRidge-exact", KernelRidge, "regressor", kernel="rbf", solver="exact"),
     _model("KernelRidge-nystrom", KernelRidge, "regressor", kernel="rbf", solver="nystrom",
            n_components=20, random_state=0, expected_failed_checks=_NYSTROM_CENTRES_XFAIL),
+    _model("KernelRidgeClassifier", KernelRidgeClassifier, "classifier"),  # exact (auto)
+    _model("KernelRidgeClassifier-nystrom", KernelRidgeClassifier, "classifier",
+           solver="nystrom", n_components=20, random_state=0,
+           expected_failed_checks=_NYSTROM_CENTRES_XFAIL),
     _model("KernelFisherDiscriminant", KernelFisherDiscriminant, "classifier"),
     _model("KernelFisherDiscriminant-centres", KernelFisherDiscriminant, "classifier",
            n_components=10, random_state=0),

@@ -92,7 +92,7 @@ def test_config_context_restores():
     before = km.get_config()
     with km.config_context(n_threads=1, block_bytes=8192, device_block_bytes=4096):
         assert km.get_config() == {"n_threads": 1, "block_bytes": 8192,
-                                   "device_block_bytes": 4096}
+                                   "device_block_bytes": 4096, "kernel_cache_bytes": None}
     assert km.get_config() == before
 
 

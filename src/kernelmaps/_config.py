@@ -19,6 +19,12 @@ scikit-learn's signatures):
     ``array_api_dispatch``): one row block's output rows plus temporaries. Devices want
     large blocks (one GEMM over many rows), so the default is 1 GiB; a transform whose
     output and temporaries fit runs as one block. Lower it when device memory is short.
+``kernel_cache_bytes``
+    How many bytes of kernel blocks one fit may keep between its passes over the data
+    (``KernelRidge(solver="nystrom")`` keeps its ``K_nM`` blocks so a conjugate-gradient
+    iteration reads them instead of recomputing them). ``None`` (default): half of the
+    memory available when the fit starts (:func:`available_memory`); ``0`` recomputes
+    every pass.
 
 :func:`set_config` changes the settings of the whole process; :func:`config_context` changes
 them for the calling thread only (its context, as :mod:`contextvars` defines it), so threads
@@ -37,7 +43,8 @@ from types import MappingProxyType
 from typing import Any
 
 _DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024,
-                             "device_block_bytes": 1024 * 1024 * 1024}
+                             "device_block_bytes": 1024 * 1024 * 1024,
+                             "kernel_cache_bytes": None}
 _lock = threading.Lock()
 #: The process-wide settings (:func:`set_config`).
 _config: dict[str, Any] = dict(_DEFAULTS)
@@ -48,8 +55,8 @@ _overrides: ContextVar[Mapping[str, Any]] = ContextVar(
 
 def get_config() -> dict[str, Any]:
     """Return a copy of the current kernelmaps settings (``n_threads``, ``block_bytes``,
-    ``device_block_bytes``): the process-wide ones, with those of the calling thread's
-    :func:`config_context`."""
+    ``device_block_bytes``, ``kernel_cache_bytes``): the process-wide ones, with those of
+    the calling thread's :func:`config_context`."""
     return {**_config, **_overrides.get()}
 
 
@@ -63,13 +70,19 @@ def _check_setting(name: str, value: Any) -> None:
     elif name in ("block_bytes", "device_block_bytes"):
         if not isinstance(value, int) or isinstance(value, bool) or value < 4096:
             raise ValueError(f"{name} must be an int >= 4096; got {value!r}.")
+    elif name == "kernel_cache_bytes":
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 0):
+            raise ValueError("kernel_cache_bytes must be None (half the available memory) "
+                             f"or an int >= 0 (0: no cache); got {value!r}.")
     else:  # pragma: no cover - guarded by the keyword-only signature
         raise ValueError(f"unknown setting {name!r}")
 
 
 def set_config(*, n_threads: int | str | None = "unchanged",
                block_bytes: int | str = "unchanged",
-               device_block_bytes: int | str = "unchanged") -> None:
+               device_block_bytes: int | str = "unchanged",
+               kernel_cache_bytes: int | str | None = "unchanged") -> None:
     """Change kernelmaps settings for the whole process.
 
     Parameters
@@ -81,9 +94,13 @@ def set_config(*, n_threads: int | str | None = "unchanged",
     device_block_bytes : int
         The same for arrays on an accelerator (array API dispatch), in bytes (at least
         4096; default 1 GiB).
+    kernel_cache_bytes : int or None
+        Bytes of kernel blocks a fit may keep between passes over the data; ``None``: half
+        the memory available when the fit starts; ``0``: none.
     """
     settings = (("n_threads", n_threads), ("block_bytes", block_bytes),
-                ("device_block_bytes", device_block_bytes))
+                ("device_block_bytes", device_block_bytes),
+                ("kernel_cache_bytes", kernel_cache_bytes))
     updates = {k: v for k, v in settings if not (isinstance(v, str) and v == "unchanged")}
     for key, value in updates.items():
         _check_setting(key, value)
@@ -129,3 +146,26 @@ def resolve_n_threads(n_jobs: int | None = None) -> int:
     if value < -1:  # joblib convention: -2 means all but one core
         return max(1, cores + 1 + value)
     return max(1, int(value))
+
+
+def available_memory() -> float:
+    """Bytes of memory available to new allocations now, without swapping.
+
+    Linux's ``MemAvailable`` (free memory plus the page cache it can drop), else psutil when
+    installed, else the free pages ``os.sysconf`` reports; ``inf`` when none can tell.
+    """
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return float(line.split()[1]) * 1024
+    except OSError:  # pragma: no cover - not Linux
+        pass
+    try:  # pragma: no cover - not Linux
+        import psutil
+    except ImportError:  # pragma: no cover
+        try:
+            return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
+        except (ValueError, OSError, AttributeError):
+            return float("inf")
+    return float(psutil.virtual_memory().available)  # pragma: no cover

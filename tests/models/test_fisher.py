@@ -91,3 +91,29 @@ def test_classifier_in_discriminant_space_equals_sklearn_lda(n_classes):
     np.testing.assert_allclose(model.predict_log_proba(X_new),
                                lda.predict_log_proba(projected), rtol=1e-12, atol=1e-12)
     assert not any(hasattr(value, "fit") for value in vars(model).values())
+
+
+def test_beyond_the_cache_budget_the_kernel_matrix_is_streamed():
+    # n × p above kernel_cache_bytes: the scatter matrices from passes over K's blocks (class
+    # sums, then the scatter about those means), the same algebra in another summation
+    # order. Directions are eigenvectors: compared through the projections they give.
+    import kernelmaps as km
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16
+    params = dict(kernel="rbf", gamma=0.05, n_components=150, random_state=0)
+    held = KernelFisherDiscriminant(**params).fit(X, y)
+    with km.config_context(kernel_cache_bytes=1 << 20, block_bytes=1 << 17):
+        streamed = KernelFisherDiscriminant(**params).fit(X, y)
+    assert held.fit_info_["path"] == "cached" and streamed.fit_info_["path"] == "recompute"
+    # The generalised eigenproblem's sensitivity: p·κ(S_W + μI)·eps.
+    _, within, _, _ = held._scatter(rbf_kernel(X, held.X_fit_, gamma=0.05), np.searchsorted(
+        held.classes_, y))
+    mu = 1e-3 * np.trace(within) / 150
+    tolerance = 150 * np.linalg.cond(within + mu * np.eye(150)) * np.finfo(float).eps
+    np.testing.assert_allclose(streamed.eigenvalues_, held.eigenvalues_, rtol=tolerance)
+    signs = np.sign(np.sum(streamed.coef_ * held.coef_, axis=0))
+    projections = held.transform(X)
+    np.testing.assert_allclose(streamed.transform(X) * signs, projections, rtol=0,
+                               atol=tolerance * np.abs(projections).max())
+    np.testing.assert_array_equal(streamed.predict(X), held.predict(X))

@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
 import kernelmaps as km
 from kernelmaps.models import KernelRidge
+from tests.models._float32_bound import float32_prediction_bound
 
 # scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
@@ -88,13 +93,31 @@ def test_nystrom_multi_output_sparse_and_float32():
     sparse = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=100,
                          random_state=0).fit(sp.csr_matrix(X), Y)
     np.testing.assert_allclose(sparse.predict(X), dense.predict(X), rtol=1e-6, atol=1e-8)
-    single = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=100,
-                         random_state=0).fit(X.astype(np.float32), Y)
-    np.testing.assert_allclose(single.predict(X.astype(np.float32)), dense.predict(X),
-                               atol=2e-3)
 
 
-def test_nystrom_never_holds_the_n_by_m_matrix():
+@pytest.mark.parametrize("weighted", [False, True])
+def test_float32_nystrom_is_as_accurate_as_its_kernel_values(weighted):
+    # float32 kernel blocks, float64 products: the fit solves the normal equations of the
+    # float32-rounded kernel values, so it is within the first-order effect of that rounding
+    # (plus CG's stopping error and the reference's float64 solve) of the float64 closed
+    # form. Accumulating the products in float32 put it ~1 % off on some BLAS kernels.
+    X, y = regression_data(n=3000, d=4)
+    Y = np.c_[y, np.cos(X[:, 0])]
+    weights = np.random.RandomState(2).uniform(0.2, 3, size=3000) if weighted else None
+    X_test = regression_data(n=500, d=4, seed=1)[0]
+    model = KernelRidge(kernel="rbf", gamma=0.3, alpha=1e-2, solver="nystrom",
+                        n_components=80, tol=1e-10, max_iter=400, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # CG reached tol
+        model.fit(X.astype(np.float32), Y, sample_weight=weights)
+    expected, bound = float32_prediction_bound(model.kernel_, X, model.X_fit_, X_test, Y,
+                                               1e-2, tol=1e-10, weights=weights)
+    error = np.abs(model.predict(X_test.astype(np.float32)) - expected)
+    assert np.all(error <= bound), (error.max(), bound.max())
+
+
+@pytest.mark.parametrize("budget", [0, 40 << 20])
+def test_nystrom_memory_stays_within_the_kernel_cache_budget(budget):
     import tracemalloc
 
     X, y = regression_data(n=40_000, d=3)
@@ -102,15 +125,20 @@ def test_nystrom_never_holds_the_n_by_m_matrix():
                         max_iter=3, random_state=0)
     tracemalloc.start()
     try:
-        import warnings
-
-        with warnings.catch_warnings(), km.config_context(block_bytes=1 << 20):
+        with warnings.catch_warnings(), km.config_context(block_bytes=1 << 20,
+                                                          kernel_cache_bytes=budget):
             warnings.simplefilter("ignore")
             model.fit(X, y)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert peak < 0.25 * X.shape[0] * 500 * 8  # K_nM would be 160 MB
+    # K_nM would be 160 MB. Beyond the cache: the M × M preconditioner buffer (2 MB), K_MM's
+    # evaluation and one 1 MiB block (+ its float64 copy) per thread.
+    assert peak < budget + 0.25 * X.shape[0] * 500 * 8
+    info = model.fit_info_
+    assert info["cache_bytes"] <= budget and info["cache_budget_bytes"] == budget
+    assert info["path"] == ("recompute" if budget == 0 else "partly cached")
+    assert info["cached_rows"] == budget // (500 * 8)
 
 
 def test_auto_solver_picks_by_size():
@@ -195,3 +223,117 @@ def test_landmarks_with_precomputed_kernel():
     with pytest.raises(ValueError, match="kmeans"):
         KernelRidge(kernel="precomputed", solver="nystrom", n_components=10,
                     landmarks="kmeans").fit(K, y)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cached_and_recomputed_passes_give_the_same_fit(dtype):
+    # The cache holds the kernel values in X's dtype and every product is accumulated in
+    # float64 either way; the blocks are evaluated into other memory (the cache, a scratch
+    # buffer), where BLAS may round a value differently by an ulp of X's dtype.
+    X, y = regression_data(n=3000, d=4)
+    X = X.astype(dtype)
+    Y = np.c_[y, np.cos(X[:, 0])]
+    fits = {}
+    for budget in (0, 1500 * 100 * 8, None):  # recompute, half the rows (float64), all
+        model = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1, solver="nystrom",
+                            n_components=100, tol=1e-8, max_iter=200, random_state=0)
+        with km.config_context(kernel_cache_bytes=budget, block_bytes=1 << 16):
+            fits[budget] = model.fit(X, Y)
+    assert fits[0].fit_info_["path"] == "recompute"
+    assert fits[None].fit_info_["path"] == "cached"
+    assert fits[1500 * 100 * 8].fit_info_["path"] == (
+        "partly cached" if dtype == np.float64 else "cached")
+    # Each fit is within the first-order bound (its kernel values' rounding, CG stopped at
+    # tol; tests/models/_float32_bound.py) of the float64 closed form, so within twice that
+    # bound of each other.
+    reference = fits[0]
+    _, bound = float32_prediction_bound(reference.kernel_, X, reference.X_fit_, X, Y, 0.1,
+                                        tol=1e-8, dtype=dtype)
+    for budget in (1500 * 100 * 8, None):
+        assert fits[budget].n_iter_ <= 200
+        difference = np.abs(fits[budget].predict(X) - reference.predict(X))
+        assert np.all(difference <= 2 * bound), (difference.max(), bound.max())
+
+
+def test_verbose_reports_every_iteration_and_is_quiet_by_default(caplog, capsys):
+    from kernelmaps.models._progress import FitProgress
+
+    X, y = regression_data(n=2000, d=3)
+    params = dict(kernel="rbf", gamma=0.3, alpha=0.1, solver="nystrom", n_components=50,
+                  random_state=0)
+    with caplog.at_level("INFO", logger="kernelmaps"):
+        quiet = KernelRidge(**params).fit(X, y)
+    assert not caplog.records and capsys.readouterr() == ("", "")
+    # The logging backend (rich/tqdm draw on the terminal): one record per iteration.
+    original = FitProgress.__init__
+
+    def logging_backend(self, verbose, owner, *, backend=None):
+        original(self, verbose, owner, backend="logging")
+
+    with pytest.MonkeyPatch.context() as patch, caplog.at_level("INFO", logger="kernelmaps"):
+        patch.setattr(FitProgress, "__init__", logging_backend)
+        loud = KernelRidge(**params, verbose=1).fit(X, y)
+    iterations = [r.getMessage() for r in caplog.records if "CG iteration" in r.getMessage()]
+    assert len(iterations) == loud.n_iter_ == quiet.n_iter_
+    assert "residual" in iterations[-1] and "ETA" in iterations[-1]
+    assert any("converged" in r.getMessage() for r in caplog.records)
+    np.testing.assert_array_equal(loud.dual_coef_, quiet.dual_coef_)  # the same fit
+
+
+@pytest.mark.parametrize("backend", ["rich", "tqdm"])
+def test_verbose_progress_bars(backend, capsys):
+    pytest.importorskip(backend)
+    from kernelmaps.models._progress import FitProgress
+
+    progress = FitProgress(1, "KernelRidge", backend=backend)
+    progress.start_iterations(100, 1e-4)
+    for k, residual in enumerate([1e-1, 1e-2, 1e-3], start=1):
+        progress.iteration(k, residual)
+    progress.finish(3, converged=False)
+    assert "KernelRidge" in capsys.readouterr().err
+
+
+def test_eta_extrapolates_the_convergence_rate():
+    from kernelmaps.models._progress import FitProgress
+
+    progress = FitProgress(0, "KernelRidge")
+    progress.start_iterations(100, 1e-6)
+    progress.eta(1, 1e-1)
+    _, left = progress.eta(3, 1e-3)  # ×0.1 per iteration: 3 more to reach 1e-6
+    assert left == 3
+    _, left = progress.eta(4, 1e-3)  # stalled: at most max_iter - 4
+    assert 3 < left <= 96
+
+
+def test_estimate_fit_cost_matches_what_the_fit_does():
+    from kernelmaps.models import estimate_fit_cost
+
+    X, y = regression_data(n=4000, d=5)
+    X = X.astype(np.float32)
+    model = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=200,
+                        random_state=0)
+    for budget, path in ((None, "cached"), (0, "recompute"), (4000 * 200 * 2, "partly cached")):
+        with km.config_context(kernel_cache_bytes=budget):
+            cost = estimate_fit_cost(model, X)
+            fitted = clone(model).fit(X, y)
+        assert cost.path == fitted.fit_info_["path"] == path
+        assert cost.cache_bytes == fitted.fit_info_["cache_bytes"]
+        # Memory from the shapes: the cache, the 200 × 200 buffer and K_MM, Y and weights.
+        assert cost.memory_bytes >= cost.cache_bytes + 8 * 200 * 200 + 8 * 4000 * 2
+        assert cost.first_pass_s > 0 and cost.iteration_s > 0
+        assert cost.seconds(20) > cost.seconds(10) > 0
+    assert "per CG iteration" in str(cost)
+    exact = estimate_fit_cost(KernelRidge(kernel="rbf"), X[:1000])
+    assert exact.solver == "exact" and exact.memory_bytes >= 8 * 1000 * 1000
+
+
+@pytest.mark.parametrize("value", [-1, 1.5, "half", True])
+def test_kernel_cache_bytes_setting_is_checked(value):
+    with pytest.raises(ValueError, match="kernel_cache_bytes must be None"):
+        km.set_config(kernel_cache_bytes=value)
+    with pytest.raises(ValueError, match="kernel_cache_bytes"), \
+            km.config_context(kernel_cache_bytes=value):
+        pass
+    assert km.get_config()["kernel_cache_bytes"] is None  # unchanged
+    with km.config_context(kernel_cache_bytes=0):
+        assert km.get_config()["kernel_cache_bytes"] == 0

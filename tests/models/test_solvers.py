@@ -118,7 +118,7 @@ def test_falkon_solves_the_normal_equations():
     KnM, KMM = rbf_kernel(X, C, gamma=0.5), rbf_kernel(C, gamma=0.5)
     Y = rng.normal(size=(500, 2))
     alpha = 0.3
-    beta, iterations = falkon_solve(lambda V: KnM.T @ (KnM @ V), KMM, alpha, rhs=KnM.T @ Y,
+    beta, iterations, *_ = falkon_solve(lambda V: KnM.T @ (KnM @ V), KMM, alpha, rhs=KnM.T @ Y,
                                     total_weight=500.0, max_iter=300, tol=1e-12)
     expected = np.linalg.solve(KnM.T @ KnM + alpha * KMM, KnM.T @ Y)
     np.testing.assert_allclose(beta, expected, rtol=1e-6, atol=1e-8)
@@ -131,7 +131,7 @@ def test_falkon_solves_weighted_normal_equations():
     Y = rng.normal(size=(600, 2))
     w = rng.uniform(0.2, 3.0, size=600)
     alpha = 0.5
-    beta, iterations = falkon_solve(lambda V: K_nM.T @ (w[:, None] * (K_nM @ V)), K_MM, alpha,
+    beta, iterations, *_ = falkon_solve(lambda V: K_nM.T @ (w[:, None] * (K_nM @ V)), K_MM, alpha,
                                     rhs=K_nM.T @ (w[:, None] * Y), total_weight=w.sum(),
                                     max_iter=500, tol=1e-12)
     H = K_nM.T @ (w[:, None] * K_nM) + alpha * K_MM
@@ -144,7 +144,27 @@ def test_falkon_warns_when_max_iter_is_reached():
     K_nM, K_MM, _ = centres_problem(n=400, M=40)
     Y = np.random.RandomState(5).normal(size=(400, 1))
     with pytest.warns(ConvergenceWarning, match="max_iter=2"):
-        _, iterations = falkon_solve(lambda V: K_nM.T @ (K_nM @ V), K_MM, 1e-6,
+        _, iterations, *_ = falkon_solve(lambda V: K_nM.T @ (K_nM @ V), K_MM, 1e-6,
                                      rhs=K_nM.T @ Y, total_weight=400.0, max_iter=2,
                                      tol=1e-14)
     assert iterations == 2
+
+
+def test_converged_columns_leave_the_iteration():
+    # An easy column (b an eigenvector: one step) and a hard one: after the first step the
+    # operator sees the hard column only, and both solutions are right.
+    H = spd_matrix(80, 1e4, seed=3)
+    H = (H + H.T) / 2
+    _, vectors = np.linalg.eigh(H)
+    b = np.column_stack([np.random.RandomState(1).normal(size=80), vectors[:, -1]])
+    widths = []
+
+    def operator(V):
+        widths.append(V.shape[1])
+        return H @ V
+
+    x, _, converged = conjugate_gradient(operator, b, max_iter=500, tol=1e-10)
+    assert converged and widths[0] == 2 and set(widths[1:]) == {1}
+    expected = np.linalg.solve(H, b)
+    # CG to relative residual 1e-10: the error is at most κ·1e-10 of the solution.
+    np.testing.assert_allclose(x, expected, rtol=0, atol=1e4 * 1e-10 * np.abs(expected).max())

@@ -1,111 +1,207 @@
-r"""Nyström kernel ridge (FALKON) on Dask collections: the K_nM passes run on the workers.
+r"""Nyström kernel ridge (FALKON) on Dask collections: one Nyström system per row chunk.
 
-:class:`kernelmaps.models.KernelRidge` with ``solver='nystrom'`` solves
-:math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top W y` by preconditioned
-conjugate gradient. Everything of size M stays on the client — the centres' kernel matrix
-:math:`K_{MM}`, the FALKON preconditioner, the CG vectors — and everything of size n stays on
-the workers: each CG iteration ships the current :math:`M\times t` direction :math:`V` to
-every row chunk, the chunk computes :math:`K_c^\top W_c (K_c V)` block by block (never
-holding its :math:`K_c`), and Dask's tree reduction sums the :math:`M\times t` partials.
-``X`` is persisted on the workers for the iterations, so each pass reads memory, not the
-source. The CG itself is the in-memory solver's (:func:`falkon_solve`), so the iterates
-are the in-memory ones up to summation order.
+:class:`kernelmaps.models.KernelRidge` and :class:`~kernelmaps.models.KernelRidgeClassifier`
+with ``solver='nystrom'`` solve :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta =
+K_{nM}^\top W Y` by preconditioned conjugate gradient. Everything of size M stays on the
+client — the centres' kernel matrix, the FALKON preconditioner, the CG vectors — and
+everything of size n on the workers: each row chunk becomes one
+:class:`~kernelmaps.models._nystrom.NystromSystem`, built on the worker holding the chunk and
+kept there (``persist``) for the whole fit. Its first pass gives the chunk's right-hand side
+and keeps the chunk's kernel blocks in memory while the fit's ``kernel_cache_bytes`` budget
+lasts (the client shares it out over the chunks in order); each CG iteration then ships the
+current :math:`M\times t` direction to every chunk, which sweeps its cached blocks (or
+recomputes them beyond the budget), and Dask's tree reduction sums the :math:`M\times t`
+partials. The solve and the fitted state are the model's own
+(:meth:`~kernelmaps.models.KernelRidge._solve_nystrom`), so the Dask fit is the in-memory one
+up to the order of the sums.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import dask
 import dask.array as da
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
-from kernelmaps.distributed._collections import (
-    aligned_rows,
-    as_dask_rows,
-    chunk_sums,
-    in_task,
-    ship,
-)
+from kernelmaps._config import get_config
+from kernelmaps._engine import threads_per_task
+from kernelmaps.distributed._collections import SPLIT_EVERY, aligned_rows, as_dask_rows, ship
 from kernelmaps.distributed._fit import sample_landmarks
-from kernelmaps.models._common import centre_gram, fit_kernel
-from kernelmaps.models._solvers import falkon_solve
+from kernelmaps.models._common import fit_kernel
+from kernelmaps.models._nystrom import NystromSystem, cache_budget
+from kernelmaps.models._progress import FitProgress
+from kernelmaps.models._ridge_base import check_alpha
 
-__all__ = ["fit_kernel_ridge"]
+__all__ = ["DASK_CACHE_FRACTION", "DaskNystromSystem", "dask_cache_budget", "fit_kernel_ridge"]
 
 
 def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> Any:
-    """Fit ``KernelRidge(solver='nystrom')`` on a Dask collection (FALKON, chunk-wise passes).
+    """Fit ``KernelRidge``/``KernelRidgeClassifier(solver='nystrom')`` on a Dask collection.
 
-    What ``KernelRidge.fit`` does with a dask ``X``. The centres are drawn as Nyström's
-    landmarks by :func:`kernelmaps.distributed.fit` (an exact uniform sample of rows, or a
-    data-driven strategy on a uniform sample); each chunk runs the model's own blocked data
-    passes (``_weighted_gram_times``, ``_weighted_cross``) on its rows. ``solver='auto'``
-    means ``'nystrom'`` here; ``'exact'`` (the n × n kernel matrix) is refused.
+    What the model's ``fit`` does with a dask ``X``. The centres are drawn as Nyström's
+    landmarks by :func:`kernelmaps.distributed._fit.sample_landmarks` (an exact uniform
+    sample of rows, or a data-driven strategy on a uniform sample). ``solver='auto'`` means
+    ``'nystrom'`` here; ``'exact'`` (the n × n kernel matrix) is refused.
     """
     owner = f"{type(model).__name__}.fit"
     if model.solver == "exact":
         raise ValueError("solver='exact' needs the n × n kernel matrix in memory; on a Dask "
                          "collection use solver='nystrom' (or 'auto').")
-    alpha = np.atleast_1d(np.asarray(model.alpha, dtype=np.float64))
-    if alpha.ndim != 1 or np.any(alpha <= 0) or (alpha.size > 1 and np.ptp(alpha) > 0):
-        raise ValueError("solver='nystrom' takes a single positive alpha for all targets; got "
-                         f"{model.alpha!r}.")
     kernel = fit_kernel(model, precomputed=False)
     X, columns = as_dask_rows(X, owner=owner)
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
-    Y = aligned_rows(y, X, name="y", dtype=np.float64)
+    Y, ravel = _targets(model, y, X)
+    try:
+        alpha = check_alpha(model.alpha, Y.shape[1], "nystrom")
+    except ValueError as error:  # one message for Dask users: a single positive alpha
+        raise ValueError(f"solver='nystrom' takes a single positive alpha for all targets; "
+                         f"got {model.alpha!r}.") from error
     weights = da.ones((X.shape[0], 1), chunks=(X.chunks[0], 1)) if sample_weight is None \
         else aligned_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
     centres, indices = sample_landmarks(
         X, model.landmarks, kernel, min(model.n_components, X.shape[0]),
         check_random_state(model.random_state), options=model.landmark_params)
-
-    model.kernel_ = kernel
-    model._columns = model.X_fit_ = centres
-    model.__dict__.pop("center_indices_", None)
-    if indices is not None:
-        model.center_indices_ = indices
-    model.n_features_in_ = X.shape[1]
-    model.__dict__.pop("feature_names_in_", None)
-    if columns is not None:
-        model.feature_names_in_ = columns
-    # The rows (targets, weights) stay in worker memory for the CG passes; the model with
-    # its kernel and centres travels to each worker once for the whole fit.
-    X, Y, weights = dask.persist(X, Y, weights)
-    (shipped,) = dask.persist(ship(model))
-    rhs, total_weight = dask.compute(
-        chunk_sums(_cross_chunk, (centres.shape[0], Y.shape[1]), X, Y, weights,
-                   static=(shipped,)),
-        weights.sum())
-
-    def matvec(V: np.ndarray) -> np.ndarray:
-        # Only V (M × t) travels to the chunks, and their M × t partial sums back.
-        return chunk_sums(_gram_times_chunk, V.shape, X, weights,
-                          static=(shipped, ship(V))).compute()
-
-    beta, model.n_iter_ = falkon_solve(
-        matvec, centre_gram(kernel, centres, centres), float(alpha[0]), rhs=rhs,
-        total_weight=float(total_weight), max_iter=model.max_iter, tol=model.tol)
-    model.solver_ = "nystrom"
-    model.dual_coef_ = beta.ravel() if getattr(y, "ndim", 2) == 1 else beta
+    progress = FitProgress(model.verbose, type(model).__name__)
+    system = DaskNystromSystem(kernel, X, centres, weights, Y)
+    progress.phase(f"first pass over K_nM on {len(system.chunk_rows)} chunks "
+                   f"({system.info['path']})")
+    model._solve_nystrom(system, kernel, centres, indices, float(alpha[0]), ravel,
+                         total_weight=system.total_weight, n_features_in=X.shape[1],
+                         feature_names_in=columns, progress=progress)
+    system.release()
     return model
 
 
-def _cross_chunk(X: np.ndarray, Y: np.ndarray, weights: np.ndarray, model: Any) -> np.ndarray:
-    r""":math:`K_c^\top W_c Y_c` of one row chunk (the model's own blocked pass)."""
+def _targets(model: Any, y: Any, X: da.Array) -> tuple[da.Array, bool]:
+    """``(Y, ravel)``: the float64 targets in X's row chunks (a classifier's ±1 encoding of
+    its labels, chunk by chunk) and whether ``dual_coef_`` is 1-D."""
+    Y = aligned_rows(y, X, name="y")
+    if is_classifier(model):
+        if getattr(y, "ndim", 1) != 1:
+            raise ValueError(f"{type(model).__name__} takes one label per sample (1-D y); "
+                             f"got y of shape {y.shape}.")
+        model._set_classes(np.unique(da.unique(Y[:, 0]).compute()))
+        width = model._n_targets
+        return Y.map_blocks(model._encode, chunks=(Y.chunks[0], (width,)),
+                            dtype=np.float64), width == 1
+    if Y.dtype.kind not in "fiub":
+        raise ValueError(f"y must be numeric for {type(model).__name__}; got dtype {Y.dtype}.")
+    return Y.astype(np.float64), getattr(y, "ndim", 2) == 1
+
+
+class DaskNystromSystem:
+    r"""The Nyström system of a row-chunked dask array: one
+    :class:`~kernelmaps.models._nystrom.NystromSystem` per chunk, persisted where the chunk
+    lives, with the interface :meth:`KernelRidge._solve_nystrom` needs (``rhs``,
+    ``total_weight``, ``gram_times``, ``info``).
+
+    The cache budget (:func:`dask_cache_budget`) is shared out evenly over the chunks, so a
+    worker holding a fair share of the chunks holds a fair share of the blocks: a chunk
+    keeps the blocks of as many of its rows as its share allows and recomputes the others.
+    """
+
+    def __init__(self, kernel: Any, X: da.Array, centres: np.ndarray, weights: da.Array,
+                 Y: da.Array, *, cache_bytes: int | None = None) -> None:
+        start = time.perf_counter()
+        M = centres.shape[0]
+        itemsize = np.result_type(X.dtype, centres.dtype).itemsize
+        budget = dask_cache_budget(X, Y) if cache_bytes is None else int(cache_bytes)
+        self.chunk_rows = [int(rows) for rows in X.chunks[0]]
+        share = max(budget, 0) // max(1, len(self.chunk_rows))
+        allotments = [min(rows * M * itemsize, share) for rows in self.chunk_rows]
+        shared = (ship(kernel), ship(centres))
+        systems = [
+            dask.delayed(_chunk_system, pure=True)(x, y, w, *shared, allotment)
+            for x, y, w, allotment in zip(X.to_delayed().ravel(), Y.to_delayed().ravel(),
+                                          weights.to_delayed().ravel(), allotments,
+                                          strict=True)]
+        # The systems (their rows' references and cached blocks) stay on the workers.
+        self._systems = list(dask.persist(*systems))
+        self._shape = (M, Y.shape[1])
+        rhs, total_weight, infos = dask.compute(
+            self._sum(_chunk_rhs), weights.sum(),
+            [dask.delayed(_chunk_info)(system) for system in self._systems])
+        self.rhs, self.total_weight = rhs, float(total_weight)
+        cached = sum(info["cached_rows"] for info in infos)
+        n = sum(self.chunk_rows)
+        self.info = {
+            "path": "cached" if cached == n else "recompute" if cached == 0
+            else "partly cached",
+            "cached_rows": cached,
+            "cache_bytes": sum(info["cache_bytes"] for info in infos),
+            "cache_budget_bytes": budget,
+            "first_pass_s": time.perf_counter() - start,
+            "chunks": len(self.chunk_rows),
+        }
+
+    def _sum(self, fn: Any, *args: Any) -> da.Array:
+        """``Σ_chunks fn(system, *args)``, summed by Dask's tree reduction (lazy)."""
+        parts = [da.from_delayed(dask.delayed(fn)(system, *args), shape=self._shape,
+                                 dtype=np.float64) for system in self._systems]
+        return da.stack(parts).sum(axis=0, split_every=SPLIT_EVERY)
+
+    def gram_times(self, V: np.ndarray) -> np.ndarray:
+        r""":math:`K_{nM}^\top W K_{nM} V`: V (M × t) travels to every chunk, the M × t
+        partial sums back."""
+        return self._sum(_chunk_gram_times, ship(V)).compute()
+
+    def release(self) -> None:
+        """Let the workers drop the systems and their cached blocks."""
+        self._systems = []
+
+
+#: On a cluster whose workers have memory limits, the kernel blocks may use this fraction of
+#: their sum (less the persisted rows): Dask starts spilling a worker's data to disk at 60 %
+#: of its limit (``distributed.worker.memory.target``), and the rows, the tasks' blocks and
+#: Python itself need the rest.
+DASK_CACHE_FRACTION = 0.25
+
+
+def dask_cache_budget(X: da.Array, Y: da.Array) -> int:
+    """The cache budget of a Dask fit: the ``kernel_cache_bytes`` setting when it is set;
+    else, on a ``dask.distributed`` cluster whose workers have memory limits,
+    :data:`DASK_CACHE_FRACTION` of their sum less the persisted rows (X, targets, weights);
+    else (local threads, or workers without a limit)
+    :func:`~kernelmaps.models._nystrom.cache_budget` of this machine."""
+    if get_config()["kernel_cache_bytes"] is not None:
+        return cache_budget()
+    try:
+        from distributed import get_client
+
+        workers = get_client().scheduler_info()["workers"].values()
+        limits = [worker.get("memory_limit") or 0 for worker in workers]
+    except (ImportError, ValueError):  # no cluster: the local scheduler
+        limits = []
+    if not limits or min(limits) <= 0:
+        return cache_budget()
+    data = X.nbytes + Y.nbytes + 8 * X.shape[0]
+    return max(0, int(DASK_CACHE_FRACTION * sum(limits) - data))
+
+
+def _chunk_system(X: np.ndarray, Y: np.ndarray, weights: np.ndarray, kernel: Any,
+                  centres: np.ndarray, cache_bytes: int) -> NystromSystem:
+    """One chunk's :class:`NystromSystem` (its first pass runs here, on the worker)."""
     if not np.isfinite(Y).all():
         raise ValueError("y contains NaN or infinity; every target must be finite.")
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise ValueError("sample_weight must be finite and non-negative.")
-    return in_task(model.kernel_, X,
-                   lambda rows: model._weighted_cross(rows, Y, weights[:, 0]))
+    with threads_per_task(1):  # Dask runs one task per core
+        return NystromSystem(kernel, X, centres, weights[:, 0], Y, cache_bytes=cache_bytes)
 
 
-def _gram_times_chunk(X: np.ndarray, weights: np.ndarray, model: Any,
-                      V: np.ndarray) -> np.ndarray:
-    r""":math:`K_c^\top W_c K_c V` of one row chunk (the model's own blocked pass)."""
-    return in_task(model.kernel_, X,
-                   lambda rows: model._weighted_gram_times(rows, V, weights[:, 0]))
+def _chunk_rhs(system: NystromSystem) -> np.ndarray:
+    return system.rhs
+
+
+def _chunk_info(system: NystromSystem) -> dict:
+    return system.info
+
+
+def _chunk_gram_times(system: NystromSystem, V: np.ndarray) -> np.ndarray:
+    with threads_per_task(1):
+        return system.gram_times(V)

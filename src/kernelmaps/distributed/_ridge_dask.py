@@ -16,8 +16,8 @@ from kernelmaps.distributed._collections import (
     ship,
 )
 from kernelmaps.distributed._fit import fit
-from kernelmaps.distributed._ridge import _encode_labels, normal_statistics
 from kernelmaps.maps._base import FeatureMap
+from kernelmaps.models.feature_ridge import encode_labels, normal_statistics
 
 __all__ = ["dask_score", "fit_feature_ridge"]
 
@@ -64,7 +64,7 @@ def _chunk_statistics(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
         if not np.isfinite(Y).all():
             raise ValueError("y contains NaN or infinity; every target must be finite.")
     else:
-        Y = _encode_labels(y, classes)
+        Y = encode_labels(y, classes)
     weights = weights[:, 0]
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise ValueError("sample_weight must be finite and non-negative.")

@@ -29,14 +29,13 @@ minimiser, for one :math:`n \times n` array and one Cholesky factorisation
 rows, a very smooth kernel) a jitter :math:`\delta I` is added, starting at
 :math:`n\,\epsilon\,\overline{\operatorname{diag} K}` (:math:`\epsilon` the float64 machine
 epsilon) and growing ×100 until the factorisation succeeds
-(:func:`~kernelmaps.models._solvers.cholesky_in_place`); the jitter used is stated in the
+(:func:`kernelmaps._linalg.cholesky_in_place`); the jitter used is stated in the
 row's ``notes``. Its effect on :math:`ZZ^\top` is :math:`\delta I`, at the rounding level.
 """
 
 from __future__ import annotations
 
 import functools
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,9 +47,10 @@ from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelBinarizer
 
+from kernelmaps._config import available_memory as _available_memory
+from kernelmaps._linalg import cholesky_in_place
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.kernels import Kernel
-from kernelmaps.models._solvers import cholesky_in_place
 
 __all__ = ["PHASES", "ExactRun", "available_memory", "closed_form_alpha", "exact_cost",
            "flops_per_second", "run_exact"]
@@ -238,12 +238,5 @@ def flops_per_second() -> float:
 
 
 def available_memory() -> float:
-    """Bytes of memory available now (psutil when installed, else ``os.sysconf``)."""
-    try:
-        import psutil
-    except ImportError:
-        try:
-            return float(os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE"))
-        except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
-            return float("inf")
-    return float(psutil.virtual_memory().available)
+    """Bytes of memory available now (:func:`kernelmaps._config.available_memory`)."""
+    return _available_memory()

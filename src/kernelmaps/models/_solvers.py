@@ -16,11 +16,12 @@ over the data, and this module does the rest in :math:`O(M^2)` memory.
     operator application per iteration for all of them, each with its own step sizes);
 ``FalkonPreconditioner``
     the preconditioner :math:`B = T^{-1}A^{-1}` of Rudi, Carratino & Rosasco (2017) that makes
-    :math:`B^\top H B \approx \tfrac nM I`;
+    :math:`B^\top H B \approx \tfrac nM I`, both factors in one :math:`M\times M` buffer;
 ``falkon_solve``
     the two together.
 
-The small systems are solved in float64 whatever the dtype of the kernel blocks.
+The small systems are solved in float64 whatever the dtype of the kernel blocks; the
+factorisations are those of :mod:`kernelmaps._linalg`.
 
 On an array of another library (array API dispatch) the whole solve stays on its device:
 :func:`conjugate_gradient` is written in the array API, and
@@ -37,100 +38,52 @@ linear systems", J. Res. Nat. Bur. Standards 49(6), 1952.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import array_api_compat
 import numpy as np
 import scipy.linalg
 from sklearn.exceptions import ConvergenceWarning
 
-from kernelmaps._array_api import is_device_array, namespace_and_device
+from kernelmaps._array_api import is_device_array, namespace_and_device, to_numpy
+from kernelmaps._engine import single_threaded_blas
+from kernelmaps._linalg import (
+    cholesky_in_place,
+    cholesky_with_jitter,
+    cholesky_with_jitter_device,
+    lower_times_upper_in_place,
+    mirror_lower_to_upper,
+    mirror_upper_to_lower,
+)
 
 __all__ = [
     "DeviceFalkonPreconditioner",
     "FalkonPreconditioner",
-    "cholesky_in_place",
+    "FalkonResult",
+    "cholesky_in_place",  # the factorisations live in kernelmaps._linalg; re-exported
     "cholesky_with_jitter",
     "conjugate_gradient",
     "falkon_solve",
 ]
 
-#: Times the jitter of :func:`cholesky_with_jitter` may grow (×100 each) before giving up.
-_JITTER_ATTEMPTS = 12
+#: Up to this M the factorisations and triangular solves run on one BLAS thread: one core
+#: factorises a 4,096² matrix three times (potrf, lauum, potrf: M³ flops) in about 1.5 s,
+#: while OpenBLAS threads spin-waiting on busy cores made them 100-1000× slower (17 s at
+#: M = 1,000 on 2 loaded cores, against 0.02 s on one thread). Beyond it the M³ work is
+#: large enough for the threads to pay off even when cores are shared.
+SINGLE_THREAD_MAX_CENTRES = 4096
 
-
-def cholesky_with_jitter(matrix: np.ndarray, jitter: float, *, overwrite: bool = False,
-                         floor: float = 1e-12) -> np.ndarray:
-    """Upper Cholesky factor :math:`R` of ``matrix + jitter·I`` (:math:`R^\\top R`), growing
-    the jitter ×100 (at least to ``floor``) while the matrix is not numerically positive
-    definite.
-
-    ``overwrite=True`` (a C-contiguous float64 ``matrix``) factorises in place, with no
-    n × n copy: the jitter is added to the diagonal, LAPACK's ``potrf`` runs on the
-    Fortran-ordered view ``matrix.T`` (the same memory; ``matrix`` is symmetric), and the
-    returned ``R`` is ``matrix`` itself, whose strict lower triangle still holds the
-    matrix's values (use ``R.T`` with ``lower=True`` in ``solve_triangular``/``cho_solve``,
-    which read one triangle only). A failed attempt only touches the upper triangle and
-    the diagonal, which are restored from the lower triangle before the next one.
-    :func:`cholesky_in_place` returns the jitter used as well.
-
-    Raises
-    ------
-    ValueError
-        If no jitter makes it positive definite (the kernel is probably not PSD).
-    """
-    if overwrite:
-        return cholesky_in_place(matrix, jitter, floor=floor)[0]
-    identity = np.eye(matrix.shape[0])
-    for _ in range(_JITTER_ATTEMPTS):
-        try:
-            return scipy.linalg.cholesky(matrix + jitter * identity, lower=False,
-                                         check_finite=False)
-        except np.linalg.LinAlgError:
-            jitter = max(jitter * 100, floor)
-    raise _not_positive_definite("centre kernel matrix")
-
-
-def _not_positive_definite(what: str) -> ValueError:
-    return ValueError(f"The {what} is not positive definite even with jitter: the "
-                      "kernel is probably not PSD (see kernelmaps.check_mercer).")
-
-
-#: Rows per block when cholesky_in_place restores a matrix after a failed attempt.
-_RESTORE_ROWS = 1024
-
-
-def cholesky_in_place(matrix: np.ndarray, jitter: float, *,
-                      floor: float = 1e-12) -> tuple[np.ndarray, float]:
-    """:func:`cholesky_with_jitter` with ``overwrite=True``; returns ``(R, jitter used)``."""
-    if matrix.dtype != np.float64 or not matrix.flags.c_contiguous:
-        raise ValueError("cholesky_in_place needs a C-contiguous float64 matrix.")
-    n = matrix.shape[0]
-    diagonal = matrix.diagonal().copy()
-    for _ in range(_JITTER_ATTEMPTS):
-        matrix.flat[::n + 1] = diagonal + jitter
-        # LAPACK directly: scipy.linalg.cholesky overwrites the other triangle too.
-        _, info = scipy.linalg.lapack.dpotrf(matrix.T, lower=1, clean=0, overwrite_a=1)
-        if info == 0:
-            return matrix, jitter
-        if info < 0:  # pragma: no cover - an argument error, not a property of the data
-            raise ValueError(f"dpotrf: illegal argument {-info}")
-        # potrf wrote into matrix.T's lower triangle = matrix's upper one: restore it from
-        # the untouched strict lower triangle, in blocks of rows.
-        for start in range(0, n, _RESTORE_ROWS):
-            stop = min(start + _RESTORE_ROWS, n)
-            matrix[start:stop, stop:] = matrix[stop:, start:stop].T
-            block = matrix[start:stop, start:stop]
-            upper = np.triu_indices(stop - start, 1)
-            block[upper] = block.T[upper]
-            jitter = max(jitter * 100, floor)
-    matrix.flat[::n + 1] = diagonal
-    raise _not_positive_definite("kernel matrix")
+#: ``callback(iteration, relative_residual)`` after each CG iteration: the largest
+#: ``‖r_k‖ / ‖b‖`` over the right-hand sides.
+Callback = Callable[[int, float], None]
 
 
 def conjugate_gradient(operator: Callable[[np.ndarray], np.ndarray], b: np.ndarray, *,
-                       max_iter: int, tol: float) -> tuple[np.ndarray, int, bool]:
+                       max_iter: int, tol: float,
+                       callback: Callback | None = None) -> tuple[np.ndarray, int, bool]:
     r"""Solve :math:`Hx = b` for a symmetric positive-definite :math:`H` by conjugate gradient.
 
     ``b`` has one column per right-hand side; ``operator(V)`` returns :math:`HV` for all
@@ -149,6 +102,9 @@ def conjugate_gradient(operator: Callable[[np.ndarray], np.ndarray], b: np.ndarr
         Maximum number of operator applications.
     tol : float
         Relative residual tolerance.
+    callback : callable, default=None
+        ``callback(iteration, relative_residual)`` after each iteration, with the largest
+        :math:`\|r_k\|/\|b\|` of the columns (progress reports).
 
     Returns
     -------
@@ -163,21 +119,52 @@ def conjugate_gradient(operator: Callable[[np.ndarray], np.ndarray], b: np.ndarr
     residual = xp.asarray(b, copy=True)
     direction = xp.asarray(residual, copy=True)
     rs_old = _column_dots(xp, residual, residual)
-    threshold = (tol ** 2) * xp.clip(rs_old, min=float(xp.finfo(b.dtype).smallest_normal))
+    initial = xp.clip(rs_old, min=float(xp.finfo(b.dtype).smallest_normal))
+    threshold = (tol ** 2) * initial
+    # Columns that reach the tolerance leave the iteration: the operator is applied to the
+    # others only (with many targets, e.g. one per class, the last ones are few).
+    columns = np.arange(b.shape[1])
+    finished: list[tuple[np.ndarray, Any]] = []
     for iterations in range(max_iter):
-        active = rs_old > threshold
-        if not bool(xp.any(active)):
-            return x, iterations, True
+        active = np.asarray(to_numpy(rs_old > threshold), dtype=bool)
+        if not active.all():
+            finished.append((columns[~active], _take_columns(xp, x, ~active)))
+            columns = columns[active]
+            x, residual, direction, rs_old, initial, threshold = (
+                _take_columns(xp, a, active) for a in (x, residual, direction, rs_old,
+                                                        initial, threshold))
+            if columns.size == 0:
+                return _assemble(xp, finished, x, columns), iterations, True
         H_direction = operator(direction)
         curvature = _column_dots(xp, direction, H_direction)
-        step = xp.where(active, rs_old / xp.where(curvature > 0, curvature, 1.0), 0.0)
+        step = rs_old / xp.where(curvature > 0, curvature, 1.0)
         x += direction * step
         residual -= H_direction * step
         rs_new = _column_dots(xp, residual, residual)
-        direction = residual + direction * xp.where(active, rs_new / xp.where(rs_old > 0,
-                                                                              rs_old, 1.0), 0.0)
+        direction = residual + direction * (rs_new / xp.where(rs_old > 0, rs_old, 1.0))
         rs_old = rs_new
-    return x, max_iter, bool(xp.all(rs_old <= threshold))
+        if callback is not None:
+            callback(iterations + 1, float(xp.max(xp.sqrt(rs_new / initial))))
+    converged = bool(xp.all(rs_old <= threshold))
+    return _assemble(xp, finished, x, columns), max_iter, converged
+
+
+def _take_columns(xp: Any, a: Any, selection: np.ndarray) -> Any:
+    """The columns (last axis) of ``a`` a host boolean mask or index array selects."""
+    index = np.flatnonzero(selection) if selection.dtype == bool else selection
+    if isinstance(a, np.ndarray):
+        return a[..., index]
+    _, device = namespace_and_device(a)
+    return xp.take(a, xp.asarray(index, device=device), axis=a.ndim - 1)
+
+
+def _assemble(xp: Any, finished: list, x: Any, columns: np.ndarray) -> Any:
+    """The solution's columns back in their original order."""
+    if not finished:
+        return x
+    order = np.concatenate([c for c, _ in finished] + [columns])
+    parts = [part for _, part in finished] + ([x] if columns.size else [])
+    return _take_columns(xp, xp.concat(parts, axis=1), np.argsort(order))
 
 
 def _column_dots(xp, a, b):
@@ -207,6 +194,14 @@ class FalkonPreconditioner:
     has low rank. Applying :math:`B` or :math:`B^\top` costs two triangular solves,
     :math:`O(M^2)` per column.
 
+    Memory: one :math:`M\times M` float64 buffer, as in Falkon's implementation — the
+    upper triangle holds :math:`A`, the strict lower triangle :math:`T^\top`, and the two
+    diagonals are kept aside and put back before each triangular solve. :math:`TT^\top` is
+    formed in place by LAPACK ``lauum``, and the regulariser needs no copy of
+    :math:`K_{MM}`: :math:`B^\top(\alpha K_{MM})B = \alpha A^{-\top}A^{-1}` (see
+    :func:`falkon_solve`). That is :math:`8M^2` bytes (3.2 GB at :math:`M = 20{,}000`)
+    against three M × M arrays before.
+
     Parameters
     ----------
     K_MM : ndarray of shape (M, M)
@@ -215,40 +210,99 @@ class FalkonPreconditioner:
         The ridge α.
     total_weight : float
         :math:`n`: the number of samples, or the sum of the sample weights.
+    overwrite : bool, default=False
+        Factorise in ``K_MM``'s memory (a C-contiguous float64 array, which then becomes
+        the buffer) instead of a copy.
+
+    Attributes
+    ----------
+    jitter : float
+        What was added to the diagonal of :math:`K_{MM}` to factorise it.
     """
 
-    def __init__(self, K_MM: np.ndarray, alpha: float, total_weight: float) -> None:
-        M = K_MM.shape[0]
+    def __init__(self, K_MM: np.ndarray, alpha: float, total_weight: float, *,
+                 overwrite: bool = False) -> None:
+        if not (overwrite and isinstance(K_MM, np.ndarray) and K_MM.dtype == np.float64
+                and K_MM.flags.c_contiguous):
+            K_MM = np.array(K_MM, dtype=np.float64, order="C")
+        buffer, M = K_MM, K_MM.shape[0]
         # Jitter against duplicate centres / low-rank kernels (Cholesky needs K_MM ≻ 0).
-        jitter = M * np.finfo(np.float64).eps * max(float(np.trace(K_MM)) / M, 1e-300)
-        self.T = cholesky_with_jitter(K_MM, jitter)
-        #: K_MM plus the jitter that made it positive definite (what T factorises).
-        self.K_MM = self.T.T @ self.T
-        self.A = cholesky_with_jitter(self.T @ self.T.T, alpha * M / total_weight)
+        jitter = M * np.finfo(np.float64).eps * max(float(np.trace(buffer)) / M, 1e-300)
+        _, self.jitter = cholesky_in_place(buffer, jitter, what="centre kernel matrix")
+        self._T_diagonal = buffer.diagonal().copy()
+        mirror_upper_to_lower(buffer)  # strict lower := Tᵀ: kept while A takes the upper
+        shift = alpha * M / total_weight
+        for _ in range(12):
+            lower_times_upper_in_place(buffer)  # upper := TTᵀ
+            buffer.flat[:: M + 1] += shift
+            _, info = scipy.linalg.lapack.dpotrf(buffer.T, lower=1, clean=0, overwrite_a=1)
+            if info == 0:
+                break
+            # TTᵀ + shift·I is positive definite; rounding can say otherwise when the shift
+            # is tiny next to ‖T‖²: put T back and try a larger one.
+            mirror_lower_to_upper(buffer)
+            buffer.flat[:: M + 1] = self._T_diagonal
+            shift = max(shift * 100, 1e-12)
+        else:  # pragma: no cover - TTᵀ + I·1e12 is always positive definite
+            raise ValueError("The FALKON preconditioner could not be factorised.")
+        self._A_diagonal = buffer.diagonal().copy()
+        self.buffer = buffer
+
+    def solve_A(self, V: np.ndarray, *, transpose: bool = False) -> np.ndarray:
+        """:math:`A^{-1}V` (or :math:`A^{-\top}V`)."""
+        self.buffer.flat[:: self.buffer.shape[0] + 1] = self._A_diagonal
+        return scipy.linalg.solve_triangular(self.buffer, V, lower=False, trans=int(transpose),
+                                             check_finite=False)
+
+    def solve_T(self, V: np.ndarray, *, transpose: bool = False) -> np.ndarray:
+        """:math:`T^{-1}V` (or :math:`T^{-\top}V`), from :math:`T^\top` in the lower triangle."""
+        self.buffer.flat[:: self.buffer.shape[0] + 1] = self._T_diagonal
+        return scipy.linalg.solve_triangular(self.buffer, V, lower=True,
+                                             trans=int(not transpose), check_finite=False)
 
     def apply(self, V: np.ndarray) -> np.ndarray:
         """:math:`BV = T^{-1}A^{-1}V`."""
-        solve = scipy.linalg.solve_triangular
-        return solve(self.T, solve(self.A, V, check_finite=False), check_finite=False)
+        return self.solve_T(self.solve_A(V))
 
     def apply_transpose(self, V: np.ndarray) -> np.ndarray:
-        """:math:`B^\\top V = A^{-\\top}T^{-\\top}V`."""
-        solve = scipy.linalg.solve_triangular
-        return solve(self.A, solve(self.T, V, trans="T", check_finite=False), trans="T",
-                     check_finite=False)
+        """:math:`B^\top V = A^{-\top}T^{-\top}V`."""
+        return self.solve_A(self.solve_T(V, transpose=True), transpose=True)
+
+
+class FalkonResult(NamedTuple):
+    """What :func:`falkon_solve` returns."""
+
+    #: β, shape (M, k).
+    coef: Any
+    #: CG iterations (data passes) run.
+    iterations: int
+    #: Whether every target reached ``tol``.
+    converged: bool
+    #: The jitter added to K_MM's diagonal (part of the system solved).
+    jitter: float
+    #: Seconds spent factorising the preconditioner.
+    preconditioner_s: float = 0.0
 
 
 def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, alpha: float,
-                 *, rhs: np.ndarray, total_weight: float, max_iter: int,
-                 tol: float) -> tuple[np.ndarray, int]:
+                 *, rhs: np.ndarray, total_weight: float, max_iter: int, tol: float,
+                 overwrite: bool = False, callback: Callback | None = None) -> FalkonResult:
     r"""Solve :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top W y` (FALKON).
 
     Conjugate gradient on the preconditioned system :math:`B^\top H B\,\gamma = B^\top r`,
-    then :math:`\beta = B\gamma` (see :class:`FalkonPreconditioner`). :math:`H` uses
-    :math:`K_{MM}` plus the jitter its Cholesky factor needed, so it is positive definite
-    even where :math:`K_{MM}` is only numerically PSD (float32 kernel values of a low-rank
-    or nearly constant kernel are indefinite at rounding level, and CG on an indefinite
-    system diverges). Warns with a
+    then :math:`\beta = B\gamma` (see :class:`FalkonPreconditioner`). With
+    :math:`W_V = A^{-1}V`, one application is
+
+    .. math::
+
+        B^\top H B\,V = A^{-\top}\bigl(T^{-\top} K_{nM}^\top W K_{nM}\,T^{-1}W_V
+                                        + \alpha W_V\bigr),
+
+    four triangular solves and one data pass; :math:`K_{MM}` itself is not needed after the
+    factorisation. :math:`H` uses :math:`K_{MM}` plus the jitter its Cholesky factor needed
+    (:math:`T^\top T`), so it is positive definite even where :math:`K_{MM}` is only
+    numerically PSD (float32 kernel values of a low-rank or nearly constant kernel are
+    indefinite at rounding level, and CG on an indefinite system diverges). Warns with a
     :class:`~sklearn.exceptions.ConvergenceWarning` if ``max_iter`` is reached first.
 
     Parameters
@@ -263,52 +317,52 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
         :math:`K_{nM}^\top W Y`, one column per target.
     total_weight : float
         The number of samples, or the sum of the sample weights.
-    max_iter, tol :
+    max_iter, tol, callback :
         As in :func:`conjugate_gradient`, on the preconditioned residual.
+    overwrite : bool, default=False
+        Factorise in ``K_MM``'s memory (see :class:`FalkonPreconditioner`).
 
     Returns
     -------
-    beta : ndarray of shape (M, k)
-    iterations : int
-        CG iterations (data passes) run.
+    FalkonResult
+        ``(coef, iterations, converged, jitter, preconditioner_s)``.
     """
-    kind = DeviceFalkonPreconditioner if is_device_array(K_MM) else FalkonPreconditioner
-    preconditioner = kind(K_MM, alpha, total_weight)
-    B, Bt = preconditioner.apply, preconditioner.apply_transpose
+    start = time.perf_counter()
+    if is_device_array(K_MM):
+        preconditioner: Any = DeviceFalkonPreconditioner(K_MM, alpha, total_weight)
+        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+    if K_MM.shape[0] > SINGLE_THREAD_MAX_CENTRES:
+        preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
+        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+    with single_threaded_blas():  # the data passes set their own threads
+        preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
+        return _cg(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
 
-    K_MM = preconditioner.K_MM
+
+def _cg(preconditioner: Any, matvec: Callable, alpha: float, rhs: Any, max_iter: int,
+        tol: float, callback: Callback | None, start: float) -> FalkonResult:
+    """CG on the system :func:`falkon_solve` describes, with a built preconditioner."""
+    factorised = time.perf_counter() - start
+    solve_A, solve_T = preconditioner.solve_A, preconditioner.solve_T
 
     def operator(V: np.ndarray) -> np.ndarray:
-        BV = B(V)
-        return Bt(matvec(BV) + alpha * (K_MM @ BV))
+        W_V = solve_A(V)
+        HBV = solve_T(matvec(solve_T(W_V)), transpose=True)
+        HBV += alpha * W_V
+        return solve_A(HBV, transpose=True)
 
-    gamma, iterations, converged = conjugate_gradient(operator, Bt(rhs), max_iter=max_iter,
-                                                      tol=tol)
+    gamma, iterations, converged = conjugate_gradient(
+        operator, preconditioner.apply_transpose(rhs), max_iter=max_iter, tol=tol,
+        callback=callback)
     if not converged:
         warnings.warn(f"Conjugate gradient did not converge in max_iter={max_iter} "
                       "iterations; increase max_iter or alpha, or loosen tol.",
-                      ConvergenceWarning, stacklevel=3)
-    return B(gamma), iterations
+                      ConvergenceWarning, stacklevel=4)
+    return FalkonResult(preconditioner.apply(gamma), iterations, converged,
+                        preconditioner.jitter, factorised)
 
 
 # ----------------------------------------------------------------------------- on a device
-def _cholesky_with_jitter_device(xp, matrix, jitter: float):
-    """:func:`cholesky_with_jitter` in ``matrix``'s namespace (upper factor R, RᵀR)."""
-    _, device = namespace_and_device(matrix)
-    identity = xp.eye(matrix.shape[0], dtype=matrix.dtype, device=device)
-    for _ in range(_JITTER_ATTEMPTS):
-        try:
-            factor = xp.linalg.cholesky(matrix + jitter * identity, upper=True)
-        except (RuntimeError, ValueError, np.linalg.LinAlgError):  # not positive definite
-            factor = None
-        # Some libraries (CuPy) return NaNs instead of raising: check the diagonal.
-        if factor is not None and bool(xp.all(xp.isfinite(xp.linalg.diagonal(factor)))):
-            return factor
-        jitter = max(jitter * 100, 1e-12)
-    raise ValueError("The centre kernel matrix is not positive definite even with jitter: the "
-                     "kernel is probably not PSD (see kernelmaps.check_mercer).")
-
-
 class _UpperTriangular:
     """Solves with an upper-triangular factor R on its device: ``R⁻¹V`` and ``R⁻ᵀV``.
 
@@ -330,24 +384,31 @@ class _UpperTriangular:
 
 
 class DeviceFalkonPreconditioner:
-    """:class:`FalkonPreconditioner` with its factors on ``K_MM``'s device (same algebra)."""
+    """:class:`FalkonPreconditioner` with its factors on ``K_MM``'s device (same algebra;
+    the factors in two arrays, as the array API has no in-place factorisation)."""
 
     def __init__(self, K_MM, alpha: float, total_weight: float) -> None:
         xp, _ = namespace_and_device(K_MM)
         M = K_MM.shape[0]
         trace = float(xp.sum(xp.linalg.diagonal(K_MM)))
         # A Python float: a NumPy scalar would turn a CPU array into a NumPy array.
-        jitter = float(M * np.finfo(np.float64).eps * max(trace / M, 1e-300))
-        T = _cholesky_with_jitter_device(xp, K_MM, jitter)
-        A = _cholesky_with_jitter_device(xp, T @ T.T, alpha * M / total_weight)
-        #: K_MM plus the jitter that made it positive definite (what T factorises).
-        self.K_MM = T.T @ T
+        self.jitter = float(M * np.finfo(np.float64).eps * max(trace / M, 1e-300))
+        T = cholesky_with_jitter_device(xp, K_MM, self.jitter)
+        A = cholesky_with_jitter_device(xp, T @ T.T, alpha * M / total_weight)
         self.T, self.A = _UpperTriangular(xp, T), _UpperTriangular(xp, A)
+
+    def solve_A(self, V, *, transpose: bool = False):
+        """:math:`A^{-1}V` (or :math:`A^{-\top}V`)."""
+        return self.A.solve(V, transpose=transpose)
+
+    def solve_T(self, V, *, transpose: bool = False):
+        """:math:`T^{-1}V` (or :math:`T^{-\top}V`)."""
+        return self.T.solve(V, transpose=transpose)
 
     def apply(self, V):
         """:math:`BV = T^{-1}A^{-1}V`."""
         return self.T.solve(self.A.solve(V))
 
     def apply_transpose(self, V):
-        """:math:`B^\\top V = A^{-\\top}T^{-\\top}V`."""
+        """:math:`B^\top V = A^{-\top}T^{-\top}V`."""
         return self.A.solve(self.T.solve(V, transpose=True), transpose=True)

@@ -35,6 +35,7 @@ from kernelmaps._array_api import (
     to_numpy,
 )
 from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._linalg import inverse_sqrt_psd
 from kernelmaps._validation import validate_input
 from kernelmaps.maps.nystroem import Nystroem
 from kernelmaps.models._common import as_float64, check_fitted_placement
@@ -411,12 +412,9 @@ def _regularised_whitening(Zc: Any, reg: float) -> tuple[Any, float]:
     \text{reg}\cdot\operatorname{tr}\Sigma`, and :math:`r`. The covariance is formed where
     ``Zc`` lives; its eigendecomposition (D × D) runs on the host and the result goes back."""
     covariance = to_numpy(Zc.T @ Zc / Zc.shape[0])
-    eigenvalues, eigenvectors = scipy.linalg.eigh(covariance, check_finite=False)
     total = float(np.trace(covariance))
     r = reg * total if total > 0 else reg  # a constant view: nothing to correlate
-    # Rounding can leave eigenvalues of a PSD covariance slightly negative: floor at 0.
-    scale = 1.0 / np.sqrt(np.maximum(eigenvalues, 0.0) + r)
-    return as_float64((eigenvectors * scale) @ eigenvectors.T, Zc), r
+    return as_float64(inverse_sqrt_psd(covariance, r), Zc), r
 
 
 def _scores(Z: Any, mean: Any, weights: Any) -> Any:

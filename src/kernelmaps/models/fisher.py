@@ -38,7 +38,9 @@ from kernelmaps.models._common import (
     check_fitted_placement,
     expansion_points,
     fit_kernel,
+    labels_from_scores,
 )
+from kernelmaps.models._nystrom import cache_budget, cross_block, kernel_times
 
 __all__ = ["KernelFisherDiscriminant"]
 
@@ -74,6 +76,9 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
     :math:`a\in\mathbb R^m`): :math:`O(nm^2)` instead of :math:`O(n^3)` time. Kernel values
     come from the fitted ``kernel_``: :math:`K` in row blocks, projections
     :math:`K(X, \text{expansion})\,a` by ``kernel_.matmul`` without holding the kernel matrix.
+    With landmarks, an :math:`n\times m` matrix beyond the ``kernel_cache_bytes`` budget
+    (:func:`kernelmaps.set_config`) is not held either: the scatter matrices come from
+    passes over its blocks (``fit_info_``).
 
     Parameters
     ----------
@@ -112,6 +117,11 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
     discriminant_intercept_ : ndarray of shape (n_classes,) or (1,)
         Its intercepts. Kept as arrays, not as a fitted LDA object, so the model's state is
         arrays only (safe to load with :mod:`kernelmaps.io`).
+    fit_info_ : dict
+        ``path``: ``"cached"`` when the n × p kernel matrix was held in memory (it fits
+        the ``kernel_cache_bytes`` budget, or the expansion is on every training point),
+        ``"recompute"`` when its blocks were evaluated in three passes (class sums,
+        centred scatter, projections) to stay within the budget; ``cache_bytes``.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -178,13 +188,22 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         self.X_fit_ = expansion_points(self, X)
         # n × p; symmetric when the expansion is on X, so k(x, x) is exact on the diagonal.
         expansion_on_X = self.X_fit_ is X
-        K = as_float64(self.kernel_(X) if expansion_on_X else self.kernel_(X, self.X_fit_), X)
-        warn_if_degenerate(K if expansion_on_X else centre_gram(self.kernel_, self.X_fit_,
-                                                                self.X_fit_),
-                           self.X_fit_, self.kernel_, owner="KernelFisherDiscriminant",
-                           what="expansion points", stacklevel=4)
-        self.coef_, self.eigenvalues_ = self._directions(K, y_index)
-        projections = K @ self.coef_
+        p = self.X_fit_.shape[0]
+        if expansion_on_X or is_device_array(X) or 8 * X.shape[0] * p <= cache_budget():
+            K = as_float64(self.kernel_(X) if expansion_on_X
+                           else self.kernel_(X, self.X_fit_), X)
+            self._check_expansion(K if expansion_on_X else None)
+            self.coef_, self.eigenvalues_ = self._directions(*self._scatter(K, y_index))
+            projections = K @ self.coef_
+            self.fit_info_ = {"path": "cached", "cache_bytes": int(8 * X.shape[0] * p)}
+        else:
+            # K (n × p) beyond the kernel_cache_bytes budget: three passes over its blocks
+            # (class sums, centred scatter, projections) in O(p²) memory instead of O(np).
+            self._check_expansion(None)
+            self.coef_, self.eigenvalues_ = self._directions(
+                *self._scatter_by_passes(X, y_index))
+            projections = kernel_times(self.kernel_, X, self.X_fit_, self.coef_)
+            self.fit_info_ = {"path": "recompute", "cache_bytes": 0}
         # The (C−1)-dimensional LDA runs on the host; its coefficients go where X lives.
         lda = LinearDiscriminantAnalysis().fit(to_numpy(projections), y_index)
         self.discriminant_coef_ = as_float64(lda.coef_, X)
@@ -192,10 +211,38 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         self._n_features_out = self.coef_.shape[1]
         return self
 
-    def _directions(self, K: Any, y_index: np.ndarray) -> tuple[Any, Any]:
-        """Discriminant directions and ratios. The scatter matrices are O(n·p²) work in K's
-        namespace (on its device); the p × p generalised eigenproblem — not in the array
-        API standard — is solved on the host and its vectors sent back."""
+    def _check_expansion(self, K: Any) -> None:
+        """Warn when the kernel is degenerate on the expansion points (``K`` when it is
+        their own kernel matrix, else their Gram matrix is evaluated)."""
+        if K is None:
+            K = centre_gram(self.kernel_, self.X_fit_, self.X_fit_)
+        warn_if_degenerate(K, self.X_fit_, self.kernel_, owner="KernelFisherDiscriminant",
+                           what="expansion points", stacklevel=5)
+
+    def _scatter_by_passes(self, X: Any, y_index: np.ndarray) -> tuple[Any, Any, Any, bool]:
+        """:meth:`_scatter` from passes over the blocks of K (NumPy): the class sums first,
+        then the within-class scatter about the exact class means (no cancellation)."""
+        n_classes, n = self.classes_.size, X.shape[0]
+        one_hot = (y_index[:, None] == np.arange(n_classes)[None, :]).astype(np.float64)
+        sums = self.kernel_.reduce(X, self.X_fit_, cross_block, np.ones(n), one_hot)
+        counts = one_hot.sum(axis=0)
+        means = (sums / counts).T  # (n_classes, p)
+        overall = sums.sum(axis=1) / n
+
+        def centred_scatter(K_b, index_b):
+            centred = K_b.astype(np.float64) - means[index_b]
+            return centred.T @ centred
+
+        within = self.kernel_.reduce(X, self.X_fit_, centred_scatter, y_index)
+        differences = means - overall
+        between = (differences.T * counts) @ differences
+        rounding = 16 * np.finfo(np.float64).eps * float(np.abs(means).max(initial=0.0))
+        return between, within, overall, bool(np.abs(differences).max() > rounding)
+
+    def _scatter(self, K: Any, y_index: np.ndarray) -> tuple[Any, Any, Any, bool]:
+        """Between- and within-class scatter of the rows of K (in its namespace, on its
+        device), the overall mean, and whether any class mean differs from it beyond
+        rounding."""
         xp = array_api_compat.array_namespace(K)
         n_classes = self.classes_.size
         overall = xp.mean(K, axis=0)
@@ -213,6 +260,13 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
             between += rows.shape[0] * (difference @ difference.T)
             centred = rows - mean
             within += centred.T @ centred
+        return between, within, overall, separated
+
+    def _directions(self, between: Any, within: Any, overall: Any,
+                    separated: bool) -> tuple[Any, Any]:
+        """Discriminant directions and ratios from the scatter matrices: the p × p
+        generalised eigenproblem — not in the array API standard — is solved on the host
+        and its vectors sent back to the scatter matrices' device."""
         if not separated:
             raise ValueError(
                 "KernelFisherDiscriminant: the classes have the same mean in the feature space "
@@ -225,13 +279,13 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         within.flat[:: within.shape[0] + 1] += mu
         # At most C−1 directions carry between-class scatter; fewer if the expansion is
         # smaller (e.g. very few landmarks).
-        n_directions = min(n_classes - 1, between.shape[0])
+        n_directions = min(self.classes_.size - 1, between.shape[0])
         # Generalised symmetric-definite eigenproblem; keep the largest ratios.
         ratios, vectors = scipy.linalg.eigh(
             between, within, subset_by_index=[between.shape[0] - n_directions,
                                               between.shape[0] - 1])
         order = np.argsort(ratios)[::-1]
-        return _like(vectors[:, order], K), _like(ratios[order], K)
+        return _like(vectors[:, order], overall), _like(ratios[order], overall)
 
     def transform(self, X: Any) -> np.ndarray:
         """Project onto the discriminant directions, shape (n_samples, n_classes − 1).
@@ -274,16 +328,8 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
 
     def predict(self, X: Any) -> np.ndarray:
         """Predicted class labels (in X's namespace when the classes are numbers)."""
-        scores = self._scores(X, "predict")
-        if isinstance(scores, np.ndarray):
-            index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-            return self.classes_[index]
-        xp = array_api_compat.array_namespace(scores)
-        index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 \
-            else xp.argmax(scores, axis=1)
-        if self.classes_.dtype.kind not in "biuf":  # labels NumPy alone can hold
-            return self.classes_[to_numpy(index)]
-        return xp.take(_like(self.classes_, scores), index)
+        scores = self._scores(X, "predict")  # checks that the model is fitted
+        return labels_from_scores(self.classes_, scores)
 
     def predict_proba(self, X: Any) -> np.ndarray:
         """Class probabilities from the Gaussian model in the discriminant space."""

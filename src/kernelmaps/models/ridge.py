@@ -2,41 +2,22 @@ r"""Kernel ridge regression: exact (Cholesky) or Nyström + FALKON-preconditione
 
 from __future__ import annotations
 
-import warnings
-from numbers import Integral, Real
 from typing import Any
 
 import array_api_compat
 import numpy as np
-import scipy.linalg
-from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, _fit_context
-from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted
+from sklearn.base import MultiOutputMixin, RegressorMixin, _fit_context
+from sklearn.utils.validation import _check_sample_weight
 
-from kernelmaps._array_api import is_device_array, namespace_and_device
 from kernelmaps._engine import collection_handler, is_dask_collection
 from kernelmaps._validation import validate_input
-from kernelmaps.kernels.degenerate import warn_if_degenerate
-from kernelmaps.models._common import (
-    KERNEL_PARAMETER_CONSTRAINTS,
-    LANDMARK_PARAMETER_CONSTRAINTS,
-    as_float64,
-    centre_gram,
-    check_fitted_placement,
-    fit_kernel,
-    float64_like,
-    kernel_columns,
-    select_centres,
-)
-from kernelmaps.models._solvers import falkon_solve
+from kernelmaps.models._common import as_float64, float64_like
+from kernelmaps.models._ridge_base import AUTO_EXACT_MAX_SAMPLES, _KernelRidgeBase
 
-__all__ = ["KernelRidge"]
-
-#: solver="auto" uses the exact solver up to this many samples (n×n float64 = 200 MB).
-AUTO_EXACT_MAX_SAMPLES = 5_000
+__all__ = ["AUTO_EXACT_MAX_SAMPLES", "KernelRidge"]
 
 
-class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
+class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
     r"""Kernel ridge regression, exact or at scale with Nyström + preconditioned CG.
 
     Minimises :math:`\|y - Kc\|^2 + \alpha\,c^\top K c` and predicts
@@ -57,12 +38,41 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     2017; see :mod:`kernelmaps.models._solvers`): with :math:`K_{MM} = T^\top T` and
     :math:`A^\top A = TT^\top + \tfrac{\alpha M}{n}I` (Cholesky factors), :math:`B =
     T^{-1}A^{-1}` makes :math:`B^\top(K_{nM}^\top K_{nM} + \alpha K_{MM})B \approx \tfrac nM
-    I`, so CG converges in a few tens of iterations. Each iteration is one pass over the data
-    (``kernel_.reduce``) in cache-sized row blocks on threads: :math:`K_{nM}` is never held in
-    memory, only one block of it per thread. Cost per iteration :math:`O(nMd)`; memory
-    :math:`O(M^2 + \text{block})`. Kernel blocks are computed in the dtype of ``X`` (pass
-    float32 data for speed); the small systems are solved in float64. Sample weights
-    :math:`w` enter as :math:`K_{nM}^\top W K_{nM}` and :math:`K_{nM}^\top W y`.
+    I`, so CG converges in a few tens of iterations. The first pass over the data computes
+    the kernel blocks :math:`K_b = k(X_b, \tilde X)` and the right-hand side, and keeps the
+    blocks (in ``X``'s dtype) for as many rows as the ``kernel_cache_bytes`` setting allows
+    (default: half the available memory; see :func:`kernelmaps.set_config`); every CG
+    iteration is then one fused pass over the cached blocks (:math:`K_b v`, then
+    :math:`K_b^\top u` while the block is in cache) and recomputes only the rows beyond the
+    budget, in cache-sized row blocks on threads. ``fit_info_`` says which path was taken.
+    Cost: :math:`O(nMd)` for the first pass, then :math:`O(nMt)` per iteration from the
+    cache (:math:`O(nMd)` recomputed); memory :math:`O(M^2)` (one M × M buffer for the
+    preconditioner) plus the cache (at most :math:`nM` values) and one block per thread.
+    Sample weights :math:`w` enter as :math:`K_{nM}^\top W K_{nM}` and
+    :math:`K_{nM}^\top W y`. ``verbose=1`` reports each CG iteration (residual, elapsed
+    time, ETA); :func:`kernelmaps.models.estimate_fit_cost` predicts time and memory before
+    a fit.
+
+    Precision: kernel blocks are computed in the dtype of ``X`` (pass float32 data for
+    speed), while every product over them — the CG passes, the right-hand side and
+    ``predict`` — is accumulated in float64, and the small systems are solved in float64.
+    A float32 fit therefore solves the normal equations of the float32-rounded kernel values
+    :math:`\tilde K = K + E` (:math:`|E_{ij}| \lesssim \varepsilon_{32}|K_{ij}|`, more for a
+    kernel whose evaluation cancels): converged, its predictions differ from the float64
+    solution by the first-order effect of :math:`E`,
+
+    .. math::
+
+        |\delta f(x)| \le |E_x||\beta| + |r|^\top W|E||g_x| + |WKg_x|^\top|E||\beta|
+          + \alpha|g_x|^\top|E_{MM}||\beta|, \qquad g_x = H^{-1}k_x,\ r = y - K\beta,
+
+    typically 1e-5 of the predictions' scale on a well-conditioned problem (about 0.1 of
+    the bound, measured under three OpenBLAS kernel families). CG's stopping error comes on
+    top: at the default ``tol=1e-4`` it dominates, in float32 as in float64 (about 1e-4 to
+    1e-3 of the scale); lower ``tol`` towards 1e-8 to reach the float32 floor. Where
+    :math:`K_{MM}` is numerically singular (a tiny ``gamma``, more centres than the kernel's
+    rank) the bound exceeds the predictions and float32 and float64 fits may differ in the
+    directions the rounding erases.
 
     Any array library: with ``sklearn.config_context(array_api_dispatch=True)`` and X, y of
     PyTorch (CPU or CUDA), CuPy or ``array_api_strict``, both solvers run on X's device —
@@ -100,6 +110,9 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         its initial norm.
     random_state : int, RandomState instance or None, default=None
         Controls the choice of centres.
+    verbose : int, default=0
+        ``1``: report the phases and every CG iteration (relative residual, elapsed time,
+        ETA) with rich or tqdm when installed, else on the ``"kernelmaps"`` logger.
 
     Attributes
     ----------
@@ -119,6 +132,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         The solver used.
     n_iter_ : int
         CG iterations run (1 for the exact solver: one direct solve).
+    fit_info_ : dict
+        How the fit ran: ``solver``; for Nyström also ``path`` (``"cached"``,
+        ``"partly cached"`` or ``"recompute"``: whether CG read the kernel blocks from
+        memory), ``cached_rows``, ``cache_bytes``, ``cache_budget_bytes``, ``iterations``,
+        ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s``,
+        ``preconditioner_s`` and ``solve_s`` (preconditioner and CG).
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
 
@@ -142,38 +161,9 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
     RBFKernel(gamma=0.5, sigma=None)
     """
 
-    _parameter_constraints: dict = {
-        "alpha": [Interval(Real, 0, None, closed="neither"), "array-like"],
-        **KERNEL_PARAMETER_CONSTRAINTS,
-        "solver": [StrOptions({"auto", "exact", "nystrom"})],
-        "n_components": [Interval(Integral, 1, None, closed="left")],
-        **LANDMARK_PARAMETER_CONSTRAINTS,
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="neither")],
-        "random_state": ["random_state"],
-    }
+    # The parameters and their defaults are _KernelRidgeBase's (scikit-learn's KernelRidge
+    # plus the Nyström ones).
 
-    def __init__(self, alpha: float | np.ndarray = 1.0, *, kernel: Any = "linear",
-                 gamma: float | None = None, degree: float = 3, coef0: float = 1,
-                 kernel_params: dict | None = None, solver: str = "auto",
-                 n_components: int = 1000, landmarks: str = "uniform",
-                 landmark_params: dict | None = None, max_iter: int = 100, tol: float = 1e-4,
-                 random_state: Any = None) -> None:
-        self.alpha = alpha
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.kernel_params = kernel_params
-        self.solver = solver
-        self.n_components = n_components
-        self.landmarks = landmarks
-        self.landmark_params = landmark_params
-        self.max_iter = max_iter
-        self.tol = tol
-        self.random_state = random_state
-
-    # ------------------------------------------------------------------ fit
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> KernelRidge:
         """Fit the model.
@@ -196,136 +186,20 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         if is_dask_collection(X):  # Dask (optional): FALKON, K_nM passes on the workers
             return collection_handler("fit_kernel_ridge")(self, X, y, sample_weight)
         X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True)
-        self.kernel_ = fit_kernel(self)  # kernel parameter errors before any work
-        if self._pairwise and X.shape[0] != X.shape[1]:
-            raise ValueError("With kernel='precomputed', X must be the square (n_samples, "
-                             f"n_samples) training kernel matrix; got shape {X.shape}.")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=float64_like(X))
-        alpha = np.atleast_1d(np.asarray(self.alpha, dtype=np.float64))
-        targets = 1 if y.ndim == 1 else y.shape[1]
-        if alpha.ndim != 1 or alpha.size not in (1, targets) or np.any(alpha <= 0):
-            raise ValueError(f"alpha must be a positive float or an array of {targets} positive "
-                             f"values (one per target); got {self.alpha!r}.")
-        self.solver_ = self._choose_solver(X.shape[0])
-        y64 = as_float64(y, X)
-        # A refit must not keep the centres of an earlier Nyström fit.
-        self.__dict__.pop("center_indices_", None)
-        if self.solver_ == "exact":
-            self.X_fit_ = X
-            self._columns = kernel_columns(self.kernel_, X, _row_indices(X))
-            fit_exact = self._fit_exact_device if is_device_array(X) else self._fit_exact
-            self.dual_coef_ = fit_exact(X, y64, alpha, sample_weight)
-            self.n_iter_ = 1  # one direct solve
-        else:
-            if alpha.size > 1 and np.ptp(alpha) > 0:
-                raise ValueError("solver='nystrom' takes a single alpha for all targets; fit "
-                                 "one model per alpha or use solver='exact'.")
-            self.dual_coef_ = self._fit_nystrom(X, y64, float(alpha[0]), sample_weight)
+        Y = as_float64(y, X)
+        ravel = Y.ndim == 1
+        if ravel:
+            Y = array_api_compat.array_namespace(Y).reshape(Y, (-1, 1))
+        self._fit_targets(X, Y, sample_weight, ravel)
         return self
 
-    @property
-    def _pairwise(self) -> bool:
-        """Whether X holds kernel values (``kernel="precomputed"``), for the tags."""
-        return isinstance(self.kernel, str) and self.kernel == "precomputed"
-
-    def _choose_solver(self, n_samples: int) -> str:
-        if self.solver != "auto":
-            return self.solver
-        return "exact" if n_samples <= AUTO_EXACT_MAX_SAMPLES else "nystrom"
-
-    def _fit_exact(self, X, y, alpha, sample_weight) -> np.ndarray:
-        # A fresh array from the kernel (never the caller's X), so it is scaled in place.
-        K = np.asarray(self.kernel_(X), dtype=np.float64)
-        warn_if_degenerate(K, X, self.kernel_, owner="KernelRidge", what="training points",
-                           stacklevel=5)
-        ravel = y.ndim == 1
-        Y = y.reshape(-1, 1) if ravel else y
-        if sample_weight is not None:
-            # Weighted ridge through √w scaling, as scikit-learn does (out of place: y is
-            # the caller's array).
-            root = np.sqrt(sample_weight)
-            K *= np.outer(root, root)
-            Y = Y * root[:, None]
-        n = K.shape[0]
-        coefficients = np.empty_like(Y)
-        for column, a in _alpha_groups(alpha, Y.shape[1]):
-            system = K.copy()
-            system.flat[:: n + 1] += a
-            try:
-                factor = scipy.linalg.cho_factor(system, overwrite_a=True, check_finite=False)
-                coefficients[:, column] = scipy.linalg.cho_solve(factor, Y[:, column],
-                                                                 check_finite=False)
-            except np.linalg.LinAlgError:
-                warnings.warn("Singular matrix in solving dual problem (is the kernel PSD?). "
-                              "Using least-squares solution instead.", stacklevel=3)
-                system = K.copy()
-                system.flat[:: n + 1] += a
-                coefficients[:, column] = scipy.linalg.lstsq(system, Y[:, column])[0]
-        if sample_weight is not None:
-            coefficients *= np.sqrt(sample_weight)[:, None]
-        return coefficients.ravel() if ravel else coefficients
-
-    def _fit_exact_device(self, X, y, alpha, sample_weight):
-        """:meth:`_fit_exact` on X's device: the same weighted system, solved there."""
-        xp, device = namespace_and_device(X)
-        K = as_float64(self.kernel_(X), X)
-        Y = y[:, None] if y.ndim == 1 else y
-        if sample_weight is not None:
-            root = xp.sqrt(sample_weight)
-            K = K * (root[:, None] * root[None, :])
-            Y = Y * root[:, None]
-        identity = xp.eye(K.shape[0], dtype=K.dtype, device=device)
-        if alpha.size == 1:
-            coefficients = _solve_psd_device(xp, K + float(alpha[0]) * identity, Y)
-        else:  # one system per target
-            coefficients = xp.concat([_solve_psd_device(xp, K + a * identity, Y[:, j:j + 1])
-                                      for j, a in enumerate(alpha.tolist())], axis=1)
-        if sample_weight is not None:
-            coefficients *= xp.sqrt(sample_weight)[:, None]
-        return coefficients[:, 0] if y.ndim == 1 else coefficients
-
-    def _fit_nystrom(self, X, y, alpha, sample_weight) -> np.ndarray:
-        n = X.shape[0]
-        centres, indices = select_centres(self, X, self.kernel_, min(self.n_components, n))
-        if indices is not None:
-            self.center_indices_ = indices
-        # A precomputed kernel reaches the centres by their row indices (its columns).
-        self._columns = self.X_fit_ = kernel_columns(self.kernel_, centres, indices)
-        K_MM = centre_gram(self.kernel_, centres, self._columns)
-        warn_if_degenerate(K_MM, centres, self.kernel_, owner="KernelRidge", what="centres",
-                           stacklevel=5)
-        xp = array_api_compat.array_namespace(y)  # NumPy, or X's namespace on its device
-        ravel = y.ndim == 1
-        Y = xp.reshape(y, (-1, 1)) if ravel else y
-        weights = as_float64(np.ones(n), X) if sample_weight is None else sample_weight
-        beta, self.n_iter_ = falkon_solve(
-            lambda V: self._weighted_gram_times(X, V, weights), K_MM, alpha,
-            rhs=self._weighted_cross(X, Y, weights), total_weight=float(xp.sum(weights)),
-            max_iter=self.max_iter, tol=self.tol,
-        )
-        return xp.reshape(beta, (-1,)) if ravel else beta
-
-    # The two data passes of the normal equations, one block of K_nM per thread ----------
-    def _weighted_gram_times(self, X, V, weights) -> np.ndarray:
-        """K_nMᵀ diag(w) K_nM V."""
-        def block(K_b, w_b):
-            xp = array_api_compat.array_namespace(K_b)
-            KV = K_b @ xp.astype(V, K_b.dtype, copy=False)
-            KV *= xp.astype(w_b[:, None], K_b.dtype, copy=False)
-            return K_b.T @ KV
-        return self.kernel_.reduce(X, self._columns, block, weights)
-
-    def _weighted_cross(self, X, Y, weights) -> np.ndarray:
-        """K_nMᵀ diag(w) Y."""
-        def block(K_b, w_b, Y_b):
-            xp = array_api_compat.array_namespace(K_b)
-            return K_b.T @ xp.astype(Y_b * w_b[:, None], K_b.dtype, copy=False)
-        return self.kernel_.reduce(X, self._columns, block, weights, Y)
-
-    # ------------------------------------------------------------------ predict
     def predict(self, X: Any) -> np.ndarray:
-        """Predict with the fitted model, :math:`k(X, \\text{centres})\\,c` in row blocks.
+        r"""Predict with the fitted model, :math:`k(X, \text{centres})\,c` in row blocks.
+
+        The kernel blocks are computed in X's dtype and multiplied by the coefficients in
+        float64.
 
         Parameters
         ----------
@@ -339,50 +213,4 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, BaseEstimator):
         """
         if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
             return collection_handler("map_rows")(self, X, "predict")
-        check_is_fitted(self)
-        X = validate_input(self, X, reset=False)
-        check_fitted_placement(self, X, self.dual_coef_, "predict")
-        return as_float64(self.kernel_.matmul(X, self._columns, self.dual_coef_), X)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = not self._pairwise
-        tags.input_tags.pairwise = self._pairwise
-        tags.array_api_support = True
-        return tags
-
-
-def _row_indices(X: Any) -> Any:
-    """0 … n−1, on X's device for a device array (a precomputed kernel's columns)."""
-    if is_device_array(X):
-        xp, device = namespace_and_device(X)
-        return xp.arange(X.shape[0], device=device)
-    return np.arange(X.shape[0])
-
-
-def _solve_psd_device(xp: Any, system: Any, Y: Any) -> Any:
-    """``system⁻¹ Y`` on the device for a symmetric system; least squares (pseudo-inverse)
-    with scikit-learn's warning when it is not positive definite, as :meth:`_fit_exact`."""
-    try:
-        factor = xp.linalg.cholesky(system)
-        positive_definite = bool(xp.all(xp.isfinite(xp.linalg.diagonal(factor))))
-    except (RuntimeError, ValueError, np.linalg.LinAlgError):
-        positive_definite = False
-    if positive_definite:
-        if array_api_compat.is_torch_array(factor):
-            import torch  # only reached with torch tensors
-
-            return torch.cholesky_solve(Y, factor)
-        return xp.linalg.solve(system, Y)
-    warnings.warn("Singular matrix in solving dual problem (is the kernel PSD?). "
-                  "Using least-squares solution instead.", stacklevel=4)
-    return xp.linalg.pinv(system) @ Y
-
-
-def _alpha_groups(alpha: np.ndarray, n_targets: int):
-    """Yield (target columns, alpha) pairs: one system per distinct alpha."""
-    if alpha.size == 1:
-        yield slice(None), float(alpha[0])
-        return
-    for value in np.unique(alpha):
-        yield np.flatnonzero(alpha == value), float(value)
+        return self._decision(X, "predict")

@@ -8,12 +8,13 @@ dropped. :math:`G = \sum_b A_b^\top A_b` holds :math:`Z^\top S Z`, :math:`Z^\top
 :math:`D\times D` Cholesky solve give :math:`w` and :math:`b` exactly as scikit-learn's
 ``Ridge(solver='cholesky')`` does on the materialised :math:`Z`. On Dask collections each row
 chunk gives its :math:`G_c` where it lives and Dask's tree reduction sums them: the
-:math:`(D+1+t)^2` partial sums are all that travel.
+:math:`(D+1+t)^2` partial sums are all that travel (the handlers that
+:mod:`kernelmaps.distributed` registers: ``fit_feature_ridge``, ``score_on_dask``,
+``map_rows``).
 """
 
 from __future__ import annotations
 
-import warnings
 from numbers import Real
 from typing import Any
 
@@ -25,12 +26,19 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from kernelmaps._engine import block_rows_for, is_dask_collection, run_blocks
+from kernelmaps._engine import (
+    block_rows_for,
+    collection_handler,
+    is_dask_collection,
+    run_blocks,
+)
+from kernelmaps._linalg import solve_psd
 from kernelmaps._validation import validate_input
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
 
-__all__ = ["FeatureRidge", "FeatureRidgeClassifier", "normal_statistics", "ridge_solve"]
+__all__ = ["FeatureRidge", "FeatureRidgeClassifier", "encode_labels", "normal_statistics",
+           "ridge_solve"]
 
 
 def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
@@ -69,7 +77,8 @@ def ridge_solve(gram: np.ndarray, n_features: int, alpha: float,
     With weighted means :math:`\mu = Z^\top s / \sum s` and :math:`\bar y`, the centred system
     :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y -
     (\textstyle\sum s)\,\mu\bar y^\top`, :math:`b = \bar y - \mu^\top w` is scikit-learn's
-    ``Ridge`` (Cholesky; least squares if the matrix is singular).
+    ``Ridge`` (Cholesky; least squares if the matrix is singular, with
+    :data:`kernelmaps._linalg.SINGULAR_WARNING`).
     """
     D = n_features
     S, ZY = gram[:D, :D].copy(), gram[:D, D + 1:].copy()
@@ -79,18 +88,12 @@ def ridge_solve(gram: np.ndarray, n_features: int, alpha: float,
         S -= total * np.outer(mean, mean)
         ZY -= total * np.outer(mean, target_mean)
     S.flat[:: D + 1] += alpha
-    try:
-        coef = scipy.linalg.solve(S, ZY, assume_a="pos", check_finite=False)
-    except np.linalg.LinAlgError:
-        warnings.warn("Singular matrix in solving the ridge system (alpha=0 with linearly "
-                      "dependent features?); using the least-squares solution instead.",
-                      stacklevel=3)
-        coef = scipy.linalg.lstsq(S, ZY, check_finite=False)[0]
+    coef = solve_psd(S, ZY, overwrite=True, stacklevel=3)  # S is this function's copy
     intercept = target_mean - mean @ coef if fit_intercept else np.zeros(ZY.shape[1])
     return coef, intercept
 
 
-def _encode_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
+def encode_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
     """One-vs-rest ±1 targets (one column for two classes, as ``RidgeClassifier``)."""
     y = np.asarray(y).reshape(-1)
     if classes.size == 2:
@@ -141,10 +144,8 @@ class _FeatureRidgeBase(BaseEstimator):
         -------
         self : object
         """
-        if is_dask_collection(X):
-            from kernelmaps.distributed._ridge_dask import fit_feature_ridge
-
-            fit_feature_ridge(self, X, y, sample_weight)
+        if is_dask_collection(X):  # Dask (optional): one tree-reduced pass on the workers
+            collection_handler("fit_feature_ridge")(self, X, y, sample_weight)
             return self
         X, y = validate_input(self, X, y, reset=True, multi_output=self._y_numeric,
                               y_numeric=self._y_numeric)
@@ -170,9 +171,7 @@ class _FeatureRidgeBase(BaseEstimator):
         """``z(X) w + b``: lazily for Dask collections, else in row blocks."""
         check_is_fitted(self)
         if is_dask_collection(X):
-            from kernelmaps.distributed._transform import map_rows
-
-            return map_rows(self, X, "_decision", owner=f"{type(self).__name__}.predict")
+            return collection_handler("map_rows")(self, X, "_decision")
         X = validate_input(self, X, reset=False)
         coef = np.atleast_2d(self.coef_)
         width = self.feature_map_._n_out(X)
@@ -201,9 +200,7 @@ class _FeatureRidgeBase(BaseEstimator):
         score : float
         """
         if is_dask_collection(X):
-            from kernelmaps.distributed._ridge_dask import dask_score
-
-            return dask_score(self, X, y, sample_weight)
+            return collection_handler("score")(self, X, y, sample_weight)
         return super().score(X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
@@ -276,7 +273,7 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     --------
     >>> import numpy as np
     >>> from kernelmaps import RBFSampler
-    >>> from kernelmaps.distributed import FeatureRidge
+    >>> from kernelmaps.models import FeatureRidge
     >>> rng = np.random.RandomState(0)
     >>> X = rng.uniform(-3, 3, size=(5000, 1)); y = np.sin(X[:, 0])
     >>> model = FeatureRidge(RBFSampler(gamma=0.5, n_components=200, random_state=0),
@@ -347,7 +344,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
     --------
     >>> from sklearn.datasets import load_digits
     >>> from kernelmaps import Nystroem
-    >>> from kernelmaps.distributed import FeatureRidgeClassifier
+    >>> from kernelmaps.models import FeatureRidgeClassifier
     >>> X, y = load_digits(return_X_y=True)
     >>> model = FeatureRidgeClassifier(Nystroem(gamma=1e-3, n_components=300, random_state=0),
     ...                                alpha=1e-2).fit(X[:1500], y[:1500])
@@ -374,7 +371,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         self._n_targets = 1 if classes.size == 2 else classes.size
 
     def _encode(self, y: np.ndarray) -> np.ndarray:
-        return _encode_labels(y, self.classes_)
+        return encode_labels(y, self.classes_)
 
     def decision_function(self, X: Any) -> Any:
         """Class scores ``z(X) W + b``.
@@ -404,9 +401,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         y_pred : ndarray or dask array of shape (n_samples,)
         """
         if is_dask_collection(X):
-            from kernelmaps.distributed._transform import map_rows
-
-            return map_rows(self, X, "predict")
+            return collection_handler("map_rows")(self, X, "predict")
         scores = self.decision_function(X)
         index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[index]

@@ -1,0 +1,144 @@
+"""kernelmaps._linalg: in-place Cholesky, SPD solves with a fallback, lauum, inverse roots;
+and the one-buffer FALKON preconditioner built from them."""
+
+from __future__ import annotations
+
+import tracemalloc
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+from kernelmaps._linalg import (
+    SINGULAR_WARNING,
+    cholesky_in_place,
+    inverse_sqrt_psd,
+    lower_times_upper_in_place,
+    restore_symmetric,
+    solve_psd,
+)
+from kernelmaps.models import KernelRidge, _ridge_base
+from kernelmaps.models._solvers import FalkonPreconditioner
+
+EPS = np.finfo(np.float64).eps
+
+
+def spd(m: int, condition: float, seed: int = 0) -> np.ndarray:
+    rng = np.random.RandomState(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    return (Q * np.geomspace(1.0, 1.0 / condition, m)) @ Q.T
+
+
+def test_solve_psd_in_place_solves_and_restores():
+    A = spd(300, 1e6)
+    A = (A + A.T) / 2
+    B = np.random.RandomState(1).normal(size=(300, 3))
+    original = A.copy()
+    x = solve_psd(A, B, overwrite=True)
+    # Normwise forward error of a backward-stable solve: a few κ·eps of ‖x‖.
+    expected = np.linalg.solve(original, B)
+    assert np.abs(x - expected).max() <= 300 * 1e6 * EPS * np.abs(expected).max()
+    np.testing.assert_array_equal(np.tril(A, -1), np.tril(original, -1))  # not touched
+    restore_symmetric(A, original.diagonal().copy())
+    np.testing.assert_array_equal(A, original)  # a copy of what was there: exact
+
+
+def test_solve_psd_falls_back_to_least_squares_with_the_one_warning():
+    rng = np.random.RandomState(0)
+    F = rng.normal(size=(50, 5))
+    A = F @ F.T  # rank 5: Cholesky fails
+    b = A @ rng.normal(size=(50, 1))  # consistent: least squares solves it
+    with pytest.warns(UserWarning, match="Singular matrix in solving dual problem"):
+        x = solve_psd(A.copy(), b, overwrite=True)
+    assert np.linalg.norm(A @ x - b) <= 1e-8 * np.linalg.norm(b)
+    assert "least-squares" in SINGULAR_WARNING
+
+
+def test_cholesky_in_place_keeps_the_lower_triangle_and_grows_the_jitter():
+    rng = np.random.RandomState(0)
+    F = rng.normal(size=(200, 4))
+    K = F @ F.T  # rank 4
+    original = K.copy()
+    R, jitter = cholesky_in_place(K, 0.0, floor=1e-10)
+    assert R is K and jitter >= 1e-10
+    np.testing.assert_array_equal(np.tril(K, -1), np.tril(original, -1))
+    upper = np.triu(R)
+    # Backward error of Cholesky: |RᵀR − A| ≤ (n+1)·eps·|Rᵀ||R| entrywise.
+    bound = 201 * EPS * (np.abs(upper).T @ np.abs(upper))
+    assert np.all(np.abs(upper.T @ upper - (original + jitter * np.eye(200))) <= bound)
+    with pytest.raises(ValueError, match="square C-contiguous float64"):
+        cholesky_in_place(np.eye(3, dtype=np.float32), 0.0)
+
+
+def test_lower_times_upper_in_place_is_r_r_transpose():
+    R = np.triu(np.random.RandomState(0).uniform(0.5, 1.5, size=(120, 120)))
+    buffer = R + np.tril(np.full((120, 120), 7.0), -1)  # lower triangle must survive
+    lower_times_upper_in_place(buffer)
+    expected = R @ R.T
+    # Each entry is a dot product of ≤ 120 positive terms: ≤ 120·eps of its value.
+    np.testing.assert_allclose(np.triu(buffer), np.triu(expected), rtol=120 * EPS, atol=0)
+    assert np.all(np.tril(buffer, -1) == np.tril(np.full((120, 120), 7.0), -1))
+
+
+def test_inverse_sqrt_psd():
+    A = spd(40, 1e3)
+    A = (A + A.T) / 2
+    root = inverse_sqrt_psd(A, 1e-3)
+    shifted = A + 1e-3 * np.eye(40)
+    # (A + sI)^{-1/2} (A + sI) (A + sI)^{-1/2} = I up to κ·eps.
+    np.testing.assert_allclose(root @ shifted @ root, np.eye(40), atol=40 * 1e3 * EPS * 10)
+
+
+def test_one_buffer_preconditioner_equals_the_explicit_factors_and_needs_one_matrix():
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(400, 3))
+    K_MM = rbf_kernel(X, gamma=0.5)
+    M, alpha, n = 400, 0.1, 5000.0
+    T = np.linalg.cholesky(K_MM + 4 * M * EPS * np.eye(M)).T
+    A = np.linalg.cholesky(T @ T.T + alpha * M / n * np.eye(M)).T
+    buffer = K_MM.copy()
+    tracemalloc.start()
+    try:
+        preconditioner = FalkonPreconditioner(buffer, alpha, n, overwrite=True)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert preconditioner.buffer is buffer
+    # In place: beyond the buffer only vectors and blocks of rows, not another M × M array.
+    assert peak < 0.5 * buffer.nbytes
+    V = rng.normal(size=(M, 2))
+    B_V = np.linalg.solve(T, np.linalg.solve(A, V))
+    Bt_V = np.linalg.solve(A.T, np.linalg.solve(T.T, V))
+    # The factors differ from numpy's by the jitter (≤ 1e-13 relative here) and rounding;
+    # B amplifies both by κ(K_MM + jitter) at most.
+    kappa = np.linalg.cond(K_MM + 4 * M * EPS * np.eye(M))
+    tolerance = 1e3 * kappa * EPS
+    np.testing.assert_allclose(preconditioner.apply(V), B_V, rtol=0,
+                               atol=tolerance * np.abs(B_V).max())
+    np.testing.assert_allclose(preconditioner.apply_transpose(V), Bt_V, rtol=0,
+                               atol=tolerance * np.abs(Bt_V).max())
+
+
+def test_exact_ridge_factorises_in_place_for_each_alpha(monkeypatch):
+    # Several alphas: one n × n matrix (the kernel's), restored between the factorisations.
+    # (The degeneracy check, which needs its own n × n temporary, is left out of the count.)
+    monkeypatch.setattr(_ridge_base, "warn_if_degenerate", lambda *args, **kwargs: None)
+    rng = np.random.RandomState(0)
+    X, Y = rng.normal(size=(800, 3)), rng.normal(size=(800, 3))
+    model = KernelRidge(kernel="rbf", gamma=0.3, alpha=np.array([0.1, 1.0, 10.0]))
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            model.fit(X, Y)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1.5 * 800 * 800 * 8  # a copy per alpha was 2 n × n arrays at once
+    K = rbf_kernel(X, gamma=0.3)
+    for j, a in enumerate([0.1, 1.0, 10.0]):
+        expected = np.linalg.solve(K + a * np.eye(800), Y[:, j])
+        kappa = np.linalg.cond(K + a * np.eye(800))
+        assert np.abs(model.dual_coef_[:, j] - expected).max() <= \
+            800 * kappa * EPS * np.abs(expected).max()
