@@ -51,8 +51,10 @@ from kernelmaps.models import (
     KernelFisherDiscriminant,
     KernelMeanDistance,
     KernelRidge,
+    KernelRidgeClassifier,
 )
 from kernelmaps.models._solvers import FalkonPreconditioner
+from kernelmaps.models.feature_ridge import encode_labels
 from kernelmaps.models.cca import _centred, _regularised_whitening
 
 #: The dtype of the runs being bounded, and of their small systems (set by
@@ -230,7 +232,8 @@ def _falkon_bound(model: KernelRidge, X: np.ndarray, K_new: np.ndarray, Y: np.nd
     H = K.T @ (S * K) + alpha * K_MM
     W = scipy.linalg.solve(H, K_new.T, assume_a="sym")  # (M, n_new)
     preconditioner = FalkonPreconditioner(K_MM, alpha, float(weights.sum()))
-    B_inverse_W = preconditioner.A @ (preconditioner.T @ W)
+    B = preconditioner.apply(np.eye(M))  # B = T⁻¹A⁻¹, M × M
+    B_inverse_W = np.linalg.solve(B, W)
     out = np.zeros((K_new.shape[0], Y.shape[1]))
     for t in range(Y.shape[1]):
         b, y = np.abs(beta[:, t]), np.abs(weights * Y[:, t])
@@ -447,6 +450,15 @@ def _bounds(estimator: Any, X: np.ndarray, X_new: np.ndarray, y: Any, y_new: Any
     if isinstance(estimator, KernelRidge):
         weights = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight)
         return {"predict": _ridge_bound(estimator, X, X_new, np.asarray(y), weights)}
+    if isinstance(estimator, KernelRidgeClassifier):
+        # Kernel ridge regression on the ±1 one-vs-rest targets: the scores' bound is the
+        # regression's, with those targets.
+        weights = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight)
+        targets = encode_labels(np.asarray(y), estimator.classes_)
+        bound = _ridge_bound(estimator, X, X_new, targets, weights)
+        if estimator.classes_.size == 2:  # one score per row
+            bound = np.asarray(bound).reshape(len(X_new))
+        return {"decision_function": bound}
     if isinstance(estimator, KernelFisherDiscriminant):
         return _fisher_bounds(estimator, X, X_new, np.asarray(y))
     if isinstance(estimator, KernelMeanDistance):
