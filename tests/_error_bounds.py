@@ -54,8 +54,8 @@ from kernelmaps.models import (
     KernelRidgeClassifier,
 )
 from kernelmaps.models._solvers import FalkonPreconditioner
-from kernelmaps.models.feature_ridge import encode_labels
 from kernelmaps.models.cca import _centred, _regularised_whitening
+from kernelmaps.models.feature_ridge import encode_labels
 
 #: The dtype of the runs being bounded, and of their small systems (set by
 #: :func:`error_bound`).
