@@ -129,12 +129,11 @@ def _methods_from_args(values: list[str] | None) -> list[str] | None:
 
 # =========================================================================== commands
 @contextmanager
-def _thread_limit(n_threads: int | None) -> Iterator[None]:
-    """Limit BLAS and the kernelmaps engine to ``n_threads`` (None: leave the defaults)."""
-    if n_threads is None:
-        yield
-        return
-    with threadpool_limits(limits=n_threads), config_context(n_threads=n_threads):
+def _one_thread() -> Iterator[None]:
+    """BLAS and the kernelmaps engine on one thread in this process: its own work (loading,
+    the median heuristic, the report) is small, and compare's runs are spread over worker
+    processes of one thread each (``--threads``), so no core runs two busy threads."""
+    with threadpool_limits(limits=1), config_context(n_threads=1):
         yield
 
 
@@ -170,7 +169,7 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
 
     test_data = (data.X_test, data.y_test) if data.X_test is not None else None
     try:
-        with warnings.catch_warnings(record=True) as caught, _thread_limit(args.threads):
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             results = evaluate.compare(
                 data.X, data.y, kernel=kernel, methods=_methods_from_args(args.methods),
@@ -179,13 +178,13 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                 test_size=args.test_size, cv=args.cv, test_data=test_data,
                 n_seeds=args.seeds, error_sample=args.error_sample, metric=args.metric,
                 random_state=args.random_state, scale=args.scale or "none",
-                progress=advance, on_phase=phase)
+                n_jobs=args.threads, progress=advance, on_phase=phase)
     finally:
         if tasks:
             progress.stop()
     notes = sorted({str(w.message) for w in caught}
                    | {n for cell in results["notes"] for n in cell.split(" | ") if n})
-    return results, notes
+    return results, [*results.attrs["settings"]["merged"], *notes]
 
 
 def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
@@ -211,7 +210,8 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
         "advice tolerance": f"{args.tolerance:.3g} (relative score gap to the exact score)",
         "max rows": "all" if args.max_rows is None else str(args.max_rows),
         "random_state": str(args.random_state),
-        "threads": "all cores" if args.threads is None else str(args.threads),
+        "threads": (f"{resolved['n_jobs']} worker processes of one thread each"
+                    if resolved["n_jobs"] > 1 else "1 (every run in this process)"),
         "wall time": f"{wall:.1f} s (loading the data and every run)",
     }
 
@@ -245,6 +245,11 @@ def _scaled_for_heuristic(X: Any, scale: str | None) -> Any:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    with _one_thread():
+        return _compare(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     out = Path(args.out)
     if out.exists() and not out.is_dir():  # before the runs, not after them
