@@ -140,6 +140,17 @@ def test_progress_shows_the_phases_of_the_exact_baseline(capsys, tmp_path, digit
     assert sorted(descriptions[1:]) == ["exact D=300", "rbf_sampler D=20"]
 
 
+def test_default_threads_use_every_core(capsys, tmp_path, digits_csv):
+    code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), "--methods",
+                              "rbf_sampler", "--n-components", "10,20", "--seeds", "1",
+                              "--no-exact", "--json", "--out", str(tmp_path))
+    assert code == 0, err
+    cores = len(os.sched_getaffinity(0))
+    assert json.loads(out)["settings"]["threads"] == (
+        "1 (every run in this process)" if cores == 1
+        else f"{min(cores, 2)} worker processes of one thread each")  # 2 runs: 2 workers
+
+
 def test_threads_change_only_the_times(capsys, tmp_path, digits_csv):
     # The same comparison on 1 and on 2 worker processes: the same rows, in the same order,
     # the same numbers (to rounding: the data sit at other addresses in a worker) and the

@@ -443,6 +443,7 @@ def test_summary_times_are_medians_with_their_spread():
     # One disturbed run (30 s) moves a mean to 12.3 s; the median stays at 4 s.
     assert (row["fit_time_s"], row["total_time_s"], row["cpu_time_s"]) == (2.0, 4.0, 3.0)
     assert (row["cpu_time_min_s"], row["cpu_time_max_s"]) == (2.0, 20.0)
+    assert row["cpu_time_mad_s"] == 1.0  # |2 - 3|, 0, |20 - 3|: the disturbed run is ignored
     assert row["peak_memory_mb"] == 2.0 and row["runs"] == 3
 
 

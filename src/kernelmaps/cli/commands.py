@@ -178,7 +178,10 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                 test_size=args.test_size, cv=args.cv, test_data=test_data,
                 n_seeds=args.seeds, error_sample=args.error_sample, metric=args.metric,
                 random_state=args.random_state, scale=args.scale or "none",
-                n_jobs=args.threads, progress=advance, on_phase=phase)
+                # Every core unless --threads says otherwise (this process's own one-thread
+                # setting, _one_thread, is not the number of workers).
+                n_jobs=-1 if args.threads is None else args.threads,
+                progress=advance, on_phase=phase)
     finally:
         if tasks:
             progress.stop()

@@ -12,12 +12,13 @@ processes (joblib's loky backend) or, for one worker, in this process. Private t
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import threading
 import time
 import tracemalloc
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -289,28 +290,25 @@ def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], m
     row arrives; ``on_phase`` hears the baseline's phases when it runs in this process, and
     :data:`PARALLEL_EXACT_PHASE` once when it is dispatched to a worker."""
     settings = (get_config(), sklearn.get_config())
-    total = len(runs)
-    rows: list[dict[str, Any] | None] = [None] * total
-    workers = min(n_jobs, total)
-    if workers <= 1:
-        results: Any = (execute(run, kernel, model_factory, metric, settings, on_phase)
-                        for run in runs)
+    rows: list[dict[str, Any]] = [{}] * len(runs)
+    workers = min(n_jobs, len(runs))
+    with contextlib.ExitStack() as stack:
+        if workers <= 1:
+            results: Iterable[tuple[int, dict[str, Any]]] = (
+                execute(run, kernel, model_factory, metric, settings, on_phase)
+                for run in runs)
+        else:
+            if on_phase is not None and any(run.method == EXACT for run in runs):
+                on_phase(PARALLEL_EXACT_PHASE)  # dispatched first; its phases stay there
+            # Worker processes, not threads: each measures its own peak memory (tracemalloc
+            # is per process) and runs its Python without sharing a GIL. One BLAS thread
+            # each (inner_max_num_threads): n_jobs workers keep n_jobs cores busy, no more.
+            stack.enter_context(parallel_config(backend="loky", inner_max_num_threads=1))
+            results = Parallel(n_jobs=workers, return_as="generator_unordered")(
+                delayed(execute)(run, kernel, model_factory, metric, settings)
+                for run in sorted(runs, key=_dispatch_order))
         for done, (index, row) in enumerate(results, start=1):
             rows[index] = row
             if progress is not None:
-                progress(row, done, total)
-        return rows  # type: ignore[return-value]
-    if on_phase is not None and any(run.method == EXACT for run in runs):
-        on_phase(PARALLEL_EXACT_PHASE)  # dispatched first; its phases stay in the worker
-    # Worker processes, not threads: each measures its own peak memory (tracemalloc is
-    # per process) and runs its Python without sharing a GIL. One BLAS thread each
-    # (inner_max_num_threads), so n_jobs workers keep n_jobs cores busy, never more.
-    with parallel_config(backend="loky", inner_max_num_threads=1):
-        results = Parallel(n_jobs=workers, return_as="generator_unordered")(
-            delayed(execute)(run, kernel, model_factory, metric, settings)
-            for run in sorted(runs, key=_dispatch_order))
-        for done, (index, row) in enumerate(results, start=1):
-            rows[index] = row
-            if progress is not None:
-                progress(row, done, total)
-    return rows  # type: ignore[return-value]
+                progress(row, done, len(runs))
+    return rows

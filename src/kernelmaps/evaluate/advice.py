@@ -13,12 +13,14 @@ so.
 
 **Which method is advised: the tie rule.** Timings are noisy, so two runs of the same
 comparison must not advise different methods because one map was a few per cent faster this
-time. A method's time is the median CPU time of its runs (the seeds and folds repeat the same
-work; CPU time is what other processes on the machine do not inflate), and its noise band
-runs from the smallest to the largest run, widened to at least a factor
-:math:`1 + \text{TIME\_NOISE}` either side of the median (:data:`TIME_NOISE` = 0.25: the
-medians of two identical runs, or of a serial and a parallel run, measured up to 1.2× apart
-on a busy 2-core machine). Among the methods that meet the tolerance:
+time. A method's time is the median CPU time :math:`t` of its runs (the seeds and folds
+repeat the same work; CPU time is what other processes on the machine do not inflate), and
+its noise band is :math:`[t/(1+w), t(1+w)]` with :math:`w = \max(\text{TIME\_NOISE},
+3\,\text{MAD}/t)`: at least :data:`TIME_NOISE` = 0.25 (the medians of two identical runs,
+or of a serial and a parallel run, measured up to 1.2× apart on a busy 2-core machine), and
+wider for a method whose runs scatter more — measured by their median absolute deviation
+(:data:`NOISE_MADS`), which one disturbed run among three does not move. Among the
+methods that meet the tolerance:
 
 1. those whose band overlaps the band of the fastest (least median) are **tied** with it;
 2. among them, those within :data:`MEMORY_TOLERANCE` (5 %) of the least peak memory
@@ -48,16 +50,20 @@ from kernelmaps.evaluate.registry import EXACT
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
 
-__all__ = ["MEMORY_TOLERANCE", "TIME_NOISE", "advise"]
+__all__ = ["MEMORY_TOLERANCE", "NOISE_MADS", "TIME_NOISE", "advise"]
 
 #: The least relative timing noise assumed around a method's median time (see the module).
 TIME_NOISE = 0.25
+#: A method's runs spread by more than the floor widen its band: this many median absolute
+#: deviations either side (about two standard deviations for normal noise; one disturbed run
+#: of three does not move it, unlike the range).
+NOISE_MADS = 3.0
 #: Peak memories within this relative difference of the least are taken as equal.
 MEMORY_TOLERANCE = 0.05
 
 ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_gap",
                   "total_time_s", "cpu_time_s", "cpu_time_min_s", "cpu_time_max_s",
-                  "peak_memory_mb", "meets", "fastest", "advised",
+                  "cpu_time_mad_s", "peak_memory_mb", "meets", "fastest", "advised",
                   "estimated_n_features_out", "advice")
 
 
@@ -111,22 +117,26 @@ def _extrapolate(dimensions: np.ndarray, gaps: np.ndarray, tolerance: float,
 
 
 def _times(summary: pd.DataFrame) -> pd.DataFrame:
-    """The summary with the time the advice compares: median CPU time and its spread (or,
-    for a table without CPU times, the total time as a single run)."""
+    """The summary with the time the advice compares: median CPU time, its spread and its
+    noise (or, for a table without CPU times, the total time as a single run)."""
     summary = summary.copy()
     if "cpu_time_s" not in summary.columns:
         summary["cpu_time_s"] = summary["total_time_s"]
     for bound in ("cpu_time_min_s", "cpu_time_max_s"):
         if bound not in summary.columns:
             summary[bound] = summary["cpu_time_s"]
+    if "cpu_time_mad_s" not in summary.columns:
+        summary["cpu_time_mad_s"] = 0.0
     return summary
 
 
 def _band(row: Any) -> tuple[float, float]:
-    """A method's timing noise band: its runs' range, at least TIME_NOISE either side."""
+    """A method's timing noise band: a factor ``1 + w`` either side of its median, ``w``
+    the larger of TIME_NOISE and NOISE_MADS median absolute deviations (relative)."""
     median = float(row["cpu_time_s"])
-    return (min(float(row["cpu_time_min_s"]), median / (1 + TIME_NOISE)),
-            max(float(row["cpu_time_max_s"]), median * (1 + TIME_NOISE)))
+    spread = NOISE_MADS * float(row["cpu_time_mad_s"]) / median if median > 0 else 0.0
+    width = 1 + max(TIME_NOISE, spread)
+    return median / width, median * width
 
 
 def _choose(advice: pd.DataFrame) -> tuple[list[int], int | None, str]:
@@ -178,7 +188,8 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     DataFrame
         One row per method (registry order) with columns ``method, n_components,
         n_features_out, score, score_gap, total_time_s`` (median wall time), ``cpu_time_s,
-        cpu_time_min_s, cpu_time_max_s`` (median CPU time and the range of the runs),
+        cpu_time_min_s, cpu_time_max_s, cpu_time_mad_s`` (median CPU time, the range of the
+        runs and their median absolute deviation),
         ``peak_memory_mb`` (of the smallest output dimension D that meets the tolerance —
         the smallest ``n_components`` giving it, for maps that round D up — else of the
         largest tried), ``meets``, ``fastest`` (True for the methods meeting it whose time
@@ -229,6 +240,7 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
             "cpu_time_s": float(row["cpu_time_s"]),
             "cpu_time_min_s": float(row["cpu_time_min_s"]),
             "cpu_time_max_s": float(row["cpu_time_max_s"]),
+            "cpu_time_mad_s": float(row["cpu_time_mad_s"]),
             "peak_memory_mb": float(row["peak_memory_mb"]), "meets": bool(meeting.size),
             "fastest": False, "advised": False, "estimated_n_features_out": needed,
             "advice": text})

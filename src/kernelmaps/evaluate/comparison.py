@@ -391,7 +391,9 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         cpu_time_s`` (medians over the runs: the seeds repeat the same work, so their
         median is the time of one run, robust to one disturbed run), ``cpu_time_min_s,
         cpu_time_max_s`` (the spread of the CPU times: smallest and largest run; equal for
-        a single run, whose noise is unknown) and ``peak_memory_mb`` (the largest); the
+        a single run, whose noise is unknown), ``cpu_time_mad_s`` (their median absolute
+        deviation from the median: the noise, robust to one disturbed run) and
+        ``peak_memory_mb`` (the largest); the
         exact baseline first, then methods in registry order, ``n_components`` ascending.
         Tables from before ``cpu_time_s`` existed are summarised without it.
     """
@@ -418,8 +420,10 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         }
         if "cpu_time_s" in group:
             cpu = group["cpu_time_s"]
-            record.update(cpu_time_s=float(cpu.median()), cpu_time_min_s=float(cpu.min()),
-                          cpu_time_max_s=float(cpu.max()))
+            median = float(cpu.median())
+            record.update(cpu_time_s=median, cpu_time_min_s=float(cpu.min()),
+                          cpu_time_max_s=float(cpu.max()),
+                          cpu_time_mad_s=float((cpu - median).abs().median()))
         record["peak_memory_mb"] = float(group["peak_memory_mb"].max())
         records.append(record)
     summary = pd.DataFrame.from_records(records)
