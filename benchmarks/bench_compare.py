@@ -14,7 +14,9 @@ Variants run interleaved (default, ``--threads 1``, then again), so a change of 
 shared machine hits both; with ``--before SRC`` (a ``src`` folder of another checkout, e.g.
 ``git archive main src | tar -x -C /tmp/before``) the same command with that code runs
 beside them. The table gives the median wall time of each variant, the ratio of
-``--threads 1`` to the default, the 1-minute load average before each run, and the method
+``--threads 1`` to the default, the median CPU time of the command and its workers (what the
+load of other processes does not inflate: on a shared machine the wall time is only as good
+as the load average beside it), the 1-minute load average before each run, and the method
 each run advised (two runs of the same code should name the same).
 """
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -74,16 +77,22 @@ def _advised(out: Path) -> str:
     return f"{chosen['method'].iloc[0]} {chosen['n_components'].iloc[0]}"
 
 
+def _cpu() -> float:
+    """CPU seconds of the finished children: the command and the workers it waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _run(data: list[str], threads: list[str], src: str | None,
-         out: Path) -> tuple[float, float, str]:
+         out: Path) -> tuple[float, float, float, str]:
     env = dict(os.environ)
     if src is not None:  # PYTHONPATH comes before the editable install's path
         env["PYTHONPATH"] = src
-    load = os.getloadavg()[0]
+    load, cpu = os.getloadavg()[0], _cpu()
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "kernelmaps", "compare", *data, *threads, "--quiet",
                     "--out", str(out)], check=True, env=env)
-    return time.perf_counter() - start, load, _advised(out)
+    return time.perf_counter() - start, _cpu() - cpu, load, _advised(out)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -105,15 +114,17 @@ def main(argv: list[str] | None = None) -> None:
         for name, (data, described) in _data_sets(args.sizes.split(","), folder).items():
             for repeat in range(args.repeats):
                 for label, threads, src in variants:
-                    wall, load, advised = _run(data, threads, src, folder / "out")
+                    wall, cpu, load, advised = _run(data, threads, src, folder / "out")
                     records.append({"data": described, "variant": label, "repeat": repeat,
-                                    "wall_s": wall, "load": load, "advised": advised})
-                    print(f"  {name:>6} {label:<20} {wall:7.1f} s  load {load:5.2f}  "
-                          f"advised {advised}", flush=True)
+                                    "wall_s": wall, "cpu_s": cpu, "load": load,
+                                    "advised": advised})
+                    print(f"  {name:>6} {label:<20} {wall:7.1f} s wall {cpu:7.1f} s CPU  "
+                          f"load {load:5.2f}  advised {advised}", flush=True)
     table = pd.DataFrame(records)
     summary = table.groupby(["data", "variant"], sort=False).agg(
         runs=("wall_s", "size"), median_s=("wall_s", "median"), min_s=("wall_s", "min"),
-        max_s=("wall_s", "max"), load_min=("load", "min"), load_max=("load", "max"),
+        max_s=("wall_s", "max"), cpu_s=("cpu_s", "median"), load_min=("load", "min"),
+        load_max=("load", "max"),
         advised=("advised", lambda a: " / ".join(dict.fromkeys(a)))).reset_index()
     for _, group in summary.groupby("data", sort=False):
         medians = group.set_index("variant")["median_s"]

@@ -3,6 +3,7 @@ method registry, compare() and its plots."""
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import matplotlib
@@ -409,8 +410,11 @@ def test_the_number_of_workers_changes_only_the_times(digits):
     pd.testing.assert_frame_equal(serial[exact_columns], parallel[exact_columns])
     np.testing.assert_allclose(parallel["error"], serial["error"], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(parallel["score"], serial["score"], rtol=1e-12)
-    # Peak memory: the same allocations; a fresh thread per run keeps per-thread caches out.
-    np.testing.assert_allclose(parallel["peak_memory_mb"], serial["peak_memory_mb"], rtol=0.01)
+    # Peak memory: the same allocations. A fresh thread per run keeps per-thread caches out
+    # and what a process keeps for good (a module imported on first use) is left out; a few
+    # kilobytes of Python objects still differ from process to process (measured ≤ 13 KB).
+    np.testing.assert_allclose(parallel["peak_memory_mb"], serial["peak_memory_mb"],
+                               rtol=0.02, atol=0.02)
     assert (parallel["cpu_time_s"] > 0).all() and (serial["cpu_time_s"] > 0).all()
 
 
@@ -424,6 +428,27 @@ def test_progress_reports_every_row_with_workers(digits):
     assert {total for _, _, total in calls} == {7}
     assert sorted(method for method, _, _ in calls) == ["exact"] + ["rbf_sampler"] * 6
     assert table["method"].tolist() == ["exact"] + ["rbf_sampler"] * 6  # table order kept
+
+
+def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
+    # One worker per ~8 s of estimated single-core work (a worker costs ~1.2 s to start):
+    # none for the default grid on digits (~6 s), two on 6,000 × 40 rows (~20 s).
+    from kernelmaps.evaluate import _runs
+
+    assert _runs.workers_worth(6.4, cap=16, n_runs=100) == 1
+    assert _runs.workers_worth(19.7, cap=16, n_runs=100) == 2
+    assert _runs.workers_worth(420.0, cap=2, n_runs=78) == 2
+    assert _runs.workers_worth(420.0, cap=64, n_runs=30) == 30
+    X, y = load_digits(return_X_y=True)
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
+                    methods=["rbf_sampler"], n_seeds=2)
+    settings = table.attrs["settings"]
+    assert settings["n_jobs"] == 1 and 0.05 < settings["work_estimate_s"] < 2
+    monkeypatch.setattr(_runs, "WORKER_START_S", 1e-3)  # free workers: as many as runs/cores
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
+                    methods=["rbf_sampler"], n_seeds=2)
+    assert table.attrs["settings"]["n_jobs"] == min(5, km.get_config()["n_threads"]
+                                                    or len(os.sched_getaffinity(0)))
 
 
 @pytest.mark.parametrize("n_jobs", [0, 1.5, True, "2"])

@@ -44,7 +44,7 @@ import scipy.sparse as sparse
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
-from kernelmaps import config_context, evaluate
+from kernelmaps import evaluate
 from kernelmaps.cli import report
 from kernelmaps.cli._parser import build_parser
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
@@ -130,10 +130,11 @@ def _methods_from_args(values: list[str] | None) -> list[str] | None:
 # =========================================================================== commands
 @contextmanager
 def _one_thread() -> Iterator[None]:
-    """BLAS and the kernelmaps engine on one thread in this process: its own work (loading,
-    the median heuristic, the report) is small, and compare's runs are spread over worker
-    processes of one thread each (``--threads``), so no core runs two busy threads."""
-    with threadpool_limits(limits=1), config_context(n_threads=1):
+    """BLAS on one thread in this process: its own work (loading, the median heuristic, the
+    report) is small, and compare's runs are spread over worker processes of one thread each
+    (``--threads``), so no core runs two busy threads. (The engine's thread setting stays:
+    compare reads it as the most workers to start.)"""
+    with threadpool_limits(limits=1):
         yield
 
 
@@ -178,9 +179,7 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                 test_size=args.test_size, cv=args.cv, test_data=test_data,
                 n_seeds=args.seeds, error_sample=args.error_sample, metric=args.metric,
                 random_state=args.random_state, scale=args.scale or "none",
-                # Every core unless --threads says otherwise (this process's own one-thread
-                # setting, _one_thread, is not the number of workers).
-                n_jobs=-1 if args.threads is None else args.threads,
+                n_jobs=args.threads,  # None: as many workers as the work is worth
                 progress=advance, on_phase=phase)
     finally:
         if tasks:
@@ -213,10 +212,19 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
         "advice tolerance": f"{args.tolerance:.3g} (relative score gap to the exact score)",
         "max rows": "all" if args.max_rows is None else str(args.max_rows),
         "random_state": str(args.random_state),
-        "threads": (f"{resolved['n_jobs']} worker processes of one thread each"
-                    if resolved["n_jobs"] > 1 else "1 (every run in this process)"),
+        "threads": _threads_text(args.threads, resolved),
         "wall time": f"{wall:.1f} s (loading the data and every run)",
     }
+
+
+def _threads_text(threads: int | None, resolved: dict[str, Any]) -> str:
+    """How the runs were spread, and why when --threads did not say."""
+    used = (f"{resolved['n_jobs']} worker processes of one thread each"
+            if resolved["n_jobs"] > 1 else "1 (every run in this process)")
+    if threads is not None:
+        return used
+    return (f"{used}: as many as ~{resolved['work_estimate_s']:.0f} s of estimated work is "
+            "worth (a worker costs ~1.2 s to start), at most one per core")
 
 
 def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:

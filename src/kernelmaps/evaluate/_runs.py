@@ -36,7 +36,8 @@ from kernelmaps.evaluate.error import relative_error
 from kernelmaps.evaluate.registry import EXACT, Method
 from kernelmaps.kernels import Kernel
 
-__all__ = ["PARALLEL_EXACT_PHASE", "PROBE_ROWS", "Run", "execute", "plan_runs", "run_all"]
+__all__ = ["MAX_START_SHARE", "PARALLEL_EXACT_PHASE", "PROBE_ROWS", "WORKER_START_S", "Run",
+           "estimated_seconds", "execute", "plan_runs", "run_all", "workers_worth"]
 
 #: What ``on_phase`` hears when the baseline runs in a worker process (``n_jobs`` > 1): it
 #: is dispatched first, and its phases (:data:`_exact.PHASES`) are not seen from here.
@@ -60,6 +61,13 @@ class Run:
     feature_map: Any  # None for the exact baseline
     #: Every requested n_components that gives this same map (one value when only this).
     same_map: tuple[int, ...] = ()
+    #: The map's output dimension D where the probe saw it (None: not probed).
+    dimension: int | None = None
+
+    @property
+    def size(self) -> int:
+        """D, or the largest request the map stands for when it was not probed."""
+        return self.dimension or max(self.same_map, default=self.n_components)
 
 
 @dataclass
@@ -146,14 +154,14 @@ def plan_runs(method_list: list[Method], sizes: list[int], seeds: list[int],
         if exact:  # the exact baseline: no map object, _exact.run_exact
             runs.append(Run(len(runs), EXACT, n_train, 0, None, split, None, (n_train,)))
         for method in method_list:
-            for m, members, _ in requests[method.name]:
+            for m, members, dimension in requests[method.name]:
                 if method.landmarks and m > n_train:
                     skipped.append(f"{method.name} n_components={m} > {n_train} training rows")
                     continue
                 for seed_index, seed in enumerate(seeds if method.randomized else [None]):
                     feature_map = method.build(kernel, m, seed, n_features)
                     runs.append(Run(len(runs), method.name, m, seed_index, seed, split,
-                                    feature_map, members))
+                                    feature_map, members, dimension))
     return Plan(runs, skipped, merged)
 
 
@@ -231,10 +239,17 @@ def _measure(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric:
     if not tracing:
         tracemalloc.start()
     try:
+        start = tracemalloc.get_traced_memory()[0]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             measured = (_measure_exact(run, kernel, model_factory, metric, on_phase)
                         if run.method == EXACT else _measure_map(run, model_factory, metric))
+        # What the run left allocated once its arrays, map and model are gone is what the
+        # process keeps for good (a module imported on first use, a cache): made by the
+        # first such run in each process, it would make the peak depend on what ran before
+        # in the same process. It is the process's memory, not the run's: left out.
+        kept = tracemalloc.get_traced_memory()[0] - start
+        measured["peak_memory_mb"] -= max(kept, 0) / 2**20
     finally:
         if not tracing:
             tracemalloc.stop()
@@ -275,11 +290,47 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
 
 
 # --------------------------------------------------------------------------- the grid
+#: One worker process costs about this much CPU to start: importing NumPy, SciPy,
+#: scikit-learn and kernelmaps took 1.2 s in a fresh process on the 2-core Xeon the
+#: benchmarks ran on (docs/cli.md, *Threads*).
+WORKER_START_S = 1.2
+#: With ``n_jobs=None``, workers are started only while their start-up stays below this
+#: share of the estimated work: about one worker per 8 s of single-core work.
+MAX_START_SHARE = 0.15
+#: The work estimate's units: a nominal single-core rate on these products, and the fixed
+#: cost of a run (validation, model set-up: 15-20 ms for the smallest runs on digits). The
+#: estimate was 6.4 s for the default grid on digits (measured: 5 s of CPU in the runs),
+#: 20 s on a 6,000 × 40 table (11 s) and 420 s on 50,000 Fashion-MNIST rows (120 s):
+#: high for large products, which is the safe side.
+_NOMINAL_FLOPS = 1e10
+_RUN_OVERHEAD_S = 0.015
+
+
+def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool) -> float:
+    """Single-core seconds the runs would take, roughly: per run a fixed cost and the flops
+    of the map's products (2(n_train + n_test)·d·D) and of ridge's normal equations
+    (2·n_train·D²); the baseline's from :func:`_exact.exact_cost`."""
+    total = 0.0
+    for run in runs:
+        (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
+        if run.method == EXACT:
+            flops = _exact.exact_cost(n_train, n_test, d, n_outputs, closed_form)[1]
+        else:
+            flops = 2 * (n_train + n_test) * d * run.size + 2 * n_train * run.size**2
+        total += _RUN_OVERHEAD_S + flops / _NOMINAL_FLOPS
+    return total
+
+
+def workers_worth(estimate: float, cap: int, n_runs: int) -> int:
+    """Workers whose start-up stays within :data:`MAX_START_SHARE` of ``estimate`` seconds
+    of work, at least one, at most ``cap`` and the number of runs."""
+    return max(1, min(cap, n_runs, int(estimate * MAX_START_SHARE / WORKER_START_S)))
+
+
 def _dispatch_order(run: Run) -> tuple[int, int]:
-    """Longest first, so no long run is left alone at the end: the baseline, then by
-    requested size, largest first (a run's cost grows with its output dimension; a map
-    several requests share is as large as the largest of them)."""
-    return (0 if run.method == EXACT else 1, -max(run.same_map, default=run.n_components))
+    """Longest first, so no long run is left alone at the end: the baseline, then by output
+    dimension, largest first (a run's cost grows with it)."""
+    return (0 if run.method == EXACT else 1, -run.size)
 
 
 def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], metric: str,

@@ -25,7 +25,7 @@ from threadpoolctl import threadpool_limits
 from kernelmaps._config import config_context, resolve_n_threads
 from kernelmaps._optional import import_optional
 from kernelmaps.evaluate import _exact
-from kernelmaps.evaluate._runs import plan_runs, run_all
+from kernelmaps.evaluate._runs import estimated_seconds, plan_runs, run_all, workers_worth
 from kernelmaps.evaluate._splits import (
     Split,
     check_split,
@@ -170,13 +170,17 @@ def compare(
     ``n_components_same_map`` lists every request it stands for
     (``attrs["settings"]["merged"]`` says why, in a sentence per group).
 
-    **Parallel.** The runs are independent fits: with ``n_jobs`` > 1 they run side by side
-    in ``n_jobs`` worker processes (joblib, loky backend), each with BLAS and the
-    kernelmaps engine limited to one thread, so ``n_jobs`` cores are busy and never more;
-    with ``n_jobs=1`` they run one after another in this process, on one thread. Every run
-    does the same arithmetic on the same data whatever ``n_jobs`` is, so the table, its row
-    order and the advice do not depend on it (numbers agree to rounding: the data sit at
-    other memory addresses in a worker), except for the times.
+    **Parallel.** The runs are independent fits: they run side by side in worker processes
+    (joblib, loky backend), each with BLAS and the kernelmaps engine limited to one thread,
+    so as many cores are busy as there are workers, never more; with one worker they run
+    one after another in this process, on one thread. A worker costs about
+    :data:`~kernelmaps.evaluate._runs.WORKER_START_S` (1.2 s) of CPU to start, so by
+    default workers are started only while that stays below 15 % of the estimated work —
+    about one per 8 s of single-core work (``attrs["settings"]["work_estimate_s"]``): the
+    default grid on digits (~6 s) runs in this process, on 6,000 rows on two workers.
+    Every run does the same arithmetic on the same data wherever it runs, so the table,
+    its row order and the advice do not depend on the number of workers (numbers agree to
+    rounding: the data sit at other memory addresses in a worker), except for the times.
 
     **The exact-kernel baseline** (``method == "exact"``) is the same linear model on the
     exact finite feature map of the training set, the Cholesky factor of its kernel matrix
@@ -246,10 +250,11 @@ def compare(
         test rows (a pipeline: no test statistics leak into the scaler). ``'standard'``
         does not centre sparse input; ``'minmax'`` refuses sparse input.
     n_jobs : int or None, default=None
-        Cores to use: the number of worker processes the runs are spread over (see
-        *Parallel* above). ``None``: kernelmaps' ``n_threads`` setting
-        (:func:`~kernelmaps.set_config`), which defaults to every core available; ``-1``:
-        every core; ``1``: everything in this process, on one thread.
+        Worker processes the runs are spread over (see *Parallel* above). ``None``: as
+        many as the work is worth, at most kernelmaps' ``n_threads`` setting
+        (:func:`~kernelmaps.set_config`; every core available by default); an int: that
+        many (``-1``: every core; at most one per run); ``1``: everything in this
+        process, on one thread.
     progress : callable or None, default=None
         ``progress(row, done, total)`` in the calling thread as each row is done (in the
         order the runs finish; e.g. to drive a progress bar).
@@ -302,7 +307,7 @@ def compare(
         raise ValueError(f"n_seeds must be a positive int; got {n_seeds!r}.")
     if not isinstance(error_sample, (int, np.integer)) or error_sample < 2:
         raise ValueError(f"error_sample must be an int >= 2; got {error_sample!r}.")
-    workers = _check_n_jobs(n_jobs)
+    cap = _check_n_jobs(n_jobs)
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], input_name="X")
     y = check_target(y, X.shape[0], "y")
     if test_data is not None:
@@ -325,8 +330,8 @@ def compare(
             scale_split(split, scale)
         largest = max(splits, key=lambda s: s.X_train.shape[0])
         n_outputs = len(np.unique(y)) if task == "classification" else 1
-        run_exact, exact_reason = _resolve_exact(
-            exact, largest, _exact.closed_form_alpha(model_factory()) is not None, n_outputs)
+        closed_form = _exact.closed_form_alpha(model_factory()) is not None
+        run_exact, exact_reason = _resolve_exact(exact, largest, closed_form, n_outputs)
         plan = plan_runs(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
         if plan.skipped:
             warnings.warn("skipped (landmark methods need n_components <= training rows): "
@@ -336,6 +341,9 @@ def compare(
             split.error_rows = np.sort(rng.choice(n_train, size=min(error_sample, n_train),
                                                   replace=False))
             split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
+        estimate = estimated_seconds(plan.runs, n_outputs, closed_form)
+        workers = (workers_worth(estimate, cap, len(plan.runs)) if n_jobs is None
+                   else min(cap, len(plan.runs)))
         rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase)
     table = pd.DataFrame(rows, columns=list(_ROW_COLUMNS))
     table["random_state"] = table["random_state"].astype("Int64")
@@ -350,7 +358,7 @@ def compare(
         "splits": len(splits), "test_size": None if cv or test_data else test_size,
         "cv": cv, "fixed_test_set": test_data is not None, "error_sample": error_sample,
         "metric": metric, "skipped": plan.skipped, "merged": plan.merged, "scale": scale,
-        "n_jobs": min(workers, max(1, len(plan.runs))),
+        "n_jobs": workers, "work_estimate_s": estimate,
     }
     return table
 
