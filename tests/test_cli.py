@@ -142,14 +142,14 @@ def test_progress_shows_the_phases_of_the_exact_baseline(capsys, tmp_path, digit
 
 def test_default_threads_start_as_many_workers_as_the_work_is_worth(capsys, tmp_path,
                                                                      digits_csv):
-    # Two tiny runs (well under a second of work) are not worth a worker's ~1.2 s start.
+    # Two tiny runs (well under a second of work) are not worth a worker.
     code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), "--methods",
                               "rbf_sampler", "--n-components", "10,20", "--seeds", "1",
                               "--no-exact", "--json", "--out", str(tmp_path))
     assert code == 0, err
     threads = json.loads(out)["settings"]["threads"]
-    assert threads.startswith("1 (every run in this process): as many as ~0 s of estimated "
-                              "work is worth (a worker costs ~1.2 s to start)")
+    assert threads.startswith("1 (every run in this process): one per 30 s of the ~0 s of "
+                              "work estimated (a worker costs ~1.2 s to start)")
 
 
 def test_threads_change_only_the_times(capsys, tmp_path, digits_csv):

@@ -431,20 +431,21 @@ def test_progress_reports_every_row_with_workers(digits):
 
 
 def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
-    # One worker per ~8 s of estimated single-core work (a worker costs ~1.2 s to start):
-    # none for the default grid on digits (~6 s), two on 6,000 × 40 rows (~20 s).
+    # One worker per 30 s of estimated single-core work: none for the default grid on
+    # digits (~6 s) or on 6,000 × 40 rows (~20 s), every core on 50,000 × 784 (~420 s).
     from kernelmaps.evaluate import _runs
 
     assert _runs.workers_worth(6.4, cap=16, n_runs=100) == 1
-    assert _runs.workers_worth(19.7, cap=16, n_runs=100) == 2
+    assert _runs.workers_worth(19.7, cap=16, n_runs=100) == 1
+    assert _runs.workers_worth(65.0, cap=16, n_runs=100) == 2
     assert _runs.workers_worth(420.0, cap=2, n_runs=78) == 2
-    assert _runs.workers_worth(420.0, cap=64, n_runs=30) == 30
+    assert _runs.workers_worth(420.0, cap=64, n_runs=30) == 14  # 420 / 30
     X, y = load_digits(return_X_y=True)
     table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                     methods=["rbf_sampler"], n_seeds=2)
     settings = table.attrs["settings"]
     assert settings["n_jobs"] == 1 and 0.05 < settings["work_estimate_s"] < 2
-    monkeypatch.setattr(_runs, "WORKER_START_S", 1e-3)  # free workers: as many as runs/cores
+    monkeypatch.setattr(_runs, "SECONDS_PER_WORKER", 1e-3)  # as many as runs and cores
     table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                     methods=["rbf_sampler"], n_seeds=2)
     assert table.attrs["settings"]["n_jobs"] == min(5, km.get_config()["n_threads"]

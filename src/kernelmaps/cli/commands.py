@@ -223,8 +223,8 @@ def _threads_text(threads: int | None, resolved: dict[str, Any]) -> str:
             if resolved["n_jobs"] > 1 else "1 (every run in this process)")
     if threads is not None:
         return used
-    return (f"{used}: as many as ~{resolved['work_estimate_s']:.0f} s of estimated work is "
-            "worth (a worker costs ~1.2 s to start), at most one per core")
+    return (f"{used}: one per 30 s of the ~{resolved['work_estimate_s']:.0f} s of work "
+            "estimated (a worker costs ~1.2 s to start), at most one per core")
 
 
 def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:

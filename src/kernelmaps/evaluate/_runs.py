@@ -36,7 +36,7 @@ from kernelmaps.evaluate.error import relative_error
 from kernelmaps.evaluate.registry import EXACT, Method
 from kernelmaps.kernels import Kernel
 
-__all__ = ["MAX_START_SHARE", "PARALLEL_EXACT_PHASE", "PROBE_ROWS", "WORKER_START_S", "Run",
+__all__ = ["PARALLEL_EXACT_PHASE", "PROBE_ROWS", "SECONDS_PER_WORKER", "WORKER_START_S", "Run",
            "estimated_seconds", "execute", "plan_runs", "run_all", "workers_worth"]
 
 #: What ``on_phase`` hears when the baseline runs in a worker process (``n_jobs`` > 1): it
@@ -294,9 +294,12 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
 #: scikit-learn and kernelmaps took 1.2 s in a fresh process on the 2-core Xeon the
 #: benchmarks ran on (docs/cli.md, *Threads*).
 WORKER_START_S = 1.2
-#: With ``n_jobs=None``, workers are started only while their start-up stays below this
-#: share of the estimated work: about one worker per 8 s of single-core work.
-MAX_START_SHARE = 0.15
+#: With ``n_jobs=None``, one worker is started per this many seconds of estimated
+#: single-core work. A worker costs its start-up, and runs beside another take 10-15 % more
+#: CPU (shared caches and memory bandwidth): on the 2-core machine shared with other work,
+#: two workers took 0.82x the wall time of one process on a 6,000 × 40 table (~20 s
+#: estimated; +25 % CPU), so work of that size stays in one process.
+SECONDS_PER_WORKER = 30.0
 #: The work estimate's units: a nominal single-core rate on these products, and the fixed
 #: cost of a run (validation, model set-up: 15-20 ms for the smallest runs on digits). The
 #: estimate was 6.4 s for the default grid on digits (measured: 5 s of CPU in the runs),
@@ -322,9 +325,9 @@ def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool) -> flo
 
 
 def workers_worth(estimate: float, cap: int, n_runs: int) -> int:
-    """Workers whose start-up stays within :data:`MAX_START_SHARE` of ``estimate`` seconds
-    of work, at least one, at most ``cap`` and the number of runs."""
-    return max(1, min(cap, n_runs, int(estimate * MAX_START_SHARE / WORKER_START_S)))
+    """One worker per :data:`SECONDS_PER_WORKER` of ``estimate`` seconds of work, at least
+    one, at most ``cap`` and the number of runs."""
+    return max(1, min(cap, n_runs, int(estimate / SECONDS_PER_WORKER)))
 
 
 def _dispatch_order(run: Run) -> tuple[int, int]:

@@ -173,11 +173,11 @@ def compare(
     **Parallel.** The runs are independent fits: they run side by side in worker processes
     (joblib, loky backend), each with BLAS and the kernelmaps engine limited to one thread,
     so as many cores are busy as there are workers, never more; with one worker they run
-    one after another in this process, on one thread. A worker costs about
-    :data:`~kernelmaps.evaluate._runs.WORKER_START_S` (1.2 s) of CPU to start, so by
-    default workers are started only while that stays below 15 % of the estimated work —
-    about one per 8 s of single-core work (``attrs["settings"]["work_estimate_s"]``): the
-    default grid on digits (~6 s) runs in this process, on 6,000 rows on two workers.
+    one after another in this process, on one thread. A worker costs about 1.2 s of CPU to
+    start, and runs beside another take 10-15 % more CPU, so by default one worker is
+    started per 30 s of estimated single-core work (``attrs["settings"]
+    ["work_estimate_s"]``): the default grid on digits (~6 s) or on a 6,000 × 40 table
+    (~20 s) runs in this process, on 50,000 Fashion-MNIST rows (~420 s) on every core.
     Every run does the same arithmetic on the same data wherever it runs, so the table,
     its row order and the advice do not depend on the number of workers (numbers agree to
     rounding: the data sit at other memory addresses in a worker), except for the times.
