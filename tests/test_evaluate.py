@@ -3,10 +3,12 @@ method registry, compare() and its plots."""
 
 from __future__ import annotations
 
+import os
 import warnings
 
 import matplotlib
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.spatial.distance import pdist
 from sklearn.datasets import load_diabetes, load_digits
@@ -345,6 +347,130 @@ def test_compare_deterministic_methods_run_once(digits):
     assert chi2["n_features_out"].tolist() == [64, 192, 320]
     assert chi2["random_state"].isna().all()
     assert chi2["error"].is_monotonic_decreasing
+
+
+# --------------------------------------------------------------------------- one run per map
+def test_requests_giving_the_same_map_run_once_and_say_why(digits):
+    # d = 64: structured rounds D up to a multiple of 64, so n_components 25 and 50 are one
+    # map (D = 64); rff pairs cos/sin, so 25 and 26 are one map (13 frequencies, D = 26).
+    X, y = digits
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["structured", "rff"],
+                    n_components=[25, 26, 50, 100], n_seeds=2, error_sample=100, exact=False)
+    shown = table.groupby("method", sort=False)[["n_components", "n_features_out",
+                                                  "n_components_same_map"]].agg(list)
+    assert shown.loc["structured", "n_components"] == [25, 25, 100, 100]
+    assert shown.loc["structured", "n_features_out"] == [64, 64, 128, 128]
+    assert shown.loc["structured", "n_components_same_map"] == ["25 26 50"] * 2 + ["100"] * 2
+    assert shown.loc["rff", "n_components"] == [25, 25, 50, 50, 100, 100]
+    assert shown.loc["rff", "n_components_same_map"][:2] == ["25 26"] * 2
+    merged = table.attrs["settings"]["merged"]
+    assert len(merged) == 2 and merged[0].startswith(
+        "structured: n_components 25, 26 and 50 give the same map, D = 64 on 64 input "
+        "features (") and "next power of two ≥ the input features" in merged[0]
+    assert "it ran once per seed, shown as n_components=25" in merged[0]
+    summary = summarize(table)
+    assert summary[summary.method == "structured"]["n_components_same_map"].tolist() == [
+        "25 26 50", "100"]
+    # The run shown as 25 is the map n_components=50 asks for: same numbers (to rounding).
+    alone = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["structured"],
+                    n_components=[50], n_seeds=2, error_sample=100, exact=False)
+    np.testing.assert_allclose(alone["error"], table["error"][:2], rtol=1e-12)
+    np.testing.assert_allclose(alone["score"], table["score"][:2], rtol=1e-12)
+
+
+def test_the_same_dimension_is_not_the_same_map(digits):
+    # A map drawing its parameters from n_components as well as the seed: every request
+    # gives D = 20, but different maps; each must run. Landmark maps are never merged.
+    X, y = digits
+    register_method("rbf_fixed_d", lambda kernel, n, seed, d: km.RBFSampler(
+        gamma=kernel._gamma(d), n_components=20, random_state=seed + n), kernels={"rbf"})
+    try:
+        table = compare(X, y, kernel=get_kernel("rbf", gamma=0.05),
+                        methods=["rbf_fixed_d", "nystroem"], n_components=[30, 40],
+                        n_seeds=1, exact=False)
+    finally:
+        del METHODS["rbf_fixed_d"]
+    assert table["n_components"].tolist() == [30, 40, 30, 40]
+    assert table["n_features_out"].tolist() == [20, 20, 30, 40]
+    assert table.attrs["settings"]["merged"] == []
+
+
+def test_the_number_of_workers_changes_only_the_times(digits):
+    # Every run does the same arithmetic on one thread wherever it runs; the data sit at
+    # other addresses in a worker, so numbers agree to rounding (a few ulps), not bitwise.
+    X, y = digits
+    settings = {"kernel": get_kernel("rbf", gamma=0.05), "n_components": [25, 50, 200],
+                "methods": ["nystroem", "structured", "rbf_sampler"], "n_seeds": 2,
+                "error_sample": 150}
+    serial = compare(X, y, n_jobs=1, **settings)
+    parallel = compare(X, y, n_jobs=2, **settings)
+    assert serial.attrs["settings"]["n_jobs"] == 1 and parallel.attrs["settings"]["n_jobs"] == 2
+    exact_columns = ["method", "n_components", "n_features_out", "n_components_same_map",
+                     "seed", "random_state", "split", "n_train", "n_test", "notes"]
+    pd.testing.assert_frame_equal(serial[exact_columns], parallel[exact_columns])
+    np.testing.assert_allclose(parallel["error"], serial["error"], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(parallel["score"], serial["score"], rtol=1e-12)
+    # Peak memory: the same allocations. A fresh thread per run keeps per-thread caches out
+    # and what a process keeps for good (a module imported on first use) is left out; a few
+    # kilobytes of Python objects still differ from process to process (measured ≤ 13 KB).
+    np.testing.assert_allclose(parallel["peak_memory_mb"], serial["peak_memory_mb"],
+                               rtol=0.02, atol=0.02)
+    assert (parallel["cpu_time_s"] > 0).all() and (serial["cpu_time_s"] > 0).all()
+
+
+def test_progress_reports_every_row_with_workers(digits):
+    X, y = digits
+    calls = []
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["rbf_sampler"],
+                    n_components=[10, 20, 40], n_seeds=2, n_jobs=2,
+                    progress=lambda row, done, total: calls.append((row["method"], done, total)))
+    assert [done for _, done, _ in calls] == list(range(1, 8))
+    assert {total for _, _, total in calls} == {7}
+    assert sorted(method for method, _, _ in calls) == ["exact"] + ["rbf_sampler"] * 6
+    assert table["method"].tolist() == ["exact"] + ["rbf_sampler"] * 6  # table order kept
+
+
+def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
+    # One worker per 30 s of estimated single-core work: none for the default grid on
+    # digits (~6 s) or on 6,000 × 40 rows (~20 s), every core on 50,000 × 784 (~420 s).
+    from kernelmaps.evaluate import _runs
+
+    assert _runs.workers_worth(6.4, cap=16, n_runs=100) == 1
+    assert _runs.workers_worth(19.7, cap=16, n_runs=100) == 1
+    assert _runs.workers_worth(65.0, cap=16, n_runs=100) == 2
+    assert _runs.workers_worth(420.0, cap=2, n_runs=78) == 2
+    assert _runs.workers_worth(420.0, cap=64, n_runs=30) == 14  # 420 / 30
+    X, y = load_digits(return_X_y=True)
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
+                    methods=["rbf_sampler"], n_seeds=2)
+    settings = table.attrs["settings"]
+    assert settings["n_jobs"] == 1 and 0.05 < settings["work_estimate_s"] < 2
+    monkeypatch.setattr(_runs, "SECONDS_PER_WORKER", 1e-3)  # as many as runs and cores
+    table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
+                    methods=["rbf_sampler"], n_seeds=2)
+    assert table.attrs["settings"]["n_jobs"] == min(5, km.get_config()["n_threads"]
+                                                    or len(os.sched_getaffinity(0)))
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, True, "2"])
+def test_bad_n_jobs(digits, n_jobs):
+    X, y = digits
+    with pytest.raises(ValueError, match="n_jobs must be None, a positive int, or -1"):
+        compare(X, y, n_components=[10], n_jobs=n_jobs)
+
+
+def test_summary_times_are_medians_with_their_spread():
+    runs = pd.DataFrame({"method": "a", "n_components": 10, "n_features_out": 10,
+                         "n_components_same_map": "10", "seed": [0, 1, 2],
+                         "error": [0.1, 0.2, 0.3], "score": 0.9, "fit_time_s": [1.0, 2.0, 9.0],
+                         "transform_time_s": 1.0, "total_time_s": [3.0, 4.0, 30.0],
+                         "cpu_time_s": [2.0, 3.0, 20.0], "peak_memory_mb": [1.0, 1.0, 2.0]})
+    row = summarize(runs).iloc[0]
+    # One disturbed run (30 s) moves a mean to 12.3 s; the median stays at 4 s.
+    assert (row["fit_time_s"], row["total_time_s"], row["cpu_time_s"]) == (2.0, 4.0, 3.0)
+    assert (row["cpu_time_min_s"], row["cpu_time_max_s"]) == (2.0, 20.0)
+    assert row["cpu_time_mad_s"] == 1.0  # |2 - 3|, 0, |20 - 3|: the disturbed run is ignored
+    assert row["peak_memory_mb"] == 2.0 and row["runs"] == 3
 
 
 @pytest.mark.parametrize(("kernel", "method"), [

@@ -103,9 +103,13 @@ def test_duplicate_rows_need_jitter_and_say_so():
 def test_phases_are_reported(model, phases):
     X, y = load_digits(return_X_y=True)
     seen = []
-    compare(X[:200], y[:200], methods=["rbf_sampler"], n_components=[10], n_seeds=1,
-            model=model, exact=True, on_phase=seen.append)
+    settings = {"methods": ["rbf_sampler"], "n_components": [10], "n_seeds": 1,
+                "model": model, "exact": True, "on_phase": seen.append}
+    compare(X[:200], y[:200], n_jobs=1, **settings)  # the baseline runs in this process
     assert seen == phases
+    seen.clear()
+    compare(X[:200], y[:200], n_jobs=2, **settings)  # in a worker: its phases stay there
+    assert seen == ["exact: in a worker"]
 
 
 def test_auto_decides_from_the_estimated_time_and_memory(monkeypatch):

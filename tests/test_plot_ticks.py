@@ -1,4 +1,4 @@
-"""D-axis tick labels never collide; the fourth plot (kernel error against time)."""
+"""D-axis tick labels never collide; the views against time (points, Pareto front)."""
 from __future__ import annotations
 
 import itertools
@@ -50,13 +50,46 @@ def test_error_plot_labels_thinned_and_bands_positive():
         assert np.all(band.get_paths()[0].vertices[:, 1] > 0)
 
 
+def _method_lines(ax):
+    """The data lines of each method's points (errorbar containers), by label."""
+    return {container.get_label(): container.lines[0] for container in ax.containers}
+
+
 def test_error_against_time_plot():
     ax = plot_error_time(_results())
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
-    assert len(ax.get_lines()) == 2
-    line = ax.get_lines()[0]
-    np.testing.assert_allclose(line.get_xdata(), [0.1, 0.4])
-    np.testing.assert_allclose(line.get_ydata(), [0.007 / 3, 0.007 / 12])
+    # A method's points are not joined; the one line is the Pareto front through the
+    # points nothing beats in both error and time: orthogonal's, whose error is scaled by
+    # 250/D with the larger D = 256, 1008 at the same times as nystroem's 250, 1000.
+    for points in _method_lines(ax).values():
+        assert points.get_linestyle() == "None"
+    front, = (line for line in ax.get_lines() if line.get_label() == "Pareto front")
+    np.testing.assert_allclose(front.get_xdata(), [0.1, 0.4])
+    np.testing.assert_allclose(front.get_ydata(), [0.007 / 3 * 250 / 256,
+                                                   0.007 / 3 * 250 / 1008])
+
+
+def test_time_views_join_points_along_the_front_not_in_order_of_d():
+    # A map whose larger D is faster (D=200 at 0.5 s, D=100 at 1 s) and one that is slower
+    # everywhere: joining a method's points in order of D would draw a line back in time.
+    rows = [("a", 100, 1.0, 0.80, 0.10), ("a", 200, 0.5, 0.90, 0.05),
+            ("b", 100, 2.0, 0.70, 0.20), ("b", 400, 0.8, 0.95, 0.01)]
+    table = pd.DataFrame([{"method": m, "n_components": d, "n_features_out": d, "seed": 0,
+                           "error": e, "score": s, "fit_time_s": t, "transform_time_s": t,
+                           "total_time_s": t, "cpu_time_s": t, "peak_memory_mb": 1.0,
+                           "metric": "fro"} for m, d, t, s, e in rows])
+    ax = plot_pareto(table)
+    front, = (line for line in ax.get_lines() if line.get_label() == "Pareto front")
+    # Nothing beats a at 0.5 s (0.90) or b at 0.8 s (0.95); the others are dominated.
+    np.testing.assert_allclose(front.get_xdata(), [0.5, 0.8])
+    np.testing.assert_allclose(front.get_ydata(), [0.90, 0.95])
+    assert front.get_drawstyle() == "steps-post"
+    assert all(line.get_linestyle() == "None" for line in _method_lines(ax).values())
+    assert "CPU time" in ax.get_xlabel()
+    ax = plot_error_time(table)
+    front, = (line for line in ax.get_lines() if line.get_label() == "Pareto front")
+    np.testing.assert_allclose(front.get_xdata(), [0.5, 0.8])
+    np.testing.assert_allclose(front.get_ydata(), [0.05, 0.01])
 
 
 def test_point_labels_never_print_over_each_other():

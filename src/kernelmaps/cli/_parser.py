@@ -284,8 +284,9 @@ def build_parser() -> argparse.ArgumentParser:
                          help="advice: the smallest n_components per method whose score is "
                               "within this relative gap of the exact score (default: 0.01)")
     compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                         help="threads for BLAS and the transform engine (default: all "
-                              "cores; 1 is faster on a machine busy with other work)")
+                         help="worker processes of one thread each to spread the runs over "
+                              "(default: one per 30 s of estimated work, at most one per "
+                              "core; 1: everything in this process, on one thread)")
     compare.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", type=_output_dir,
                          help=f"report folder (default: ./{DEFAULT_OUT})")
     compare.add_argument("--quiet", action="store_true",

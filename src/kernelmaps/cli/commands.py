@@ -44,7 +44,7 @@ import scipy.sparse as sparse
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
-from kernelmaps import config_context, evaluate
+from kernelmaps import evaluate
 from kernelmaps.cli import report, tune
 from kernelmaps.cli._parser import build_parser
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
@@ -129,12 +129,12 @@ def _methods_from_args(values: list[str] | None) -> list[str] | None:
 
 # =========================================================================== commands
 @contextmanager
-def _thread_limit(n_threads: int | None) -> Iterator[None]:
-    """Limit BLAS and the kernelmaps engine to ``n_threads`` (None: leave the defaults)."""
-    if n_threads is None:
-        yield
-        return
-    with threadpool_limits(limits=n_threads), config_context(n_threads=n_threads):
+def _one_thread() -> Iterator[None]:
+    """BLAS on one thread in this process: its own work (loading, the median heuristic, the
+    report) is small, and compare's runs are spread over worker processes of one thread each
+    (``--threads``), so no core runs two busy threads. (The engine's thread setting stays:
+    compare reads it as the most workers to start.)"""
+    with threadpool_limits(limits=1):
         yield
 
 
@@ -170,7 +170,7 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
 
     test_data = (data.X_test, data.y_test) if data.X_test is not None else None
     try:
-        with warnings.catch_warnings(record=True) as caught, _thread_limit(args.threads):
+        with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             results = evaluate.compare(
                 data.X, data.y, kernel=kernel, methods=_methods_from_args(args.methods),
@@ -179,13 +179,14 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                 test_size=args.test_size, cv=args.cv, test_data=test_data,
                 n_seeds=args.seeds, error_sample=args.error_sample, metric=args.metric,
                 random_state=args.random_state, scale=args.scale or "none",
+                n_jobs=args.threads,  # None: as many workers as the work is worth
                 progress=advance, on_phase=phase)
     finally:
         if tasks:
             progress.stop()
     notes = sorted({str(w.message) for w in caught}
                    | {n for cell in results["notes"] for n in cell.split(" | ") if n})
-    return results, notes
+    return results, [*results.attrs["settings"]["merged"], *notes]
 
 
 def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
@@ -211,9 +212,19 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
         "advice tolerance": f"{args.tolerance:.3g} (relative score gap to the exact score)",
         "max rows": "all" if args.max_rows is None else str(args.max_rows),
         "random_state": str(args.random_state),
-        "threads": "all cores" if args.threads is None else str(args.threads),
+        "threads": _threads_text(args.threads, resolved),
         "wall time": f"{wall:.1f} s (loading the data and every run)",
     }
+
+
+def _threads_text(threads: int | None, resolved: dict[str, Any]) -> str:
+    """How the runs were spread, and why when --threads did not say."""
+    used = (f"{resolved['n_jobs']} worker processes of one thread each"
+            if resolved["n_jobs"] > 1 else "1 (every run in this process)")
+    if threads is not None:
+        return used
+    return (f"{used}: one per 30 s of the ~{resolved['work_estimate_s']:.0f} s of work "
+            "estimated (a worker costs ~1.2 s to start), at most one per core")
 
 
 def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:
@@ -245,6 +256,11 @@ def _scaled_for_heuristic(X: Any, scale: str | None) -> Any:
 
 
 def _cmd_compare(args: argparse.Namespace) -> int:
+    with _one_thread():
+        return _compare(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     out = Path(args.out)
     if out.exists() and not out.is_dir():  # before the runs, not after them

@@ -22,7 +22,7 @@ from typing import Any
 from kernelmaps._optional import import_optional
 from kernelmaps.cli.data import DatasetInfo
 from kernelmaps.evaluate import plot_error, plot_error_time, plot_pareto, plot_score
-from kernelmaps.evaluate.advice import advice_sentence
+from kernelmaps.evaluate.advice import MEMORY_TOLERANCE, TIME_NOISE, advice_sentence
 
 __all__ = ["PLOTS", "print_advice", "print_datasets", "print_summary", "write_report"]
 
@@ -37,15 +37,29 @@ def _error_ci(row: Any) -> str:
     return f"{row['error_ci_low']:.3g}–{row['error_ci_high']:.3g}"
 
 
+def _dimension(row: Any) -> str:
+    """D, and what was asked for when a map rounds it (cos/sin pairs, Hadamard blocks): the
+    requests that gave this same map, run once (``n=25–800``), or the one request."""
+    dimension = row["n_features_out"]
+    requests = str(row.get("n_components_same_map", row["n_components"])).split()
+    if row["method"] == "exact" or (len(requests) <= 1
+                                    and dimension == row["n_components"]):
+        return str(dimension)
+    asked = requests[0] if len(requests) <= 1 else f"{requests[0]}–{requests[-1]}"
+    return f"{dimension} (n={asked})"
+
+
+def _cpu_range(row: Any) -> str:
+    if "cpu_time_min_s" not in row or row["runs"] < 2:
+        return "–"
+    return f"{row['cpu_time_min_s']:.3f}–{row['cpu_time_max_s']:.3f}"
+
+
 # Summary columns: header → cell text. The report shows them all; the terminal a subset
 # (_TERMINAL_COLUMNS) that fits 100 characters.
 _SUMMARY_COLUMNS: dict[str, Callable[[Any], str]] = {
     "method": lambda r: r["method"],
-    # A map that rounds the output dimension (cos/sin pairs, Hadamard blocks) shows what was
-    # asked for too, so two requests that round to the same D are told apart.
-    "D": lambda r: (str(r["n_features_out"]) if r["method"] == "exact"
-                    or r["n_features_out"] == r["n_components"]
-                    else f"{r['n_features_out']} (n={r['n_components']})"),
+    "D": _dimension,
     "runs": lambda r: str(r["runs"]),
     "kernel error": lambda r: f"{r['error']:.3g}",
     "95% CI": _error_ci,
@@ -54,9 +68,11 @@ _SUMMARY_COLUMNS: dict[str, Callable[[Any], str]] = {
     "fit s": lambda r: f"{r['fit_time_s']:.3f}",
     "transform s": lambda r: f"{r['transform_time_s']:.3f}",
     "total s": lambda r: f"{r['total_time_s']:.3f}",
+    "CPU s": lambda r: f"{r['cpu_time_s']:.3f}" if "cpu_time_s" in r else "–",
+    "CPU range": _cpu_range,
     "peak MB": lambda r: f"{r['peak_memory_mb']:.1f}",
 }
-_TERMINAL_COLUMNS = ("method", "D", "kernel error", "95% CI", "score", "± sd", "total s",
+_TERMINAL_COLUMNS = ("method", "D", "kernel error", "95% CI", "score", "± sd", "CPU s",
                      "peak MB")
 
 
@@ -84,11 +100,11 @@ def print_summary(console: Any, summary: Any, title: str, caption: str) -> None:
 
 #: The advice table: header → cell text (terminal and report).
 _ADVICE_COLUMNS: dict[str, Callable[[Any], str]] = {
-    "method": lambda r: r["method"] + (" ★" if r["fastest"] else ""),
+    "method": lambda r: r["method"] + (" ★" if r["advised"] else " ≈" if r["fastest"] else ""),
     "n_components": lambda r: str(r["n_components"]) if r["meets"] else "–",
     "score": lambda r: f"{r['score']:.4f}" if r["meets"] else "–",
     "gap": lambda r: f"{r['score_gap']:.2%}" if r["meets"] else "–",
-    "total s": lambda r: f"{r['total_time_s']:.3f}" if r["meets"] else "–",
+    "CPU s": lambda r: f"{r['cpu_time_s']:.3f}" if r["meets"] else "–",
     "peak MB": lambda r: f"{r['peak_memory_mb']:.1f}" if r["meets"] else "–",
     "estimate": lambda r: "" if r["meets"] else r["advice"],
 }
@@ -99,7 +115,8 @@ def print_advice(console: Any, advice: Any) -> None:
     box = import_optional("rich.box")
     Table = import_optional("rich.table").Table
     table = Table(title=f"What to use (within {100 * advice.attrs['tolerance']:.3g} % of the "
-                        "reference score; ★ fastest)", header_style="bold", box=box.SIMPLE_HEAD)
+                        "reference score; ★ advised, ≈ as fast within the timing noise)",
+                  header_style="bold", box=box.SIMPLE_HEAD)
     for i, header in enumerate(_ADVICE_COLUMNS):
         table.add_column(header, justify="left" if i in (0, 6) else "right",
                          no_wrap=i != 6)
@@ -118,9 +135,13 @@ def _advice_html(advice: Any) -> str:
             + _html_table(list(_ADVICE_COLUMNS), rows, css="advice")
             + f"<p class=\"muted\">For each method, the smallest n_components whose mean "
               f"score is within {100 * advice.attrs['tolerance']:.3g} % of the reference "
-              "score, its mean time and peak memory; ★ marks the fastest. Where none is, the "
-              "estimate (if any) is a log-log extrapolation of the score gap against D over "
-              "the dimensions tried, as stated in the row.</p>")
+              "score, its median CPU time and peak memory. ≈ marks the methods as fast as "
+              f"the fastest within the timing noise (at least {100 * TIME_NOISE:.0f} % "
+              "either side of the median, more for runs that scatter); of those, ★ marks the "
+              f"one with the least memory (within {100 * MEMORY_TOLERANCE:.0f} %), then the "
+              "smallest D, then the first listed. Where no dimension meets the tolerance, "
+              "the estimate (if any) is a log-log extrapolation of the score gap against D "
+              "over the dimensions tried, as stated in the row.</p>")
 
 
 def _versions() -> dict[str, str]:
@@ -229,8 +250,10 @@ def _render_html(title: str, summary: Any, settings: dict[str, Any],
 <p class="muted">kernelmaps compare — each feature map with a linear model on its features,
 next to the same model on the exact kernel. Kernel error: ‖K − ZZᵀ‖/‖K‖ on training rows
 (mean over seeds; 95% interval computed on the log scale — a Student-t interval of
-the mean log error, exponentiated — so it is never below zero). Times are means per run;
-memory is the tracemalloc peak (NumPy and Python allocations).</p>
+the mean log error, exponentiated — so it is never below zero). Times are medians over the
+runs (seeds, folds), each run on one thread: wall times, and the CPU time with its range
+(smallest–largest run), which the advice compares; memory is the tracemalloc peak (NumPy
+and Python allocations). A map that several n_components give (n=25–800) ran once.</p>
 <div class="plots">{plots}</div>
 <h2>Results</h2>
 {_html_table(list(_SUMMARY_COLUMNS), cells, ["exact" if c[0] == "exact" else "" for c in cells])}

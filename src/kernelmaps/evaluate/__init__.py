@@ -8,14 +8,16 @@ Three layers, each usable on its own:
     confidence interval; the exact kernel is the fitted map's ``kernel_`` unless given;
 :func:`compare` (:mod:`~kernelmaps.evaluate.comparison`)
     maps × output dimensions × seeds, each fitted on a training split and followed by the same
-    linear model, next to the exact-kernel model: a tidy :class:`pandas.DataFrame` (error,
-    test score, fit and transform time, peak memory), summarised by :func:`summarize`;
+    linear model, next to the exact-kernel model, side by side on worker processes: a tidy
+    :class:`pandas.DataFrame` (error, test score, fit and transform time, CPU time, peak
+    memory), summarised by :func:`summarize`;
 :func:`plot_error`, :func:`plot_score`, :func:`plot_pareto`, :func:`plot_error_time`
 (:mod:`~kernelmaps.evaluate.plots`)
     the four views of that table (matplotlib);
 :func:`advise` (:mod:`~kernelmaps.evaluate.advice`)
     what to use: per method, the smallest output dimension scoring within a tolerance of the
-    exact kernel, and the fastest such method.
+    exact kernel, and the one method to use — the fastest, or among those as fast within the
+    timing noise, the least memory, then the smallest D.
 
 Which maps :func:`compare` can run is the method registry :data:`METHODS`
 (:mod:`~kernelmaps.evaluate.registry`): a name, how to build the map for a kernel and an

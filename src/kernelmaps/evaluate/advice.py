@@ -2,13 +2,34 @@ r"""What to use: the smallest output dimension of each map that scores like the 
 
 :func:`advise` reads a :func:`~kernelmaps.evaluate.compare` table. For each method it finds
 the smallest output dimension whose mean test score is within ``tolerance`` (relative) of the
-reference score — the exact-kernel baseline — with its time and memory, and marks the fastest
-method that meets it. When a method meets it at none of the dimensions tried, the dimension
-it would likely need is estimated from the trend of its score gap, and the estimate says how:
-a least-squares line through :math:`(\log D, \log \text{gap})` over the dimensions tried with
-a positive gap, extrapolated to :math:`\log(\text{tolerance})` (random-feature errors decay
-like :math:`D^{-1/2}`, Nyström's faster: a power law is the usual shape). No line, no number:
-with fewer than two such dimensions, or a gap that does not shrink, it says so.
+reference score — the exact-kernel baseline — with its time and memory, and advises one of
+the methods that meet it. When a method meets it at none of the dimensions tried, the
+dimension it would likely need is estimated from the trend of its score gap, and the estimate
+says how: a least-squares line through :math:`(\log D, \log \text{gap})` over the dimensions
+tried with a positive gap, extrapolated to :math:`\log(\text{tolerance})` (random-feature
+errors decay like :math:`D^{-1/2}`, Nyström's faster: a power law is the usual shape). No
+line, no number: with fewer than two such dimensions, or a gap that does not shrink, it says
+so.
+
+**Which method is advised: the tie rule.** Timings are noisy, so two runs of the same
+comparison must not advise different methods because one map was a few per cent faster this
+time. A method's time is the median CPU time :math:`t` of its runs (the seeds and folds
+repeat the same work; CPU time is what other processes on the machine do not inflate), and
+its noise band is :math:`[t/(1+w), t(1+w)]` with :math:`w = \max(\text{TIME\_NOISE},
+3\,\text{MAD}/t)`: at least :data:`TIME_NOISE` = 0.25 (the medians of two identical runs,
+or of a serial and a parallel run, measured up to 1.2× apart on a busy 2-core machine), and
+wider for a method whose runs scatter more — measured by their median absolute deviation
+(:data:`NOISE_MADS`), which one disturbed run among three does not move. Among the
+methods that meet the tolerance:
+
+1. those whose band overlaps the band of the fastest (least median) are **tied** with it;
+2. among them, those within :data:`MEMORY_TOLERANCE` (5 %) of the least peak memory
+   (tracemalloc peaks of two identical runs differ by kilobytes);
+3. among those, the smallest output dimension D;
+4. and then the first in the method listing (registry order).
+
+Each step uses only quantities that do not change between identical runs, except the
+band overlap, whose margin keeps methods far from its edge in all but borderline cases.
 
 Without an exact baseline the reference is the best mean score of any method at its largest
 dimension, and ``DataFrame.attrs["reference"]`` says so: the advice is then relative to the
@@ -29,10 +50,20 @@ from kernelmaps.evaluate.registry import EXACT
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
 
-__all__ = ["advise"]
+__all__ = ["MEMORY_TOLERANCE", "NOISE_MADS", "TIME_NOISE", "advise"]
+
+#: The least relative timing noise assumed around a method's median time (see the module).
+TIME_NOISE = 0.25
+#: A method's runs spread by more than the floor widen its band: this many median absolute
+#: deviations either side (about two standard deviations for normal noise; one disturbed run
+#: of three does not move it, unlike the range).
+NOISE_MADS = 3.0
+#: Peak memories within this relative difference of the least are taken as equal.
+MEMORY_TOLERANCE = 0.05
 
 ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_gap",
-                  "total_time_s", "peak_memory_mb", "meets", "fastest",
+                  "total_time_s", "cpu_time_s", "cpu_time_min_s", "cpu_time_max_s",
+                  "cpu_time_mad_s", "peak_memory_mb", "meets", "fastest", "advised",
                   "estimated_n_features_out", "advice")
 
 
@@ -85,8 +116,63 @@ def _extrapolate(dimensions: np.ndarray, gaps: np.ndarray, tolerance: float,
                     f"dimensions, slope {slope:.2f})")
 
 
+def _times(summary: pd.DataFrame) -> pd.DataFrame:
+    """The summary with the time the advice compares: median CPU time, its spread and its
+    noise (or, for a table without CPU times, the total time as a single run)."""
+    summary = summary.copy()
+    if "cpu_time_s" not in summary.columns:
+        summary["cpu_time_s"] = summary["total_time_s"]
+    for bound in ("cpu_time_min_s", "cpu_time_max_s"):
+        if bound not in summary.columns:
+            summary[bound] = summary["cpu_time_s"]
+    if "cpu_time_mad_s" not in summary.columns:
+        summary["cpu_time_mad_s"] = 0.0
+    return summary
+
+
+def _band(row: Any) -> tuple[float, float]:
+    """A method's timing noise band: a factor ``1 + w`` either side of its median, ``w``
+    the larger of TIME_NOISE and NOISE_MADS median absolute deviations (relative)."""
+    median = float(row["cpu_time_s"])
+    spread = NOISE_MADS * float(row["cpu_time_mad_s"]) / median if median > 0 else 0.0
+    width = 1 + max(TIME_NOISE, spread)
+    return median / width, median * width
+
+
+def _choose(advice: pd.DataFrame) -> tuple[list[int], int | None, str]:
+    """The tie rule (see the module): the rows tied with the fastest, the advised row, and
+    a phrase saying why it (empty when no row meets the tolerance)."""
+    meeting = advice.index[advice["meets"]].tolist()
+    if not meeting:
+        return [], None, ""
+    bands = {i: _band(advice.loc[i]) for i in meeting}
+    fastest = min(meeting, key=lambda i: (advice.loc[i, "cpu_time_s"], i))
+    tied = [i for i in meeting if bands[i][0] <= bands[fastest][1]]
+    least = min(advice.loc[i, "peak_memory_mb"] for i in tied)
+    small = [i for i in tied
+             if advice.loc[i, "peak_memory_mb"] <= least * (1 + MEMORY_TOLERANCE)]
+    smallest_d = min(advice.loc[i, "n_features_out"] for i in small)
+    narrowest = [i for i in small if advice.loc[i, "n_features_out"] == smallest_d]
+    chosen = narrowest[0]
+
+    def others(rows: list[int]) -> str:
+        return _names([advice.loc[i, "method"] for i in rows if i != chosen])
+
+    if len(tied) == 1:
+        return tied, chosen, "the fastest"
+    why = f"as fast as {others(tied)} within the timing noise"
+    if len(small) == 1:
+        return tied, chosen, why + ", with the least memory"
+    memory = f"the least memory (within {_percent(MEMORY_TOLERANCE)}, with {others(small)})"
+    if len(narrowest) == 1:
+        return tied, chosen, f"{why}; of those with {memory}, the smallest D"
+    return tied, chosen, (f"{why}; with {memory} and the same D as {others(narrowest)}, "
+                          "listed first")
+
+
 def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
-    r"""For each method, the smallest ``n_components`` scoring within ``tolerance`` of exact.
+    r"""For each method, the smallest ``n_components`` scoring within ``tolerance`` of exact,
+    and the one method to use.
 
     Parameters
     ----------
@@ -101,15 +187,19 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     -------
     DataFrame
         One row per method (registry order) with columns ``method, n_components,
-        n_features_out, score, score_gap, total_time_s, peak_memory_mb`` (of the smallest
-        output dimension D that meets the tolerance — the smallest ``n_components`` giving
-        it, for maps that round D up — else of the largest tried), ``meets``,
-        ``fastest`` (True for the method meeting it in the least total time),
-        ``estimated_n_features_out`` (the D a log-log extrapolation of the score gap
-        reaches the tolerance at, when not met; else NaN) and
-        ``advice`` (a sentence saying how the row was found).
-        ``attrs["reference"]`` describes the reference score, ``attrs["tolerance"]`` the
-        tolerance.
+        n_features_out, score, score_gap, total_time_s`` (median wall time), ``cpu_time_s,
+        cpu_time_min_s, cpu_time_max_s, cpu_time_mad_s`` (median CPU time, the range of the
+        runs and their median absolute deviation),
+        ``peak_memory_mb`` (of the smallest output dimension D that meets the tolerance —
+        the smallest ``n_components`` giving it, for maps that round D up — else of the
+        largest tried), ``meets``, ``fastest`` (True for the methods meeting it whose time
+        is tied with the fastest's within the timing noise), ``advised`` (True for the one
+        method the tie rule of the module picks: tied on time, then least memory, then
+        smallest D, then listing order), ``estimated_n_features_out`` (the D a log-log
+        extrapolation of the score gap reaches the tolerance at, when not met; else NaN)
+        and ``advice`` (a sentence saying how the row was found). ``attrs["reference"]``
+        describes the reference score, ``attrs["tolerance"]`` the tolerance,
+        ``attrs["why"]`` why the advised method, in words (``''`` when none meets it).
 
     Examples
     --------
@@ -117,14 +207,14 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     >>> table = pd.DataFrame({"method": ["exact", "a", "a"], "n_components": [100, 10, 20],
     ...     "n_features_out": [100, 10, 20], "runs": 1, "score": [0.9, 0.85, 0.895],
     ...     "total_time_s": [5.0, 0.1, 0.2], "peak_memory_mb": [80.0, 1.0, 2.0]})
-    >>> advise(table)[["method", "n_components", "meets"]].to_dict("records")
-    [{'method': 'a', 'n_components': 20, 'meets': True}]
+    >>> advise(table)[["method", "n_components", "meets", "advised"]].to_dict("records")
+    [{'method': 'a', 'n_components': 20, 'meets': True, 'advised': True}]
     """
     pd = import_optional("pandas")
     if not (isinstance(tolerance, (int, float)) and 0 < tolerance < 1):
         raise ValueError(f"tolerance must be a relative score gap in (0, 1), e.g. 0.01 for "
                          f"1 %; got {tolerance!r}.")
-    summary = _summary(table)
+    summary = _times(_summary(table))
     reference, described = _reference(summary)
     scale = abs(reference) if reference != 0 else 1.0
     records = []
@@ -147,14 +237,21 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
             "n_features_out": int(row["n_features_out"]), "score": float(row["score"]),
             "score_gap": float((reference - row["score"]) / scale),
             "total_time_s": float(row["total_time_s"]),
+            "cpu_time_s": float(row["cpu_time_s"]),
+            "cpu_time_min_s": float(row["cpu_time_min_s"]),
+            "cpu_time_max_s": float(row["cpu_time_max_s"]),
+            "cpu_time_mad_s": float(row["cpu_time_mad_s"]),
             "peak_memory_mb": float(row["peak_memory_mb"]), "meets": bool(meeting.size),
-            "fastest": False, "estimated_n_features_out": needed, "advice": text})
+            "fastest": False, "advised": False, "estimated_n_features_out": needed,
+            "advice": text})
     advice = pd.DataFrame.from_records(records, columns=list(ADVICE_COLUMNS))
-    if advice["meets"].any():
-        fastest = advice.loc[advice["meets"], "total_time_s"].idxmin()
-        advice.loc[fastest, "fastest"] = True
+    tied, advised, why = _choose(advice)
+    advice.loc[tied, "fastest"] = True
+    if advised is not None:
+        advice.loc[advised, "advised"] = True
     advice.attrs["reference"] = described
     advice.attrs["tolerance"] = tolerance
+    advice.attrs["why"] = why
     return advice
 
 
@@ -162,17 +259,22 @@ def _percent(tolerance: float) -> str:
     return f"{100 * tolerance:.3g} %"
 
 
+def _names(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def advice_sentence(advice: Any) -> str:
-    """One line: the fastest method meeting the tolerance, or that none does."""
+    """One line: the advised method and why it, or that none meets the tolerance."""
     tolerance = advice.attrs.get("tolerance", 0.01)
-    if not len(advice) or not advice["fastest"].any():
+    if not len(advice) or not advice["advised"].any():
         return (f"No method came within {_percent(tolerance)} of the reference score at "
                 f"the dimensions tried; see the estimates. Reference: "
                 f"{advice.attrs.get('reference', '?')}.")
-    best = advice[advice["fastest"]].iloc[0]
+    best = advice[advice["advised"]].iloc[0]
     dimension = ("" if best["n_features_out"] == best["n_components"]
                  else f" (D={int(best['n_features_out'])} output features)")
     return (f"Use {best['method']} with n_components={int(best['n_components'])}{dimension}: "
-            f"the fastest within {_percent(tolerance)} of the reference score "
-            f"({best['total_time_s']:.3g} s, {best['peak_memory_mb']:.1f} MB, score "
-            f"{best['score']:.4g}). Reference: {advice.attrs['reference']}.")
+            f"within {_percent(tolerance)} of the reference score and "
+            f"{advice.attrs.get('why', 'the fastest')} ({best['cpu_time_s']:.3g} s CPU, "
+            f"{best['peak_memory_mb']:.1f} MB, score {best['score']:.4g}). Reference: "
+            f"{advice.attrs['reference']}.")

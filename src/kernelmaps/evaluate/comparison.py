@@ -10,11 +10,8 @@ memory); :func:`summarize` reduces it to one row per method and dimension. panda
 from __future__ import annotations
 
 import functools
-import time
-import tracemalloc
 import warnings
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -23,9 +20,12 @@ from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
 from sklearn.svm import LinearSVC, LinearSVR
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
+from threadpoolctl import threadpool_limits
 
+from kernelmaps._config import config_context, resolve_n_threads
 from kernelmaps._optional import import_optional
 from kernelmaps.evaluate import _exact
+from kernelmaps.evaluate._runs import estimated_seconds, plan_runs, run_all, workers_worth
 from kernelmaps.evaluate._splits import (
     Split,
     check_split,
@@ -41,10 +41,9 @@ from kernelmaps.evaluate.error import (
     _seed_values,
     _t_interval,
     kernel_matrix,
-    relative_error,
 )
-from kernelmaps.evaluate.registry import EXACT, Method, method_order, resolve_methods
-from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
+from kernelmaps.evaluate.registry import EXACT, method_order, resolve_methods
+from kernelmaps.kernels import PrecomputedKernel, resolve_kernel
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
@@ -132,109 +131,6 @@ def _resolve_exact(exact: bool | str, split: Split, closed_form: bool,
     return True, f"auto: {n_train} training rows, {estimate}"
 
 
-@dataclass
-class _Run:
-    """One planned row of the comparison table."""
-
-    method: str
-    n_components: int
-    seed: int
-    random_state: int | None
-    split: Split
-    feature_map: Any
-
-
-def _plan(method_list: list[Method], n_components: list[int], seeds: list[int],
-          splits: list[Split], kernel: Kernel, n_features: int,
-          exact: bool) -> tuple[list[_Run], list[str]]:
-    runs: list[_Run] = []
-    skipped: list[str] = []
-    for split in splits:
-        n_train = split.X_train.shape[0]
-        if exact:  # the exact baseline (see compare): no map object, _exact.run_exact
-            runs.append(_Run(EXACT, n_train, 0, None, split, None))
-        for method in method_list:
-            seen: set[str] = set()
-            for m in n_components:
-                if method.landmarks and m > n_train:
-                    skipped.append(f"{method.name} n_components={m} > {n_train} training rows")
-                    continue
-                for seed_index, seed in enumerate(seeds if method.randomized else [None]):
-                    feature_map = method.build(kernel, m, seed, n_features)
-                    key = repr(feature_map)
-                    if key in seen:  # a deterministic map that n_components does not change
-                        continue
-                    seen.add(key)
-                    runs.append(_Run(method.name, m, seed_index, seed, split, feature_map))
-    return runs, skipped
-
-
-def _execute_exact(run: _Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
-                   on_phase: Callable[[str], None] | None) -> dict[str, Any]:
-    """The baseline's row: :func:`_exact.run_exact`, measured like :func:`_execute`."""
-    split = run.split
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tracemalloc.reset_peak()
-        baseline = tracemalloc.get_traced_memory()[0]
-        result = _exact.run_exact(kernel, split, model_factory, on_phase)
-        peak = tracemalloc.get_traced_memory()[1] - baseline
-        error = (0.0 if result.error_features is None
-                 else relative_error(split.K_error, result.error_features, metric))
-    notes = sorted({str(w.message).splitlines()[0][:160] for w in caught} | set(result.notes))
-    n_train = split.X_train.shape[0]
-    return {
-        "method": EXACT, "n_components": n_train, "n_features_out": n_train, "seed": 0,
-        "random_state": None, "split": split.index, "error": error, "score": result.score,
-        "fit_time_s": result.fit_time_s, "transform_time_s": result.transform_time_s,
-        "model_time_s": result.model_time_s,
-        "total_time_s": result.fit_time_s + result.transform_time_s + result.model_time_s,
-        "peak_memory_mb": peak / 2**20, "n_train": n_train, "n_test": split.X_test.shape[0],
-        "notes": " | ".join(notes),
-    }
-
-
-def _execute(run: _Run, model_factory: Callable[[], Any], metric: str) -> dict[str, Any]:
-    """Fit the map and the model on the training part, score on the test part, measure."""
-    split = run.split
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        tracemalloc.reset_peak()
-        baseline = tracemalloc.get_traced_memory()[0]
-        start = time.perf_counter()
-        feature_map = run.feature_map.fit(split.X_train)
-        fitted = time.perf_counter()
-        Z_train = feature_map.transform(split.X_train)
-        Z_test = feature_map.transform(split.X_test)
-        transformed = time.perf_counter()
-        model = model_factory().fit(Z_train, split.y_train)
-        score = float(model.score(Z_test, split.y_test))
-        done = time.perf_counter()
-        peak = tracemalloc.get_traced_memory()[1] - baseline
-        del Z_train, Z_test
-        Z_error = feature_map.transform(split.X_train[split.error_rows])
-        error = relative_error(split.K_error, Z_error, metric)
-    notes = sorted({str(w.message).splitlines()[0][:160] for w in caught})
-    return {
-        "method": run.method,
-        "n_components": run.n_components,
-        "n_features_out": int(Z_error.shape[1]),
-        "seed": run.seed,
-        "random_state": run.random_state,
-        "split": split.index,
-        "error": error,
-        "score": score,
-        "fit_time_s": fitted - start,
-        "transform_time_s": transformed - fitted,
-        "model_time_s": done - transformed,
-        "total_time_s": done - start,
-        "peak_memory_mb": peak / 2**20,
-        "n_train": split.X_train.shape[0],
-        "n_test": split.X_test.shape[0],
-        "notes": " | ".join(notes),
-    }
-
-
 def compare(
     X: Any,
     y: Any,
@@ -253,6 +149,7 @@ def compare(
     metric: Metric = "fro",
     random_state: Any = 0,
     scale: Literal["none", "standard", "minmax"] = "none",
+    n_jobs: int | None = None,
     progress: Callable[[dict[str, Any], int, int], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
 ) -> pd.DataFrame:
@@ -263,7 +160,27 @@ def compare(
     transform training and test rows, fit the linear ``model`` on the features and score it
     on the test rows; measure the kernel approximation error (:func:`relative_error`) on a
     fixed random subsample of ``error_sample`` training rows — the Gram matrix the model is
-    trained on — and the wall time and peak memory of the pipeline.
+    trained on — and the wall time, CPU time and peak memory of the pipeline.
+
+    **Each distinct map runs once.** Requests that resolve to the same map — ``structured``
+    and ``fastfood`` round D up to a multiple of the next power of two ≥ the number of
+    features, so on 784 features every ``n_components`` up to 1,024 gives D = 1,024 — are
+    found by fitting each request on a few training rows and comparing the maps' outputs;
+    the map is run once per seed, under the smallest ``n_components``, and the column
+    ``n_components_same_map`` lists every request it stands for
+    (``attrs["settings"]["merged"]`` says why, in a sentence per group).
+
+    **Parallel.** The runs are independent fits: they run side by side in worker processes
+    (joblib, loky backend), each with BLAS and the kernelmaps engine limited to one thread,
+    so as many cores are busy as there are workers, never more; with one worker they run
+    one after another in this process, on one thread. A worker costs about 1.2 s of CPU to
+    start, and runs beside another take 10-15 % more CPU, so by default one worker is
+    started per 30 s of estimated single-core work (``attrs["settings"]
+    ["work_estimate_s"]``): the default grid on digits (~6 s) or on a 6,000 × 40 table
+    (~20 s) runs in this process, on 50,000 Fashion-MNIST rows (~420 s) on every core.
+    Every run does the same arithmetic on the same data wherever it runs, so the table,
+    its row order and the advice do not depend on the number of workers (numbers agree to
+    rounding: the data sit at other memory addresses in a worker), except for the times.
 
     **The exact-kernel baseline** (``method == "exact"``) is the same linear model on the
     exact finite feature map of the training set, the Cholesky factor of its kernel matrix
@@ -332,23 +249,37 @@ def compare(
         Feature scaling, fitted on each split's training rows only and applied to its
         test rows (a pipeline: no test statistics leak into the scaler). ``'standard'``
         does not centre sparse input; ``'minmax'`` refuses sparse input.
+    n_jobs : int or None, default=None
+        Worker processes the runs are spread over (see *Parallel* above). ``None``: as
+        many as the work is worth, at most kernelmaps' ``n_threads`` setting
+        (:func:`~kernelmaps.set_config`; every core available by default); an int: that
+        many (``-1``: every core; at most one per run); ``1``: everything in this
+        process, on one thread.
     progress : callable or None, default=None
-        ``progress(row, done, total)`` after each row (e.g. to drive a progress bar).
+        ``progress(row, done, total)`` in the calling thread as each row is done (in the
+        order the runs finish; e.g. to drive a progress bar).
     on_phase : callable or None, default=None
         ``on_phase(name)`` at the start of each phase of the exact baseline, its longest
         step: ``'exact: kernel matrix'``, ``'exact: Cholesky'``, ``'exact: test rows'`` and,
-        when features are formed, ``'exact: linear model'``.
+        when features are formed, ``'exact: linear model'``, when the baseline runs in this
+        process (``n_jobs=1``; called from the thread that runs it); with workers, once,
+        ``'exact: in a worker'``, as it is dispatched (first, being the longest run).
 
     Returns
     -------
     pandas.DataFrame
-        One row per split × method × n_components × seed with columns ``method,
-        n_components, n_features_out, seed, random_state, split, error, score, fit_time_s``
-        (map fit), ``transform_time_s`` (training + test rows), ``model_time_s`` (fit +
-        score), ``total_time_s, peak_memory_mb`` (tracemalloc peak above the start of the
-        row: NumPy and Python allocations, not BLAS-internal buffers), ``n_train, n_test,
-        notes`` (warnings raised, deduplicated), ``kernel, model, scoring, metric``.
-        ``DataFrame.attrs["settings"]`` records the resolved settings.
+        One row per split × distinct map × seed, in that order (the baseline first, then
+        methods in the order given, ``n_components`` ascending), with columns ``method,
+        n_components, n_features_out, seed, random_state, split, error, score,
+        fit_time_s`` (map fit), ``transform_time_s`` (training + test rows),
+        ``model_time_s`` (fit + score), ``total_time_s`` (their sum: wall time),
+        ``cpu_time_s`` (CPU time of the same steps, in the process that ran them: what
+        other work on the machine does not inflate), ``peak_memory_mb`` (tracemalloc peak
+        above the start of the row: NumPy and Python allocations, not BLAS-internal
+        buffers), ``n_train, n_test, n_components_same_map`` (every requested n_components
+        this map stands for, space-separated), ``notes`` (warnings raised, deduplicated),
+        ``kernel, model, scoring, metric``. ``DataFrame.attrs["settings"]`` records the
+        resolved settings.
 
     Examples
     --------
@@ -376,6 +307,7 @@ def compare(
         raise ValueError(f"n_seeds must be a positive int; got {n_seeds!r}.")
     if not isinstance(error_sample, (int, np.integer)) or error_sample < 2:
         raise ValueError(f"error_sample must be an int >= 2; got {error_sample!r}.")
+    cap = _check_n_jobs(n_jobs)
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], input_name="X")
     y = check_target(y, X.shape[0], "y")
     if test_data is not None:
@@ -388,39 +320,31 @@ def compare(
     model_name, model_factory = _model_factory(model, task)
     rng = check_random_state(random_state)
     split_seed, *seeds = _seed_values(rng, n_seeds + 1)
-    splits = make_splits(X, y, task, test_size=test_size, cv=cv, test_data=test_data,
-                         seed=split_seed)
-    for split in splits:
-        check_split(split, task)
-        scale_split(split, scale)
-    largest = max(splits, key=lambda s: s.X_train.shape[0])
-    n_outputs = len(np.unique(y)) if task == "classification" else 1
-    run_exact, exact_reason = _resolve_exact(
-        exact, largest, _exact.closed_form_alpha(model_factory()) is not None, n_outputs)
-    runs, skipped = _plan(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
-    if skipped:
-        warnings.warn("skipped (landmark methods need n_components <= training rows): "
-                      + "; ".join(skipped), UserWarning, stacklevel=2)
-    for split in splits:
-        n_train = split.X_train.shape[0]
-        split.error_rows = np.sort(rng.choice(n_train, size=min(error_sample, n_train),
-                                              replace=False))
-        split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
-
-    rows = []
-    started_tracing = not tracemalloc.is_tracing()
-    if started_tracing:
-        tracemalloc.start()
-    try:
-        for done, run in enumerate(runs, start=1):
-            row = (_execute_exact(run, kernel, model_factory, metric, on_phase)
-                   if run.method == EXACT else _execute(run, model_factory, metric))
-            rows.append(row)
-            if progress is not None:
-                progress(row, done, len(runs))
-    finally:
-        if started_tracing:
-            tracemalloc.stop()
+    # Everything here runs on one thread, whatever n_jobs is (the workers too, see
+    # _runs.execute): the same arithmetic, so the same numbers, for any number of workers.
+    with threadpool_limits(limits=1), config_context(n_threads=1):
+        splits = make_splits(X, y, task, test_size=test_size, cv=cv, test_data=test_data,
+                             seed=split_seed)
+        for split in splits:
+            check_split(split, task)
+            scale_split(split, scale)
+        largest = max(splits, key=lambda s: s.X_train.shape[0])
+        n_outputs = len(np.unique(y)) if task == "classification" else 1
+        closed_form = _exact.closed_form_alpha(model_factory()) is not None
+        run_exact, exact_reason = _resolve_exact(exact, largest, closed_form, n_outputs)
+        plan = plan_runs(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
+        if plan.skipped:
+            warnings.warn("skipped (landmark methods need n_components <= training rows): "
+                          + "; ".join(plan.skipped), UserWarning, stacklevel=2)
+        for split in splits:
+            n_train = split.X_train.shape[0]
+            split.error_rows = np.sort(rng.choice(n_train, size=min(error_sample, n_train),
+                                                  replace=False))
+            split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
+        estimate = estimated_seconds(plan.runs, n_outputs, closed_form)
+        workers = (workers_worth(estimate, cap, len(plan.runs)) if n_jobs is None
+                   else min(cap, len(plan.runs)))
+        rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase)
     table = pd.DataFrame(rows, columns=list(_ROW_COLUMNS))
     table["random_state"] = table["random_state"].astype("Int64")
     table["kernel"] = repr(kernel)
@@ -433,19 +357,31 @@ def compare(
         "exact": run_exact, "exact_reason": exact_reason, "n_seeds": n_seeds,
         "splits": len(splits), "test_size": None if cv or test_data else test_size,
         "cv": cv, "fixed_test_set": test_data is not None, "error_sample": error_sample,
-        "metric": metric, "skipped": skipped, "scale": scale,
+        "metric": metric, "skipped": plan.skipped, "merged": plan.merged, "scale": scale,
+        "n_jobs": workers, "work_estimate_s": estimate,
     }
     return table
 
 
-#: Columns measured per row by _execute (compare adds kernel, model, scoring, metric).
+def _check_n_jobs(n_jobs: Any) -> int:
+    """The number of workers ``n_jobs`` asks for (see :func:`compare`)."""
+    if n_jobs is not None and (not isinstance(n_jobs, (int, np.integer))
+                               or isinstance(n_jobs, bool) or n_jobs == 0):
+        raise ValueError(f"n_jobs must be None, a positive int, or -1 for every core (-2 "
+                         f"for all but one, ...); got {n_jobs!r}.")
+    return resolve_n_threads(None if n_jobs is None else int(n_jobs))
+
+
+#: Columns measured per row by _runs.execute (compare adds kernel, model, scoring, metric).
 _ROW_COLUMNS = ("method", "n_components", "n_features_out", "seed", "random_state", "split",
                 "error", "score", "fit_time_s", "transform_time_s", "model_time_s",
-                "total_time_s", "peak_memory_mb", "n_train", "n_test", "notes")
+                "total_time_s", "cpu_time_s", "peak_memory_mb", "n_train", "n_test",
+                "n_components_same_map", "notes")
 
 
 def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """One row per method × n_components: means over seeds and splits, with intervals.
+    """One row per method × n_components: errors and scores over seeds and splits, times
+    as medians with their spread.
 
     Parameters
     ----------
@@ -457,10 +393,17 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns ``method, n_components, n_features_out, runs, error, error_ci_low,
-        error_ci_high, score, score_std, fit_time_s, transform_time_s, total_time_s,
-        peak_memory_mb`` (times are means, memory the maximum), the exact baseline first,
-        then methods in registry order, ``n_components`` ascending.
+        Columns ``method, n_components, n_features_out, n_components_same_map, runs,
+        error, error_ci_low, error_ci_high`` (mean and interval), ``score, score_std``
+        (mean and standard deviation), ``fit_time_s, transform_time_s, total_time_s,
+        cpu_time_s`` (medians over the runs: the seeds repeat the same work, so their
+        median is the time of one run, robust to one disturbed run), ``cpu_time_min_s,
+        cpu_time_max_s`` (the spread of the CPU times: smallest and largest run; equal for
+        a single run, whose noise is unknown), ``cpu_time_mad_s`` (their median absolute
+        deviation from the median: the noise, robust to one disturbed run) and
+        ``peak_memory_mb`` (the largest); the
+        exact baseline first, then methods in registry order, ``n_components`` ascending.
+        Tables from before ``cpu_time_s`` existed are summarised without it.
     """
     pd = import_optional("pandas")
     # The baseline's n_components is the training size, which differs by a row between
@@ -471,17 +414,26 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
     records = []
     for (method, m), group in results.groupby([results["method"], group_size], sort=False):
         mean, low, high = _t_interval(group["error"].to_numpy(), confidence)
-        records.append({
+        record = {
             "method": method, "n_components": int(m),
-            "n_features_out": int(group["n_features_out"].iloc[0]), "runs": len(group),
-            "error": mean, "error_ci_low": low, "error_ci_high": high,
+            "n_features_out": int(group["n_features_out"].iloc[0]),
+            "n_components_same_map": (str(group["n_components_same_map"].iloc[0])
+                                      if "n_components_same_map" in group else str(int(m))),
+            "runs": len(group), "error": mean, "error_ci_low": low, "error_ci_high": high,
             "score": float(group["score"].mean()),
             "score_std": float(group["score"].std(ddof=1)) if len(group) > 1 else 0.0,
-            "fit_time_s": float(group["fit_time_s"].mean()),
-            "transform_time_s": float(group["transform_time_s"].mean()),
-            "total_time_s": float(group["total_time_s"].mean()),
-            "peak_memory_mb": float(group["peak_memory_mb"].max()),
-        })
+            "fit_time_s": float(group["fit_time_s"].median()),
+            "transform_time_s": float(group["transform_time_s"].median()),
+            "total_time_s": float(group["total_time_s"].median()),
+        }
+        if "cpu_time_s" in group:
+            cpu = group["cpu_time_s"]
+            median = float(cpu.median())
+            record.update(cpu_time_s=median, cpu_time_min_s=float(cpu.min()),
+                          cpu_time_max_s=float(cpu.max()),
+                          cpu_time_mad_s=float((cpu - median).abs().median()))
+        record["peak_memory_mb"] = float(group["peak_memory_mb"].max())
+        records.append(record)
     summary = pd.DataFrame.from_records(records)
     order = {name: i for i, name in enumerate(method_order(results["method"]))}
     summary["_order"] = summary["method"].map(order)

@@ -1,10 +1,14 @@
-"""The three views of a :func:`~kernelmaps.evaluate.compare` table, drawn with matplotlib.
+"""The four views of a :func:`~kernelmaps.evaluate.compare` table, drawn with matplotlib.
 
 :func:`plot_error` (approximation error against the output dimension), :func:`plot_score`
-(test score, with the exact kernel as a line) and :func:`plot_pareto` (score against time,
-with the Pareto front of :func:`pareto_front`). matplotlib (the ``cli`` extra) is imported
-when a plot is drawn; a new figure is a bare :class:`matplotlib.figure.Figure`, so no GUI
-backend is needed.
+(test score, with the exact kernel as a line), :func:`plot_pareto` (score against time)
+and :func:`plot_error_time` (error against time). In the two views against time a method's
+points are not joined (a larger D is not always slower: the order of D is not an order in
+time); the line is the Pareto front over every method (:func:`pareto_front`), the points
+nothing beats in both time and quality. Time is the median CPU time of the runs (what
+:func:`~kernelmaps.evaluate.advise` compares), with the runs' range as a bar. matplotlib
+(the ``cli`` extra) is imported when a plot is drawn; a new figure is a bare
+:class:`matplotlib.figure.Figure`, so no GUI backend is needed.
 """
 
 from __future__ import annotations
@@ -67,7 +71,7 @@ def _dimension_axis(ax: Axes, dimensions: Iterable[int]) -> None:
     ax.set_xlabel("output dimension D (n_features_out)")
 
 
-def _time_axis(ax: Axes) -> None:
+def _time_axis(ax: Axes, cpu: bool) -> None:
     """Log time axis labelled at 1, 2, 5 × 10^k in plain numbers (times often span less
     than a decade)."""
     ticker = import_optional("matplotlib.ticker")
@@ -75,7 +79,27 @@ def _time_axis(ax: Axes) -> None:
     ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
     ax.xaxis.set_minor_formatter(ticker.NullFormatter())
-    ax.set_xlabel("time: map fit + transform + model fit (s)")
+    ax.set_xlabel("CPU time: map fit + transform + model fit (s, median of the runs)" if cpu
+                  else "time: map fit + transform + model fit (s)")
+
+
+def _times(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None]:
+    """The time of each summary row (median CPU time, else total time) and, when the runs
+    have a spread, its error bar (distances to the smallest and largest run)."""
+    if "cpu_time_s" not in rows.columns:
+        return rows["total_time_s"].to_numpy(dtype=float), None
+    median = rows["cpu_time_s"].to_numpy(dtype=float)
+    spread = np.vstack([median - rows["cpu_time_min_s"].to_numpy(dtype=float),
+                        rows["cpu_time_max_s"].to_numpy(dtype=float) - median])
+    return median, np.maximum(spread, 0.0)
+
+
+def _front_line(ax: Axes, times: np.ndarray, quality: np.ndarray, shown: np.ndarray) -> None:
+    """The Pareto front over every point: a staircase through the points no other point
+    beats in both time and ``quality`` (higher is better), drawn at ``shown``."""
+    front = pareto_front(times, quality)
+    ax.step(times[front], shown[front], where="post", color="grey", linestyle=":",
+            label="Pareto front")
 
 
 def _summary_by_method(results: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, Any]]]:
@@ -165,10 +189,12 @@ def pareto_front(times: np.ndarray, scores: np.ndarray) -> np.ndarray:
 
 
 def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Score against total time (fit + transform + model), the Pareto view.
+    """Score against time (map fit + transform + model fit), the Pareto view.
 
-    Each point is a method × n_components (mean over seeds), labelled with its output
-    dimension; the grey staircase is the Pareto front (nothing is both faster and better).
+    Each point is a method × n_components (mean score over seeds; median CPU time, the bar
+    spanning the runs), labelled with its output dimension; a method's points are not
+    joined. The grey staircase is the Pareto front over every point (nothing is both
+    faster and better).
 
     Parameters
     ----------
@@ -185,18 +211,18 @@ def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     summary, by_method = _summary_by_method(results)
     labels: list = []
     for method, rows in by_method:
+        times, spread = _times(rows)
         if method == EXACT:
-            ax.plot(rows["total_time_s"], rows["score"], "k*", markersize=14,
-                    label="exact kernel")
+            ax.errorbar(times, rows["score"], xerr=spread, fmt="k*", markersize=14,
+                        label="exact kernel")
             continue
-        ax.plot(rows["total_time_s"], rows["score"], "o-", label=method)
-        labels += [ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["score"]),
+        ax.errorbar(times, rows["score"], xerr=spread, fmt="o", capsize=2, label=method)
+        labels += [ax.annotate(str(row["n_features_out"]), (time, row["score"]),
                                textcoords="offset points", xytext=(4, -10), fontsize=7)
-                   for _, row in rows.iterrows()]
-    front = pareto_front(summary["total_time_s"].to_numpy(), summary["score"].to_numpy())
-    ax.step(summary["total_time_s"].to_numpy()[front], summary["score"].to_numpy()[front],
-            where="post", color="grey", linestyle=":", label="Pareto front")
-    _time_axis(ax)
+                   for time, (_, row) in zip(times, rows.iterrows(), strict=True)]
+    scores = summary["score"].to_numpy(dtype=float)
+    _front_line(ax, _times(summary)[0], scores, scores)
+    _time_axis(ax, "cpu_time_s" in summary.columns)
     ax.set_ylabel(_score_label(results))
     ax.legend()
     _drop_overlapping(ax, labels)
@@ -204,7 +230,10 @@ def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
 
 def plot_error_time(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
-    """Kernel error against total time per method (log–log), each point labelled with D.
+    """Kernel error against time per method (log–log), each point labelled with D.
+
+    Points are not joined; the grey staircase is the Pareto front over every map (nothing
+    has both less error and less time). Times as in :func:`plot_pareto`.
 
     Parameters
     ----------
@@ -218,16 +247,20 @@ def plot_error_time(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     matplotlib Axes
     """
     ax = _axes(ax, "Kernel error against time")
-    _, by_method = _summary_by_method(results)
+    summary, by_method = _summary_by_method(results)
     labels: list = []
     for method, rows in by_method:
         if method == EXACT:
             continue
-        ax.plot(rows["total_time_s"], rows["error"], "o-", label=method)
-        labels += [ax.annotate(str(row["n_features_out"]), (row["total_time_s"], row["error"]),
+        times, spread = _times(rows)
+        ax.errorbar(times, rows["error"], xerr=spread, fmt="o", capsize=2, label=method)
+        labels += [ax.annotate(str(row["n_features_out"]), (time, row["error"]),
                                textcoords="offset points", xytext=(4, 4), fontsize=7)
-                   for _, row in rows.iterrows()]
-    _time_axis(ax)
+                   for time, (_, row) in zip(times, rows.iterrows(), strict=True)]
+    maps = summary[summary["method"] != EXACT]
+    errors = maps["error"].to_numpy(dtype=float)
+    _front_line(ax, _times(maps)[0], -errors, errors)
+    _time_axis(ax, "cpu_time_s" in summary.columns)
     ax.set_yscale("log")
     metric = results["metric"].iloc[0] if "metric" in results else "fro"
     ax.set_ylabel(f"relative error ‖K − ZZᵀ‖/‖K‖ ({metric})")

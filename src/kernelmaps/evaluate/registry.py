@@ -204,9 +204,10 @@ register_method("orthogonal", _random_fourier("orthogonal", "cos_sin"), kernels=
 register_method("structured", _random_fourier("structured", "cos_offset"),
                 kernels=_ISOTROPIC,
                 description="structured HD₁HD₂HD₃ features (SORF), O(D log d); D rounds up "
-                            "to whole blocks of the padded dimension")
+                            "to a multiple of the next power of two ≥ the input features")
 register_method("fastfood", _random_fourier("fastfood", "cos_offset"), kernels=_ISOTROPIC,
-                description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up like structured")
+                description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up to a multiple "
+                            "of the next power of two ≥ the input features")
 register_method("arccos", lambda kernel, n, seed, d: ArcCosineSampler(
                     degree=kernel.get_params()["degree"], n_components=n, random_state=seed),
                 kernels={"arccos"},

@@ -1,0 +1,368 @@
+"""The rows of a comparison: which runs to make, one measured run, and the grid on joblib.
+
+:func:`plan_runs` turns methods × ``n_components`` × seeds × splits into :class:`Run`\\ s,
+once per distinct map: requests that resolve to the same fitted map (``structured`` at
+``n_components`` 25 … 800 on 784 input features: D = 1,024 every time) are found by fitting
+each request on a few training rows and comparing the maps' outputs, and are run once.
+:func:`execute` measures one run on a thread of its own, with BLAS and the transform engine
+at one thread; :func:`run_all` runs the grid — independent fits — side by side in worker
+processes (joblib's loky backend) or, for one worker, in this process. Private to
+:mod:`kernelmaps.evaluate`; ``compare``'s parameters document it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+import time
+import tracemalloc
+import warnings
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import sklearn
+from joblib import parallel_config
+from sklearn.utils.parallel import Parallel, delayed
+from threadpoolctl import ThreadpoolController
+
+from kernelmaps._config import config_context, get_config
+from kernelmaps.evaluate import _exact
+from kernelmaps.evaluate._splits import Split
+from kernelmaps.evaluate.error import relative_error
+from kernelmaps.evaluate.registry import EXACT, Method
+from kernelmaps.kernels import Kernel
+
+__all__ = ["PARALLEL_EXACT_PHASE", "PROBE_ROWS", "SECONDS_PER_WORKER", "WORKER_START_S", "Run",
+           "estimated_seconds", "execute", "plan_runs", "run_all", "workers_worth"]
+
+#: What ``on_phase`` hears when the baseline runs in a worker process (``n_jobs`` > 1): it
+#: is dispatched first, and its phases (:data:`_exact.PHASES`) are not seen from here.
+PARALLEL_EXACT_PHASE = "exact: in a worker"
+#: Training rows each non-landmark request is fitted on to learn its real output dimension
+#: and whether it is the same map as another request. Random-feature maps draw their
+#: parameters from the input dimension alone, so a few rows suffice.
+PROBE_ROWS = 16
+
+
+@dataclass
+class Run:
+    """One planned row of the comparison table (``index``: its place in the table)."""
+
+    index: int
+    method: str
+    n_components: int
+    seed: int
+    random_state: int | None
+    split: Split
+    feature_map: Any  # None for the exact baseline
+    #: Every requested n_components that gives this same map (one value when only this).
+    same_map: tuple[int, ...] = ()
+    #: The map's output dimension D where the probe saw it (None: not probed).
+    dimension: int | None = None
+
+    @property
+    def size(self) -> int:
+        """D, or the largest request the map stands for when it was not probed."""
+        return self.dimension or max(self.same_map, default=self.n_components)
+
+
+@dataclass
+class Plan:
+    """What :func:`plan_runs` decided: the runs, the skipped requests, the merged ones."""
+
+    runs: list[Run]
+    skipped: list[str]
+    #: One sentence per group of requests that gave the same map, saying why.
+    merged: list[str]
+
+
+def _probe_output(method: Method, kernel: Kernel, n_components: int, seed: int | None,
+                  n_features: int, rows: Any) -> np.ndarray | None:
+    """The map of one request, fitted on ``rows``, applied to ``rows`` (None: cannot tell)."""
+    feature_map = method.build(kernel, n_components, seed, n_features)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the real run records its warnings
+            Z = feature_map.fit(rows).transform(rows)
+    except Exception:  # a map that cannot fit a few rows is run as asked;
+        return None  # its real run reports any error with the full data
+    return np.asarray(Z.toarray() if sp.issparse(Z) else Z, dtype=np.float64)
+
+
+def _same_map(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Whether two probe outputs come from the same map: same shape, same values to
+    rounding (the same parameters in other memory may round differently; two different
+    random maps differ by O(1))."""
+    if a is None or b is None or a.shape != b.shape:
+        return False
+    scale = max(float(np.abs(b).max(initial=0.0)), 1e-300)
+    return bool(np.allclose(a, b, rtol=1e-10, atol=1e-10 * scale))
+
+
+def _distinct_requests(method: Method, sizes: Sequence[int], seed: int | None,
+                       kernel: Kernel, n_features: int,
+                       rows: Any) -> list[tuple[int, tuple[int, ...], int | None]]:
+    """``(n_components, same_map, D)`` per distinct map among the requested ``sizes``.
+
+    Landmark methods are not probed: ``n_components`` training rows are their D, so every
+    request is a map of its own. Others are fitted on ``rows`` with the first seed; a
+    request whose map gives the same output as an earlier one's joins it.
+    """
+    if method.landmarks:
+        return [(m, (m,), None) for m in sizes]
+    groups: list[tuple[list[int], np.ndarray | None]] = []
+    for m in sizes:
+        output = _probe_output(method, kernel, m, seed, n_features, rows)
+        for members, first in groups:
+            if _same_map(output, first):
+                members.append(m)
+                break
+        else:
+            groups.append(([m], output))
+    return [(members[0], tuple(members), None if output is None else output.shape[1])
+            for members, output in groups]
+
+
+def _merged_note(method: Method, members: tuple[int, ...], dimension: int | None,
+                 n_features: int) -> str:
+    sizes = ", ".join(map(str, members[:-1])) + f" and {members[-1]}"
+    rule = f" ({method.description})" if method.description else ""
+    return (f"{method.name}: n_components {sizes} give the same map, D = {dimension} on "
+            f"{n_features} input features{rule}; it ran once per seed, shown as "
+            f"n_components={members[0]}.")
+
+
+def plan_runs(method_list: list[Method], sizes: list[int], seeds: list[int],
+              splits: list[Split], kernel: Kernel, n_features: int, exact: bool) -> Plan:
+    """The runs of a comparison, in table order: per split, the baseline, then each method's
+    distinct maps by ``n_components``, then seeds (deterministic maps: one run)."""
+    rows = splits[0].X_train[:PROBE_ROWS]
+    requests = {method.name: _distinct_requests(
+        method, sizes, seeds[0] if method.randomized else None, kernel, n_features, rows)
+        for method in method_list}
+    merged = [_merged_note(method, members, dimension, n_features)
+              for method in method_list
+              for _, members, dimension in requests[method.name] if len(members) > 1]
+    runs: list[Run] = []
+    skipped: list[str] = []
+    for split in splits:
+        n_train = split.X_train.shape[0]
+        if exact:  # the exact baseline: no map object, _exact.run_exact
+            runs.append(Run(len(runs), EXACT, n_train, 0, None, split, None, (n_train,)))
+        for method in method_list:
+            for m, members, dimension in requests[method.name]:
+                if method.landmarks and m > n_train:
+                    skipped.append(f"{method.name} n_components={m} > {n_train} training rows")
+                    continue
+                for seed_index, seed in enumerate(seeds if method.randomized else [None]):
+                    feature_map = method.build(kernel, m, seed, n_features)
+                    runs.append(Run(len(runs), method.name, m, seed_index, seed, split,
+                                    feature_map, members, dimension))
+    return Plan(runs, skipped, merged)
+
+
+# --------------------------------------------------------------------------- one run
+@functools.cache
+def _blas_controller() -> ThreadpoolController:
+    # Finding the loaded BLAS libraries costs milliseconds: once per process.
+    return ThreadpoolController()
+
+
+def _measure_exact(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
+                   on_phase: Callable[[str], None] | None) -> dict[str, Any]:
+    """The baseline's row: :func:`_exact.run_exact`, measured like :func:`_measure_map`."""
+    split = run.split
+    tracemalloc.reset_peak()
+    baseline = tracemalloc.get_traced_memory()[0]
+    cpu = time.process_time()
+    result = _exact.run_exact(kernel, split, model_factory, on_phase)
+    cpu = time.process_time() - cpu
+    peak = tracemalloc.get_traced_memory()[1] - baseline
+    error = (0.0 if result.error_features is None
+             else relative_error(split.K_error, result.error_features, metric))
+    n_train = split.X_train.shape[0]
+    return {
+        "n_features_out": n_train, "error": error, "score": result.score,
+        "fit_time_s": result.fit_time_s, "transform_time_s": result.transform_time_s,
+        "model_time_s": result.model_time_s,
+        "total_time_s": result.fit_time_s + result.transform_time_s + result.model_time_s,
+        "cpu_time_s": cpu, "peak_memory_mb": peak / 2**20, "notes": list(result.notes),
+    }
+
+
+def _measure_map(run: Run, model_factory: Callable[[], Any], metric: str) -> dict[str, Any]:
+    """Fit the map and the model on the training part, score on the test part, measure."""
+    split = run.split
+    tracemalloc.reset_peak()
+    baseline = tracemalloc.get_traced_memory()[0]
+    cpu, start = time.process_time(), time.perf_counter()
+    feature_map = run.feature_map.fit(split.X_train)
+    fitted = time.perf_counter()
+    Z_train = feature_map.transform(split.X_train)
+    Z_test = feature_map.transform(split.X_test)
+    transformed = time.perf_counter()
+    model = model_factory().fit(Z_train, split.y_train)
+    score = float(model.score(Z_test, split.y_test))
+    done, cpu = time.perf_counter(), time.process_time() - cpu
+    peak = tracemalloc.get_traced_memory()[1] - baseline
+    del Z_train, Z_test
+    Z_error = feature_map.transform(split.X_train[split.error_rows])
+    return {
+        "n_features_out": int(Z_error.shape[1]),
+        "error": relative_error(split.K_error, Z_error, metric), "score": score,
+        "fit_time_s": fitted - start, "transform_time_s": transformed - fitted,
+        "model_time_s": done - transformed, "total_time_s": done - start,
+        "cpu_time_s": cpu, "peak_memory_mb": peak / 2**20, "notes": [],
+    }
+
+
+def _row(run: Run, measured: dict[str, Any], caught: list[Any]) -> dict[str, Any]:
+    notes = sorted({str(w.message).splitlines()[0][:160] for w in caught}
+                   | set(measured.pop("notes")))
+    return {
+        "method": run.method, "n_components": run.n_components,
+        "n_features_out": measured.pop("n_features_out"),
+        "n_components_same_map": " ".join(map(str, run.same_map)), "seed": run.seed,
+        "random_state": run.random_state, "split": run.split.index, **measured,
+        "n_train": run.split.X_train.shape[0], "n_test": run.split.X_test.shape[0],
+        "notes": " | ".join(notes),
+    }
+
+
+def _measure(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
+             on_phase: Callable[[str], None] | None) -> dict[str, Any]:
+    tracing = tracemalloc.is_tracing()
+    if not tracing:
+        tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            measured = (_measure_exact(run, kernel, model_factory, metric, on_phase)
+                        if run.method == EXACT else _measure_map(run, model_factory, metric))
+        # What the run left allocated once its arrays, map and model are gone is what the
+        # process keeps for good (a module imported on first use, a cache): made by the
+        # first such run in each process, it would make the peak depend on what ran before
+        # in the same process. It is the process's memory, not the run's: left out.
+        kept = tracemalloc.get_traced_memory()[0] - start
+        measured["peak_memory_mb"] -= max(kept, 0) / 2**20
+    finally:
+        if not tracing:
+            tracemalloc.stop()
+    return _row(run, measured, caught)
+
+
+def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
+            settings: tuple[dict[str, Any], dict[str, Any]],
+            on_phase: Callable[[str], None] | None = None) -> tuple[int, dict[str, Any]]:
+    """Measure one run; returns ``(run.index, row)``.
+
+    The run gets a thread of its own, so per-thread caches (the engine's scratch buffers)
+    start empty and its peak memory does not depend on which runs went before it in this
+    process — the same in a worker as in a serial run. BLAS is limited to one thread (the
+    limit is set from this thread, which threadpoolctl lets own OpenBLAS's setting) and so
+    is the transform engine; ``settings`` are the caller's kernelmaps and scikit-learn
+    settings, which a new thread would not inherit.
+    """
+    config, sklearn_config = settings
+    outcome: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            with config_context(**{**config, "n_threads": 1}), \
+                    sklearn.config_context(**sklearn_config):
+                outcome["row"] = _measure(run, kernel, model_factory, metric, on_phase)
+        except BaseException as error:  # re-raised in the calling thread
+            outcome["error"] = error
+
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        thread = threading.Thread(target=work, name=f"kernelmaps-compare-{run.index}",
+                                  daemon=True)
+        thread.start()
+        thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return run.index, outcome["row"]
+
+
+# --------------------------------------------------------------------------- the grid
+#: One worker process costs about this much CPU to start: importing NumPy, SciPy,
+#: scikit-learn and kernelmaps took 1.2 s in a fresh process on the 2-core Xeon the
+#: benchmarks ran on (docs/cli.md, *Threads*).
+WORKER_START_S = 1.2
+#: With ``n_jobs=None``, one worker is started per this many seconds of estimated
+#: single-core work. A worker costs its start-up, and runs beside another take 10-15 % more
+#: CPU (shared caches and memory bandwidth): on the 2-core machine shared with other work,
+#: two workers took 0.82x the wall time of one process on a 6,000 × 40 table (~20 s
+#: estimated; +25 % CPU), so work of that size stays in one process.
+SECONDS_PER_WORKER = 30.0
+#: The work estimate's units: a nominal single-core rate on these products, and the fixed
+#: cost of a run (validation, model set-up: 15-20 ms for the smallest runs on digits). The
+#: estimate was 6.4 s for the default grid on digits (measured: 5 s of CPU in the runs),
+#: 20 s on a 6,000 × 40 table (11 s) and 420 s on 50,000 Fashion-MNIST rows (120 s):
+#: high for large products, which is the safe side.
+_NOMINAL_FLOPS = 1e10
+_RUN_OVERHEAD_S = 0.015
+
+
+def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool) -> float:
+    """Single-core seconds the runs would take, roughly: per run a fixed cost and the flops
+    of the map's products (2(n_train + n_test)·d·D) and of ridge's normal equations
+    (2·n_train·D²); the baseline's from :func:`_exact.exact_cost`."""
+    total = 0.0
+    for run in runs:
+        (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
+        if run.method == EXACT:
+            flops = _exact.exact_cost(n_train, n_test, d, n_outputs, closed_form)[1]
+        else:
+            flops = 2 * (n_train + n_test) * d * run.size + 2 * n_train * run.size**2
+        total += _RUN_OVERHEAD_S + flops / _NOMINAL_FLOPS
+    return total
+
+
+def workers_worth(estimate: float, cap: int, n_runs: int) -> int:
+    """One worker per :data:`SECONDS_PER_WORKER` of ``estimate`` seconds of work, at least
+    one, at most ``cap`` and the number of runs."""
+    return max(1, min(cap, n_runs, int(estimate / SECONDS_PER_WORKER)))
+
+
+def _dispatch_order(run: Run) -> tuple[int, int]:
+    """Longest first, so no long run is left alone at the end: the baseline, then by output
+    dimension, largest first (a run's cost grows with it)."""
+    return (0 if run.method == EXACT else 1, -run.size)
+
+
+def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], metric: str,
+            n_jobs: int, progress: Callable[[dict[str, Any], int, int], None] | None,
+            on_phase: Callable[[str], None] | None) -> list[dict[str, Any]]:
+    """The rows of ``runs`` in table order, run on ``n_jobs`` worker processes (one thread
+    each) or, when ``n_jobs`` is 1, in this process; ``progress`` is called here as each
+    row arrives; ``on_phase`` hears the baseline's phases when it runs in this process, and
+    :data:`PARALLEL_EXACT_PHASE` once when it is dispatched to a worker."""
+    settings = (get_config(), sklearn.get_config())
+    rows: list[dict[str, Any]] = [{}] * len(runs)
+    workers = min(n_jobs, len(runs))
+    with contextlib.ExitStack() as stack:
+        if workers <= 1:
+            results: Iterable[tuple[int, dict[str, Any]]] = (
+                execute(run, kernel, model_factory, metric, settings, on_phase)
+                for run in runs)
+        else:
+            if on_phase is not None and any(run.method == EXACT for run in runs):
+                on_phase(PARALLEL_EXACT_PHASE)  # dispatched first; its phases stay there
+            # Worker processes, not threads: each measures its own peak memory (tracemalloc
+            # is per process) and runs its Python without sharing a GIL. One BLAS thread
+            # each (inner_max_num_threads): n_jobs workers keep n_jobs cores busy, no more.
+            stack.enter_context(parallel_config(backend="loky", inner_max_num_threads=1))
+            results = Parallel(n_jobs=workers, return_as="generator_unordered")(
+                delayed(execute)(run, kernel, model_factory, metric, settings)
+                for run in sorted(runs, key=_dispatch_order))
+        for done, (index, row) in enumerate(results, start=1):
+            rows[index] = row
+            if progress is not None:
+                progress(row, done, len(runs))
+    return rows
