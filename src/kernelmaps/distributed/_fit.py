@@ -1,10 +1,12 @@
 """Fitting feature maps on Dask collections without collecting the data.
 
 Random maps draw their parameters from the number of features alone, so fitting one reads no
-data. The Nyström map needs landmarks, which are rows of the data: they are drawn as an exact
-uniform sample of row indices on the client (O(sample) memory, no pass over the data) and only
-those rows are gathered from the workers. The data-driven strategies (k-means, ridge leverage,
-Rényi entropy) then run in memory on a uniform sample of ``sample_size`` rows.
+data (RandomFourierFeatures' principal axes excepted: they read the same uniform sample of
+rows as the in-memory fit). The Nyström map needs landmarks, which are rows of the data: they
+are drawn as an exact uniform sample of row indices on the client (O(sample) memory, no pass
+over the data) and only those rows are gathered from the workers. The data-driven strategies
+(k-means, ridge leverage, Rényi entropy) then run in memory on a uniform sample of
+``sample_size`` rows.
 """
 
 from __future__ import annotations
@@ -111,7 +113,9 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     * **Random maps** (RBFSampler, RandomFourierFeatures, SkewedChi2Sampler,
       PolynomialCountSketch, TensorSRHT, …) need only the number of features: nothing is
       read, and the fitted map equals the in-memory fit for the same ``random_state``. The
-      one data-dependent parameter, ``gamma='scale'``, takes X's variance from one pass.
+      data-dependent parameters: ``gamma='scale'`` takes X's variance from one pass;
+      RandomFourierFeatures' principal axes (its default ``structure="auto"`` with QMC)
+      read a uniform sample of 256 rows, the same rows its in-memory fit draws.
     * **Nystroem** with ``landmarks='uniform'`` draws an exact uniform sample of
       ``n_components`` rows (:func:`uniform_rows`); only those rows travel to the client.
       ``'kmeans'``, ``'leverage'`` and ``'renyi'`` run on a uniform sample of
@@ -155,6 +159,10 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
         size = n_landmarks if feature_map.landmarks == "uniform" else \
             landmark_sample_size(n_landmarks, X.shape[0], sample_size)
         data, indices = uniform_rows(X, size, random_state)
+    elif (size := _fit_sample_size(feature_map, X)) > 0:
+        # A map whose fit reads a sample of rows (RandomFourierFeatures' principal axes):
+        # the same uniform sample its in-memory fit draws, or all rows when that is all.
+        data = X.compute() if size >= X.shape[0] else uniform_rows(X, size, random_state)[0]
     else:
         data = _stand_in(feature_map, X)
     if columns is not None:
@@ -166,6 +174,12 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     if indices is not None and hasattr(feature_map, "component_indices_"):
         feature_map.component_indices_ = indices[feature_map.component_indices_]
     return feature_map
+
+
+def _fit_sample_size(feature_map: FeatureMap, X: da.Array) -> int:
+    """Rows of X the map's fit reads (``_fit_sample_size``; 0 for maps that read none)."""
+    rows = getattr(feature_map, "_fit_sample_size", None)
+    return 0 if rows is None else int(rows(X.shape[0], X.shape[1]))
 
 
 def _stand_in(feature_map: FeatureMap, X: da.Array) -> np.ndarray:
