@@ -168,6 +168,9 @@ class Structure:
         depends on ‖ω‖ only.
     reads_data : bool
         Whether it reads the training data (a sample of rows, for the principal axes).
+    unbiased : bool
+        Whether every frequency has exactly the law p (so E[z(x)ᵀz(y)] = k(x − y) for any
+        D), not only asymptotically (the Hadamard structures' rows are not exactly uniform).
     projection_types : tuple of type
         The :class:`Projection` classes its draws return (:mod:`kernelmaps.io` trusts them).
     description : str
@@ -179,6 +182,7 @@ class Structure:
     block: Callable[[int], int] | None = None
     isotropic_only: bool = True
     reads_data: bool = False
+    unbiased: bool = True
     projection_types: tuple[type, ...] = field(default=())
     description: str = ""
 

@@ -178,12 +178,20 @@ def paired_radial_rule(n_features: int, U: np.ndarray
     s[first] = 2.0 * special.gammaincinv(a, U[first, 1] * mass_below)
     t[first] = invert_cdf(upper_law, U[first, 2], np.full(first.sum(), 2.0 * d + 4.0),
                           lower=d)
-    # Second component: s from ∝ (d − s) p(s) below d, t from χ²_d above d.
+    # Second component: s from ∝ (d − s) p(s) below d, t from χ²_d above d (by its upper
+    # tail, which stays finite for a coordinate next to 1).
     second = ~first
     s[second] = invert_cdf(lower_law, U[second, 1], np.full(second.sum(), 0.5 * d))
-    t[second] = 2.0 * special.gammaincinv(a, mass_below + U[second, 2] * (1.0 - mass_below))
+    t[second] = 2.0 * special.gammainccinv(a, (1.0 - U[second, 2]) * (1.0 - mass_below))
+    # Rounding can put a node a hair across d (a weight of −1e-16); both at d (probability
+    # zero) is the limit of the rule, weights ½ and ½.
+    s, t = np.minimum(s, d), np.maximum(t, d)
     span = t - s
-    return s, t, (t - d) / span, (d - s) / span
+    degenerate = span == 0
+    span[degenerate] = 1.0
+    w_s = np.where(degenerate, 0.5, (t - d) / span)
+    w_t = np.where(degenerate, 0.5, (d - s) / span)
+    return s, t, w_s, w_t
 
 
 def quadrature_frequencies(request: FrequencyRequest) -> Frequencies:

@@ -421,11 +421,11 @@ register_structure(Structure(
     description="orthogonal random features (Yu et al., 2016): Haar-orthogonal blocks of d "
                 "directions; with QMC, stratified radii"))
 register_structure(Structure(
-    "structured", sorf_frequencies, block=next_power_of_two,
+    "structured", sorf_frequencies, block=next_power_of_two, unbiased=False,
     projection_types=(SORFProjection,),
     description="structured HD₁HD₂HD₃ features (SORF), O(D log d); D rounds up to whole "
                 "blocks of the padded dimension"))
 register_structure(Structure(
-    "fastfood", fastfood_frequencies, block=next_power_of_two,
+    "fastfood", fastfood_frequencies, block=next_power_of_two, unbiased=False,
     projection_types=(FastfoodProjection,),
     description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up like structured"))
