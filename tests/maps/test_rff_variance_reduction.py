@@ -216,10 +216,14 @@ def test_the_fit_reads_at_most_the_sample_rows(monkeypatch):
     rff = RandomFourierFeatures(n_components=8, random_state=0)
     rff.fit(X)
     assert seen == [(PRINCIPAL_SAMPLE_ROWS, 3)]
-    assert rff._fit_sample_size(1000, 3) == PRINCIPAL_SAMPLE_ROWS
-    assert rff._fit_sample_size(100, 3) == 100
-    assert RandomFourierFeatures(sampling="mc")._fit_sample_size(1000, 3) == 0
-    assert RandomFourierFeatures("laplacian")._fit_sample_size(1000, 3) == 0
+    state = np.random.RandomState(0)
+    drawn = rff._fit_sample_indices(1000, 3, state)
+    assert len(drawn) == len(set(drawn)) == PRINCIPAL_SAMPLE_ROWS and drawn.max() < 1000
+    before = state.get_state()[1].copy()
+    np.testing.assert_array_equal(rff._fit_sample_indices(100, 3, state), np.arange(100))
+    np.testing.assert_array_equal(state.get_state()[1], before)  # nothing drawn
+    assert RandomFourierFeatures(sampling="mc")._fit_sample_indices(1000, 3, state) is None
+    assert RandomFourierFeatures("laplacian")._fit_sample_indices(1000, 3, state) is None
     assert _principal.PRINCIPAL_SAMPLE_ROWS == 256
 
 

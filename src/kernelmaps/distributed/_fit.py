@@ -81,11 +81,16 @@ def uniform_rows(X: da.Array, size: int,
         generator = np.random.default_rng(random_state.randint(0, 2**32, size=4,
                                                                dtype=np.uint64))
         indices = generator.choice(X.shape[0], size, replace=False)
+    return gather_rows(X, indices), indices
+
+
+def gather_rows(X: da.Array, indices: np.ndarray) -> np.ndarray:
+    """Rows ``indices`` of a dask array, in that order, as a NumPy array."""
     order = np.argsort(indices)
     gathered = X[indices[order]].compute()  # sorted: each chunk gives its own rows
     rows = np.empty_like(gathered)
     rows[order] = gathered
-    return rows, indices
+    return rows
 
 
 def sample_landmarks(X: da.Array, strategy: str, kernel: Kernel, n_landmarks: int,
@@ -159,10 +164,10 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
         size = n_landmarks if feature_map.landmarks == "uniform" else \
             landmark_sample_size(n_landmarks, X.shape[0], sample_size)
         data, indices = uniform_rows(X, size, random_state)
-    elif (size := _fit_sample_size(feature_map, X)) > 0:
+    elif (rows := _fit_sample_indices(feature_map, X, random_state)) is not None:
         # A map whose fit reads a sample of rows (RandomFourierFeatures' principal axes):
-        # the same uniform sample its in-memory fit draws, or all rows when that is all.
-        data = X.compute() if size >= X.shape[0] else uniform_rows(X, size, random_state)[0]
+        # the rows its in-memory fit draws, gathered; its fit on them draws nothing more.
+        data = gather_rows(X, rows)
     else:
         data = _stand_in(feature_map, X)
     if columns is not None:
@@ -176,10 +181,12 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     return feature_map
 
 
-def _fit_sample_size(feature_map: FeatureMap, X: da.Array) -> int:
-    """Rows of X the map's fit reads (``_fit_sample_size``; 0 for maps that read none)."""
-    rows = getattr(feature_map, "_fit_sample_size", None)
-    return 0 if rows is None else int(rows(X.shape[0], X.shape[1]))
+def _fit_sample_indices(feature_map: FeatureMap, X: da.Array,
+                        random_state: np.random.RandomState) -> np.ndarray | None:
+    """Rows of X the map's fit reads (its ``_fit_sample_indices``; None for maps that read
+    none), drawn from ``random_state`` as its in-memory fit draws them."""
+    draw = getattr(feature_map, "_fit_sample_indices", None)
+    return None if draw is None else draw(X.shape[0], X.shape[1], random_state)
 
 
 def _stand_in(feature_map: FeatureMap, X: da.Array) -> np.ndarray:

@@ -78,15 +78,17 @@ def invert_cdf(cdf_and_pdf: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]
         The quantiles.
     """
     q = np.asarray(q, dtype=np.float64)
-    x = np.maximum(np.asarray(start, dtype=np.float64) + 0.0 * q, lower + 1e-300)
+    x = np.asarray(start, dtype=np.float64) + 0.0 * q
+    unit = 1.0 + abs(lower)
+    x = np.where(np.isfinite(x) & (x > lower), x, lower + unit)  # a usable first guess
     lo = np.full_like(x, lower)
     hi = x.copy()
-    while True:  # the upper end: double until F(hi) >= q (F -> 1, so this ends)
+    while True:  # the upper end: double the distance to `lower` until F(hi) >= q
         below = cdf_and_pdf(hi)[0] < q
         if not below.any():
             break
         lo = np.where(below, hi, lo)
-        hi = np.where(below, 2.0 * hi - lower, hi)
+        hi = np.where(below, lower + 2.0 * np.maximum(hi - lower, 1e-8 * unit), hi)
     for _ in range(max_iter):
         value, density = cdf_and_pdf(x)
         low_side = value < q

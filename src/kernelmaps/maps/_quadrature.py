@@ -81,7 +81,8 @@ and for each fixed σ every rule integrates the quadratic part of :math:`\cos\om
 exactly, as the centred rule does. D′ is rounded up to an even number (nodes come in pairs);
 when D′ is not a multiple of 2(d + 1), the last rule keeps its first simplex vertices at both
 radii — each frequency still has the right law, so the map stays unbiased, and only the last
-rule loses its exactness. In d = 1 the simplex {−1, +1} is one direction for cos.
+rule loses its exactness (and costs O(d·k²) for its k vertices, not a full rotation). In
+d = 1 the simplex {−1, +1} is one direction for cos.
 
 Measured (docs/random_features.md) it beats ORF when the kernel is smooth at the data's
 scale (small γ, e.g. γ = 1/d on [0, 1]-scaled data) and d is small; with the median
@@ -104,9 +105,10 @@ from kernelmaps.maps._projection import (
     register_structure,
 )
 from kernelmaps.maps._sampling import uniform_points
-from kernelmaps.maps._structured import haar_orthogonal
+from kernelmaps.maps._structured import haar_frame
 
-__all__ = ["paired_radial_rule", "quadrature_frequencies", "regular_simplex"]
+__all__ = ["paired_radial_rule", "quadrature_frequencies", "regular_simplex",
+           "rotated_simplex"]
 
 
 @cache
@@ -134,6 +136,31 @@ def regular_simplex(n_features: int) -> np.ndarray:
     (a spherical 2-design). For d = 1 the one direction (1,) (see the module docstring).
     """
     return _simplex(int(n_features))
+
+
+@cache
+def _simplex_gram_factor(n_features: int, k: int) -> np.ndarray:
+    d = n_features
+    gram = (1.0 + 1.0 / d) * np.eye(k) - 1.0 / d  # k vertices: ⟨v_i, v_j⟩ = −1/d
+    factor = np.linalg.cholesky(gram)
+    factor.flags.writeable = False
+    return factor
+
+
+def rotated_simplex(n_features: int, k: int, random_state: np.random.RandomState
+                    ) -> np.ndarray:
+    r"""k vertices of a Haar-rotated regular simplex in R^d, shape (k, d) (k ≤ d + 1).
+
+    All d + 1 vertices: the simplex times a Haar rotation. Fewer (the last, partial rule):
+    the same law at O(d·k²) cost — k vectors with the simplex's Gram matrix
+    :math:`(1 + 1/d)I - \tfrac1d\mathbf 1\mathbf 1^\top` (its Cholesky factor) in a Haar
+    k-frame, so each vertex is uniform on the sphere and the k of them are placed as k
+    vertices of a rotated simplex.
+    """
+    d = n_features
+    if d == 1 or k == d + 1:
+        return regular_simplex(d) @ haar_frame(d, d, random_state)
+    return _simplex_gram_factor(d, k) @ haar_frame(d, k, random_state)
 
 
 def paired_radial_rule(n_features: int, U: np.ndarray
@@ -171,17 +198,24 @@ def paired_radial_rule(n_features: int, U: np.ndarray
         ratio = np.exp(log_e(np.maximum(x, d)) - log_e_mode)
         return 1.0 - ratio, ratio * np.maximum(0.5 - a / x, 0.0)
 
+    def lambert_start(log_ratio, branch):
+        # e(x)/e(d) = r solves a·log z − z = log r + a·log a − a (z = x/2), i.e.
+        # z = −a·W(−(r^{1/a})/e): branch 0 below d, −1 above; Newton then polishes it.
+        argument = -np.exp(log_ratio / a - 1.0)
+        return -2.0 * a * special.lambertw(np.maximum(argument, -np.exp(-1.0)), branch).real
+
     first = U[:, 0] < mass_below
     s = np.empty(len(U))
     t = np.empty(len(U))
     # First component: s from χ²_d below d, t from ∝ (t − d) p(t) above d.
     s[first] = 2.0 * special.gammaincinv(a, U[first, 1] * mass_below)
-    t[first] = invert_cdf(upper_law, U[first, 2], np.full(first.sum(), 2.0 * d + 4.0),
-                          lower=d)
+    t[first] = invert_cdf(upper_law, U[first, 2],
+                          np.maximum(lambert_start(np.log1p(-U[first, 2]), -1), d), lower=d)
     # Second component: s from ∝ (d − s) p(s) below d, t from χ²_d above d (by its upper
     # tail, which stays finite for a coordinate next to 1).
     second = ~first
-    s[second] = invert_cdf(lower_law, U[second, 1], np.full(second.sum(), 0.5 * d))
+    s[second] = invert_cdf(lower_law, U[second, 1],
+                           np.minimum(lambert_start(np.log(U[second, 1]), 0), d))
     t[second] = 2.0 * special.gammainccinv(a, (1.0 - U[second, 2]) * (1.0 - mass_below))
     # Rounding can put a node a hair across d (a weight of −1e-16); both at d (probability
     # zero) is the limit of the rule, weights ½ and ½.
@@ -205,10 +239,12 @@ def quadrature_frequencies(request: FrequencyRequest) -> Frequencies:
     points = uniform_points(request.sampling, n_rules, 3 + mixture, random_state)
     s, t, w_s, w_t = paired_radial_rule(d, points[:, mixture:])
     sigma = density.scale_ppf(points[:, 0] if mixture else np.full(n_rules, 0.5))
-    omega = np.empty((n_rules, vertices, 2, d))
+    omega = np.zeros((n_rules, vertices, 2, d))
+    last = n_frequencies // 2 - (n_rules - 1) * vertices  # vertices of the last rule
     for rule in range(n_rules):
-        omega[rule, :, 0] = simplex @ haar_orthogonal(d, random_state).T
-        omega[rule, :, 1] = simplex @ haar_orthogonal(d, random_state).T
+        used = vertices if rule < n_rules - 1 else last
+        for node in range(2):
+            omega[rule, :used, node] = rotated_simplex(d, used, random_state)
     omega *= (sigma[:, None] * np.sqrt(np.stack([s, t], axis=1)))[:, None, :, None]
     weights = np.broadcast_to(np.stack([w_s, w_t], axis=1)[:, None, :],
                               (n_rules, vertices, 2))

@@ -73,6 +73,7 @@ __all__ = [
     "fastfood_frequencies",
     "fwht",
     "fwht_device",
+    "haar_frame",
     "haar_orthogonal",
     "is_power_of_two",
     "next_power_of_two",
@@ -366,6 +367,19 @@ def haar_orthogonal(d: int, random_state: np.random.RandomState) -> np.ndarray:
     return q * np.sign(np.diag(r))
 
 
+def haar_frame(d: int, k: int, random_state: np.random.RandomState) -> np.ndarray:
+    """k orthonormal directions of a Haar-distributed rotation of R^d, shape (k, d).
+
+    The Q factor of a d × k Gaussian matrix with the signs fixed is uniform on the Stiefel
+    manifold (the first k rows of a Haar matrix in law): O(d·k²) work instead of O(d³), for
+    blocks that keep k < d directions.
+    """
+    if k >= d:
+        return haar_orthogonal(d, random_state)
+    q, r = np.linalg.qr(random_state.normal(size=(d, k)))
+    return (q * np.sign(np.diag(r))).T
+
+
 def orthogonal_frequencies(request: FrequencyRequest) -> Frequencies:
     """ORF (Yu et al., 2016): blocks of d Haar-orthogonal directions, each with its own
     radius from the radial law (stratified with QMC)."""
@@ -383,9 +397,9 @@ def orthogonal_frequencies(request: FrequencyRequest) -> Frequencies:
             blocks.append(directions
                           * request.density.sample_radii(d, size, random_state)[:, None])
         weights = np.vstack(blocks)
-    else:
+    else:  # (a partial block costs only its k directions)
         for start in range(0, n_frequencies, d):
-            blocks.append(haar_orthogonal(d, random_state)[:min(d, n_frequencies - start)])
+            blocks.append(haar_frame(d, min(d, n_frequencies - start), random_state))
         lengths = radii(request.density, d, n_frequencies, random_state, request.sampling)
         weights = np.vstack(blocks) * lengths[:, None]
     return Frequencies(DenseProjection(np.ascontiguousarray(weights.T)))

@@ -26,10 +26,9 @@ from kernelmaps._array_api import (
     to_numpy,
 )
 from kernelmaps.kernels import KERNELS, Kernel, SpectralDensity, resolve_kernel
-from kernelmaps.landmarks import uniform_subset
 from kernelmaps.maps import _quadrature, _structured  # noqa: F401  (register their structures)
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
-from kernelmaps.maps._principal import PRINCIPAL_SAMPLE_ROWS, principal_frame
+from kernelmaps.maps._principal import principal_frame, sample_indices
 from kernelmaps.maps._projection import (
     STRUCTURES,
     DenseProjection,
@@ -511,16 +510,18 @@ class RandomFourierFeatures(FeatureMap):
                     and self.sampling != "mc")
         return STRUCTURES[self.structure].reads_data
 
-    def _fit_sample_size(self, n_samples: int, n_features: int) -> int:
-        """Rows of X that ``_fit`` reads (0: none), for fits on Dask collections.
+    def _fit_sample_indices(self, n_samples: int, n_features: int,
+                            random_state: np.random.RandomState) -> np.ndarray | None:
+        """The rows of X that ``_fit`` reads, drawn from ``random_state`` (None: none).
 
-        ``_fit`` draws a uniform sample of this many rows when X has more (and reads all of
-        X otherwise), so a fit given exactly such a sample equals the fit on all of X.
+        :func:`kernelmaps.distributed.fit` gathers exactly these rows from a Dask
+        collection and fits on them; a fit on at most that many rows draws nothing here, so
+        it equals the fit on all of X.
         """
         density = self._spectral_density(self._resolve_kernel(), n_features)
         if not self._reads_data(density, n_features):
-            return 0
-        return min(n_samples, PRINCIPAL_SAMPLE_ROWS)
+            return None
+        return sample_indices(n_samples, random_state)
 
     def _choose_structure(self, X: Any, density: SpectralDensity,
                           random_state: np.random.RandomState) -> tuple[str, Any]:
@@ -532,7 +533,7 @@ class RandomFourierFeatures(FeatureMap):
                 return self.structure, None
             return ("orthogonal" if density.isotropic and n_features <= AUTO_MAX_FEATURES
                     else "iid"), None
-        frame = principal_frame(_sample_rows(X, PRINCIPAL_SAMPLE_ROWS, random_state))
+        frame = principal_frame(_rows(X, sample_indices(X.shape[0], random_state)))
         self.effective_dimension_ = frame.participation_ratio
         if self.structure == "auto" and \
                 frame.participation_ratio > AUTO_MAX_EFFECTIVE_DIMENSION:
@@ -615,12 +616,9 @@ def _phases(size: int, random_state: np.random.RandomState, sampling: str) -> np
     return points[random_state.permutation(size)]
 
 
-def _sample_rows(X: Any, size: int, random_state: np.random.RandomState) -> np.ndarray:
-    """A uniform sample of ``size`` rows of X as a dense float64 NumPy array (all of X when it
-    has at most ``size`` rows; then nothing is drawn, so a fit given exactly such a sample —
-    :func:`kernelmaps.distributed.fit` — equals the fit on all of X)."""
-    if X.shape[0] > size:
-        indices = uniform_subset(X, size, random_state=random_state)
+def _rows(X: Any, indices: np.ndarray) -> np.ndarray:
+    """Rows ``indices`` of X (NumPy, CSR or a device array) as a dense float64 NumPy array."""
+    if len(indices) < X.shape[0]:
         if is_device_array(X):
             xp, device = namespace_and_device(X)
             X = xp.take(X, xp.asarray(indices, device=device), axis=0)
