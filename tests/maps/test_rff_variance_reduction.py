@@ -295,6 +295,12 @@ def test_a_registered_structure_is_usable_everywhere(toy_structure):
     assert isinstance(moved.weights, torch.Tensor) and moved.weights.device == device
     # A user's projection class is not trusted by kernelmaps.io.load.
     assert not any("_NormalisedDense" in name for name in trusted_types())
+    # compare lists it (registered after kernelmaps.evaluate was imported).
+    try:
+        assert "toy" in evaluate.methods_for(get_kernel("laplacian"))
+    finally:
+        evaluate.METHODS.pop("toy", None)
+        evaluate.registry._SYNCED_STRUCTURES.discard("toy")
 
 
 def test_registering_needs_projection_classes_and_a_new_name():

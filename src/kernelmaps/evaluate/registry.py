@@ -218,10 +218,18 @@ def _random_fourier(structure: str, output: str, sampling: str):
     return build
 
 
+_SYNCED_STRUCTURES: set[str] = set()
+
+
 def _register_random_fourier_methods() -> None:
     """One method per registered projection structure (maps._projection.STRUCTURES), with
-    the kernels the map declares for it (RandomFourierFeatures.approximated_kernels)."""
+    the kernels the map declares for it (RandomFourierFeatures.approximated_kernels). Run at
+    import and again by methods_for / resolve_methods, so that a structure registered
+    later is listed too."""
     for name, structure in STRUCTURES.items():
+        if name in _SYNCED_STRUCTURES:
+            continue
+        _SYNCED_STRUCTURES.add(name)
         method, output, sampling = _LEGACY_RFF_METHODS.get(name, (name, "cos_sin", "qmc"))
         register_method(method, _random_fourier(name, output, sampling),
                         kernels=RandomFourierFeatures.approximated_kernels(name),
@@ -253,11 +261,13 @@ register_method("maclaurin", _build_maclaurin, kernels={"poly", "exponential"},
 
 def methods_for(kernel: Kernel) -> list[str]:
     """Names of the registered methods that approximate ``kernel``, in registry order."""
+    _register_random_fourier_methods()
     return [name for name, method in METHODS.items() if method.supports(kernel)]
 
 
 def resolve_methods(methods: Iterable[str] | None, kernel: Kernel) -> list[Method]:
     """The registry entries for ``methods`` (``None``: every method for ``kernel``), checked."""
+    _register_random_fourier_methods()
     if methods is None:
         return [METHODS[name] for name in methods_for(kernel)]
     names = [methods] if isinstance(methods, str) else list(methods)
