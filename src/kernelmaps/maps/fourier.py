@@ -312,9 +312,10 @@ class RandomFourierFeatures(FeatureMap):
         (matern), ``alpha`` (student).
     n_components : int, default=100
         Requested number of output features D (see the rounding rules above).
-    structure : {"auto", "iid", "orthogonal", "principal", "quadrature", "structured", \
-"fastfood"}, default="auto"
-        How the frequencies are drawn and applied (any registered structure).
+    structure : str, default="auto"
+        How the frequencies are drawn and applied: ``"auto"``, ``"iid"``, ``"orthogonal"``,
+        ``"principal"``, ``"quadrature"``, ``"structured"``, ``"fastfood"``, or any
+        structure registered since (see above).
     sampling : {"qmc", "halton", "mc"}, default="qmc"
         Randomised QMC (scrambled Sobol' or Halton points) or independent random numbers.
     output : {"cos_offset", "cos_sin"}, default="cos_offset"
