@@ -85,8 +85,9 @@ rule loses its exactness (and costs O(d·k²) for its k vertices, not a full rot
 d = 1 the simplex {−1, +1} is one direction for cos.
 
 Measured (docs/random_features.md) it beats ORF when the kernel is smooth at the data's
-scale (small γ, e.g. γ = 1/d on [0, 1]-scaled data) and d is small; with the median
-heuristic on standardised data it is 5–35 % worse than ORF.
+scale (γ = 1/d on [0, 1]-scaled data: 0.10–0.67× ORF's error at d ≤ 30, 0.77–0.96× on
+digits) and loses at d ≥ 100; with the median heuristic on standardised data it has
+0.69–1.36× ORF's error, above 1 at most widths.
 """
 
 from __future__ import annotations
