@@ -181,11 +181,32 @@ def test_principal_frame_is_orthonormal_and_measures_the_effective_dimension():
     rng = np.random.RandomState(0)
     on_a_line = np.outer(rng.normal(size=200), rng.normal(size=7))
     isotropic = rng.normal(size=(5000, 7))
-    for rows, expected in ((on_a_line, 1.0), (isotropic, 7.0)):
+    for rows, expected, axes in ((on_a_line, 1.0, 1), (isotropic, 7.0, 7)):
         frame = principal_frame(rows[:PRINCIPAL_SAMPLE_ROWS])
-        np.testing.assert_allclose(frame.axes.T @ frame.axes, np.eye(7), atol=1e-12)
+        assert frame.axes.shape == (7, axes)  # a line: one axis, the rest is null space
+        np.testing.assert_allclose(frame.axes.T @ frame.axes, np.eye(axes), atol=1e-12)
         assert frame.participation_ratio == pytest.approx(expected, rel=0.2)
     assert principal_frame(np.ones((3, 4))).participation_ratio == 4.0  # no variance
+
+
+@pytest.mark.parametrize("shape", [(256, 8), (100, 300)])
+def test_principal_frame_moves_only_by_rounding_when_the_data_do(shape):
+    # Features that are constant or duplicated make eigenvalues equal (0, or twice the same):
+    # their eigenvectors are whatever rounding makes them, so the frame leaves them out; the
+    # axes it keeps move by a few hundred ulps at most when the data move by one.
+    rng = np.random.RandomState(0)
+    n, d = shape
+    X = rng.normal(size=(n, d)) * np.linspace(1.0, 3.0, d)
+    X[:, 1] = 5.0                      # constant
+    X[:, 2] = X[:, 3] = X[:, 4]        # duplicated
+    frame = principal_frame(X)
+    moved = principal_frame(X * (1.0 + 1e-15 * rng.normal(size=X.shape)))
+    assert frame.axes.shape == moved.axes.shape
+    assert frame.axes.shape[1] <= min(n - 1, d - 3)  # no null or duplicate directions
+    # A kept axis moves by ≲ ε‖C‖/gap, gap ≥ GAP·λ₁ (GAP = 1e-8): here the gaps are wide.
+    np.testing.assert_allclose(moved.axes, frame.axes, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(frame.axes.T @ frame.axes, np.eye(frame.axes.shape[1]),
+                               atol=1e-12)
 
 
 def test_auto_takes_the_principal_axes_on_low_dimensional_data_and_orf_otherwise():

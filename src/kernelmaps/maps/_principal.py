@@ -20,7 +20,8 @@ has at least d rows) and :math:`P = V_kV_k^\top`,
     \omega = \sigma(u_0)\,\big(V_k\,\Phi^{-1}(u_{1..k}) + (I - P)\,h\big),
     \qquad h \sim \mathcal N(0, I_d),
 
-where each QMC point :math:`u` is uniform on the cube, so
+(k < d also when the spectrum has degenerate or null directions, see :data:`GAP`), where
+each QMC point :math:`u` is uniform on the cube, so
 :math:`\omega\,|\,\sigma \sim \mathcal N(0, P + (I-P)) = \mathcal N(0, \sigma^2 I)`: each
 frequency has exactly the law :math:`p`, whatever the data. The data only decide which
 directions get the evenly spread coordinates, i.e. how small the variance is.
@@ -54,7 +55,7 @@ from kernelmaps.maps._projection import (
 )
 from kernelmaps.maps._sampling import uniform_points
 
-__all__ = ["PRINCIPAL_SAMPLE_ROWS", "PrincipalFrame", "principal_frame",
+__all__ = ["GAP", "PRINCIPAL_SAMPLE_ROWS", "PrincipalFrame", "principal_frame",
            "principal_frequencies", "sample_indices"]
 
 #: Rows of the uniform sample the principal axes are computed from.
@@ -83,7 +84,9 @@ class PrincipalFrame:
     Attributes
     ----------
     axes : ndarray of shape (n_features, k)
-        Orthonormal columns, by decreasing variance (k = min(rows, n_features)).
+        Orthonormal columns, by decreasing variance: the leading axes whose eigenvalues are
+        separated from their neighbours (k ≤ min(rows, n_features); see
+        :func:`principal_frame`).
     participation_ratio : float
         :math:`(\\sum\\lambda)^2/\\sum\\lambda^2` of the sample covariance's eigenvalues, the
         data's effective dimension (1 for data on a line, d for isotropic data); d when the
@@ -94,6 +97,16 @@ class PrincipalFrame:
     participation_ratio: float
 
 
+#: Relative eigenvalue gap (to the largest eigenvalue) below which two principal axes count as
+#: one degenerate direction. Eigenvectors of eigenvalues closer than this are determined by
+#: rounding (another BLAS, CPU or memory address could return another basis of their span),
+#: so the frame keeps only the leading axes that are separated from both neighbours by more,
+#: and leaves the rest of R^d — together with the directions of negligible variance — to
+#: independent Gaussian coordinates, which are the same on every machine. A rounding error
+#: ε of the sample then moves a kept axis by at most about ε/GAP (≈ 1e-8 relative).
+GAP = 1e-8
+
+
 def principal_frame(rows: np.ndarray) -> PrincipalFrame:
     """The principal axes of ``rows`` (a dense sample, any float dtype), in float64.
 
@@ -101,6 +114,11 @@ def principal_frame(rows: np.ndarray) -> PrincipalFrame:
     (d × d, or rows × rows when d is larger; at most 256 × 256): the axes are only a frame
     for the QMC coordinates, so the squared condition number of a Gram matrix costs nothing
     that matters, and one small ``eigh`` is 5–10× faster than an SVD of the sample.
+
+    The axes are those a computation equal to rounding reproduces: the leading ones whose
+    eigenvalues are separated from their neighbours by more than :data:`GAP` of the
+    largest (so no basis of a degenerate or null subspace, which rounding decides), each
+    with its sign fixed by a fixed reference vector (eigensolvers fix no sign).
     """
     rows = np.asarray(rows, dtype=np.float64)
     n_features = rows.shape[1]
@@ -114,16 +132,33 @@ def principal_frame(rows: np.ndarray) -> PrincipalFrame:
         else:
             variances, vectors = np.linalg.eigh(centred @ centred.T)
             variances, vectors = variances[::-1], vectors[:, ::-1]
-            # Axes of the row space: Xᵀu/σ for the directions with variance well above
-            # rounding, orthonormalised again (the division amplifies rounding).
-            kept = variances > 1e-12 * max(variances[0], 0.0)
-            variances = variances[kept]
-            axes = centred.T @ (vectors[:, kept] / np.sqrt(variances))
-            axes = np.linalg.qr(axes)[0] if axes.shape[1] else np.zeros((n_features, 0))
+            axes = centred.T @ vectors  # the row-space axes, scaled by their σ (see below)
     variances = np.clip(variances, 0.0, None)
     total = variances.sum()
     ratio = float(total ** 2 / (variances ** 2).sum()) if total > 0 else float(n_features)
+    kept = _separated(variances)
+    axes = axes[:, :kept]
+    if n_features > centred.shape[0] and kept:  # Xᵀu/σ, orthonormalised once more
+        with single_threaded_blas():
+            axes = np.linalg.qr(axes / np.sqrt(variances[:kept]))[0]
+    axes = axes * np.where(axes.T @ _reference(n_features) < 0, -1.0, 1.0)
     return PrincipalFrame(np.ascontiguousarray(axes), ratio)
+
+
+def _separated(variances: np.ndarray) -> int:
+    """How many leading eigenvalues are each separated from both neighbours (and from 0)
+    by more than GAP × the largest."""
+    if len(variances) == 0 or variances[0] <= 0:
+        return 0
+    gaps = -np.diff(np.append(variances, 0.0)) > GAP * variances[0]  # λᵢ − λᵢ₊₁
+    separated = gaps & np.concatenate([[True], gaps[:-1]])  # and λᵢ₋₁ − λᵢ
+    return int(np.argmin(separated)) if not separated.all() else len(variances)
+
+
+def _reference(n_features: int) -> np.ndarray:
+    # A fixed direction with no structure of its own (cos j): an axis is never orthogonal to
+    # it except by coincidence, so its sign is a well-defined, continuous choice.
+    return np.cos(np.arange(1.0, n_features + 1.0))
 
 
 def principal_frequencies(request: FrequencyRequest) -> Frequencies:
