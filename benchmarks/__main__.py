@@ -8,6 +8,9 @@ each case is timed, memory-profiled and checked for agreement as described in
 :mod:`benchmarks._harness`. Options: ``--quick``, ``--repeats N``, ``--n-samples N``,
 ``--json PATH``.
 
+``python -m benchmarks random_features [options]`` runs
+:mod:`benchmarks.bench_random_features` instead (random Fourier features: error of every
+structure × sampling on real data, the default against ORF, fit and transform time).
 ``python -m benchmarks kernel_methods [options]`` runs
 :mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
 ``python -m benchmarks ridge [options]`` runs :mod:`benchmarks.bench_ridge` instead (FALKON
@@ -32,6 +35,7 @@ from benchmarks import (
     bench_kernel_methods,
     bench_nystroem,
     bench_polynomial,
+    bench_random_features,
     bench_ridge,
     bench_tune,
 )
@@ -39,7 +43,7 @@ from benchmarks._harness import Case, main
 
 #: Benchmarks with their own table, run as ``python -m benchmarks NAME [options]``.
 FAMILIES = {"kernel_methods": bench_kernel_methods.main, "ridge": bench_ridge.main,
-            "tune": bench_tune.main}
+            "tune": bench_tune.main, "random_features": bench_random_features.main}
 
 CASES: list[Case] = [
     *bench_fourier.CASES,

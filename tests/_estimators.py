@@ -137,10 +137,24 @@ class Entry:
         return self.id
 
 
-def _rff(kernel: str, structure: str, output: str, **params: Any) -> Entry:
-    return Entry(f"RandomFourierFeatures-{kernel}-{structure}-{output}", RandomFourierFeatures,
-                 dict(kernel=kernel, structure=structure, output=output, n_components=20,
-                      random_state=0, **params))
+#: The default RandomFourierFeatures (structure="auto" with QMC) reads a sample of rows for
+#: its principal axes: repeating rows changes the sample, as for Nyström's centres.
+_RFF_SAMPLE_XFAIL = {
+    name: "the default RandomFourierFeatures reads a sample of rows (its principal axes): "
+          "repeating rows changes the sample, so weights and repetitions give (slightly) "
+          "different features."
+    for name in ("check_sample_weight_equivalence_on_dense_data",
+                 "check_sample_weight_equivalence_on_sparse_data")
+}
+
+
+def _rff(kernel: str, structure: str, output: str, sampling: str = "mc",
+         **params: Any) -> Entry:
+    suffix = "" if sampling == "mc" else f"-{sampling}"
+    return Entry(f"RandomFourierFeatures-{kernel}-{structure}-{output}{suffix}",
+                 RandomFourierFeatures,
+                 dict(kernel=kernel, structure=structure, sampling=sampling, output=output,
+                      n_components=20, random_state=0, **params))
 
 
 def _model(entry_id: str, cls: type, kind: str, *,
@@ -172,13 +186,24 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("SkewedChi2Sampler", SkewedChi2Sampler, dict(n_components=64, random_state=0)),
     Entry("PolynomialCountSketch", PolynomialCountSketch, dict(n_components=64, random_state=0)),
     # ----------------------------------------------------------------- random Fourier features
-    # Every structure and both outputs; rbf (Gaussian density), Matérn (multivariate t) and
-    # the L1 Laplacian (iid Cauchy, iid only).
+    # Every structure and both outputs; rbf (Gaussian density), Matérn (multivariate t),
+    # Student (Gaussian scale mixture) and the L1 Laplacian (iid Cauchy, iid only); Monte
+    # Carlo, and each randomised-QMC code path: the default ("auto": principal axes, read
+    # from the data), points mapped by inverse CDFs ("iid"), stratified radii
+    # ("orthogonal", and the Hadamard structures), weighted paired rules ("quadrature",
+    # per-column scales in both output forms), Halton.
     _rff("rbf", "iid", "cos_offset"),
     _rff("rbf", "orthogonal", "cos_sin"),
     _rff("matern", "structured", "cos_offset", kernel_params={"nu": 1.5}),
     _rff("matern", "fastfood", "cos_sin", kernel_params={"nu": 0.5}),
     _rff("laplacian", "iid", "cos_sin", gamma=0.5),
+    _rff("rbf", "auto", "cos_sin", "qmc"),
+    _rff("laplacian", "iid", "cos_offset", "halton", gamma=0.5),
+    _rff("matern", "orthogonal", "cos_offset", "qmc", kernel_params={"nu": 2.5}),
+    _rff("student", "structured", "cos_sin", "qmc", kernel_params={"alpha": 2.0}),
+    _rff("rbf", "quadrature", "cos_sin", "qmc"),
+    _rff("student", "quadrature", "cos_offset", "qmc"),
+    _rff("matern", "principal", "cos_offset", "halton", kernel_params={"nu": 0.5}),
     # ----------------------------------------------------------------- other kernels' maps
     Entry("ArcCosineSampler-0", ArcCosineSampler,
           dict(degree=0, n_components=32, random_state=0)),
@@ -231,7 +256,8 @@ ENTRIES: tuple[Entry, ...] = (
            array_api_unsupported=_HOST_NORMAL_EQUATIONS),
     _model("FeatureRidgeClassifier", FeatureRidgeClassifier, "classifier",
            feature_map=RandomFourierFeatures(n_components=20), random_state=0,
-           array_api_unsupported=_HOST_NORMAL_EQUATIONS),
+           array_api_unsupported=_HOST_NORMAL_EQUATIONS,
+           expected_failed_checks=_RFF_SAMPLE_XFAIL),
 )
 
 assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"

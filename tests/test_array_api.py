@@ -131,7 +131,18 @@ EXTRA_MAPS = {
         kernel, structure=structure, output=output, n_components=48, random_state=0)
        for kernel, structure, output in [
            ("rbf", "structured", "cos_offset"), ("rbf", "fastfood", "cos_offset"),
-           ("matern", "structured", "cos_sin"), ("student", "orthogonal", "cos_offset")]},
+           ("matern", "structured", "cos_sin"), ("student", "orthogonal", "cos_offset"),
+           ("laplacian", "iid", "cos_sin")]},
+    # Randomised QMC: the default (principal axes read from the data, or QMC-ORF), inverse
+    # CDFs of every density, the quadrature rules' per-column weights in both output forms.
+    **{f"RandomFourierFeatures-{kernel}-{structure}-{output}-{sampling}":
+       RandomFourierFeatures(kernel, structure=structure, sampling=sampling, output=output,
+                             n_components=48, random_state=0)
+       for kernel, structure, output, sampling in [
+           ("rbf", "auto", "cos_sin", "qmc"), ("laplacian", "iid", "cos_offset", "halton"),
+           ("matern", "orthogonal", "cos_offset", "qmc"),
+           ("student", "principal", "cos_sin", "qmc"), ("rbf", "quadrature", "cos_sin", "qmc"),
+           ("student", "quadrature", "cos_offset", "mc")]},
     **{f"Nystroem-{kernel}": km.Nystroem(kernel=kernel, gamma=gamma, n_components=8,
                                          random_state=0)
        for kernel, gamma in [("rbf", 1.0), ("laplacian", 0.5), ("poly", 1.0), ("linear", None),

@@ -72,6 +72,9 @@ def scale_case(e: Entry, value: float) -> tuple[str, dict, float]:
     if e.params.get("kernel") == "matern":
         return "length_scale", {"kernel_params": {**e.params["kernel_params"],
                                                   "length_scale": value}}, 1.0
+    if e.params.get("kernel") == "student":  # 1/(α + ‖x−y‖²): α sets the scale
+        return "alpha", {"kernel_params": {**e.params.get("kernel_params", {}),
+                                           "alpha": value}}, 1.0
     return "gamma", {"gamma": value}, 1.0
 
 

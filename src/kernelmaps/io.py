@@ -40,7 +40,7 @@ from sklearn.preprocessing import LabelBinarizer
 
 from kernelmaps import distributed, kernels, maps, models
 from kernelmaps.kernels import CallableKernel, Kernel
-from kernelmaps.maps import _projection, _structured
+from kernelmaps.maps import _projection
 
 __all__ = ["UntrustedTypeError", "dump", "load", "trusted_types"]
 
@@ -86,8 +86,10 @@ def _kernelmaps_classes() -> set[type]:
     estimators = {c for c in classes if issubclass(c, BaseEstimator)}
     kernel_classes = {c for c in classes if issubclass(c, Kernel)
                       and c not in (Kernel, CallableKernel)}
-    projections = {_projection.DenseProjection, _structured.SORFProjection,
-                   _structured.FastfoodProjection}
+    # The projection classes of the registered structures (maps._projection.STRUCTURES),
+    # kernelmaps' own only: a structure registered by a user does not extend the trust.
+    projections = {c for c in _projection.projection_types()
+                   if c.__module__.startswith("kernelmaps.")}
     return estimators | kernel_classes | projections
 
 

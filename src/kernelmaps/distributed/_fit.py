@@ -1,10 +1,12 @@
 """Fitting feature maps on Dask collections without collecting the data.
 
 Random maps draw their parameters from the number of features alone, so fitting one reads no
-data. The Nyström map needs landmarks, which are rows of the data: they are drawn as an exact
-uniform sample of row indices on the client (O(sample) memory, no pass over the data) and only
-those rows are gathered from the workers. The data-driven strategies (k-means, ridge leverage,
-Rényi entropy) then run in memory on a uniform sample of ``sample_size`` rows.
+data (RandomFourierFeatures' principal axes excepted: they read the same uniform sample of
+rows as the in-memory fit). The Nyström map needs landmarks, which are rows of the data: they
+are drawn as an exact uniform sample of row indices on the client (O(sample) memory, no pass
+over the data) and only those rows are gathered from the workers. The data-driven strategies
+(k-means, ridge leverage, Rényi entropy) then run in memory on a uniform sample of
+``sample_size`` rows.
 """
 
 from __future__ import annotations
@@ -79,11 +81,16 @@ def uniform_rows(X: da.Array, size: int,
         generator = np.random.default_rng(random_state.randint(0, 2**32, size=4,
                                                                dtype=np.uint64))
         indices = generator.choice(X.shape[0], size, replace=False)
+    return gather_rows(X, indices), indices
+
+
+def gather_rows(X: da.Array, indices: np.ndarray) -> np.ndarray:
+    """Rows ``indices`` of a dask array, in that order, as a NumPy array."""
     order = np.argsort(indices)
     gathered = X[indices[order]].compute()  # sorted: each chunk gives its own rows
     rows = np.empty_like(gathered)
     rows[order] = gathered
-    return rows, indices
+    return rows
 
 
 def sample_landmarks(X: da.Array, strategy: str, kernel: Kernel, n_landmarks: int,
@@ -111,7 +118,9 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     * **Random maps** (RBFSampler, RandomFourierFeatures, SkewedChi2Sampler,
       PolynomialCountSketch, TensorSRHT, …) need only the number of features: nothing is
       read, and the fitted map equals the in-memory fit for the same ``random_state``. The
-      one data-dependent parameter, ``gamma='scale'``, takes X's variance from one pass.
+      data-dependent parameters: ``gamma='scale'`` takes X's variance from one pass;
+      RandomFourierFeatures' principal axes (its default ``structure="auto"`` with QMC)
+      read a uniform sample of 256 rows, the same rows its in-memory fit draws.
     * **Nystroem** with ``landmarks='uniform'`` draws an exact uniform sample of
       ``n_components`` rows (:func:`uniform_rows`); only those rows travel to the client.
       ``'kmeans'``, ``'leverage'`` and ``'renyi'`` run on a uniform sample of
@@ -155,6 +164,10 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
         size = n_landmarks if feature_map.landmarks == "uniform" else \
             landmark_sample_size(n_landmarks, X.shape[0], sample_size)
         data, indices = uniform_rows(X, size, random_state)
+    elif (rows := _fit_sample_indices(feature_map, X, random_state)) is not None:
+        # A map whose fit reads a sample of rows (RandomFourierFeatures' principal axes):
+        # the rows its in-memory fit draws, gathered; its fit on them draws nothing more.
+        data = gather_rows(X, rows)
     else:
         data = _stand_in(feature_map, X)
     if columns is not None:
@@ -166,6 +179,14 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     if indices is not None and hasattr(feature_map, "component_indices_"):
         feature_map.component_indices_ = indices[feature_map.component_indices_]
     return feature_map
+
+
+def _fit_sample_indices(feature_map: FeatureMap, X: da.Array,
+                        random_state: np.random.RandomState) -> np.ndarray | None:
+    """Rows of X the map's fit reads (its ``_fit_sample_indices``; None for maps that read
+    none), drawn from ``random_state`` as its in-memory fit draws them."""
+    draw = getattr(feature_map, "_fit_sample_indices", None)
+    return None if draw is None else draw(X.shape[0], X.shape[1], random_state)
 
 
 def _stand_in(feature_map: FeatureMap, X: da.Array) -> np.ndarray:

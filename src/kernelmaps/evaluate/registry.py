@@ -24,6 +24,7 @@ from kernelmaps.maps import (
     SkewedChi2Sampler,
     TensorSRHT,
 )
+from kernelmaps.maps._projection import STRUCTURES
 
 __all__ = ["EXACT", "METHODS", "Method", "methods_for", "register_method"]
 
@@ -58,6 +59,19 @@ class Method:
     def supports(self, kernel: Kernel) -> bool:
         """Whether this method approximates ``kernel``."""
         return self.kernels is None or kernel.name in self.kernels
+
+    def n_features_out(self, kernel: Kernel, n_components: int, n_features: int) -> int | None:
+        """The output dimension D the map gives for ``n_components`` on ``n_features``
+        inputs, before fitting — after its rounding (e.g. the Hadamard structures' whole
+        blocks, cos/sin pairs) — or ``None`` when the map cannot tell before it sees the
+        data (Nyström drops numerically dependent landmarks).
+
+        Two configurations with the same D are the same experiment for a map that rounds
+        (``structured`` at n_components 600 and 1000 on d = 784 both give D = 1024).
+        """
+        feature_map = self.build(kernel, n_components, None, n_features)
+        known = getattr(feature_map, "n_features_out_for", None)
+        return None if known is None else int(known(n_features))
 
 
 #: The method registry: name → :class:`Method`, in the order listings show them.
@@ -171,7 +185,8 @@ def _build_skewed_chi2(kernel: Kernel, n_components: int, random_state: int | No
 
 register_method("nystroem", _build_nystroem, landmarks=True,
                 description="Nyström: m training rows as landmarks, any kernel")
-register_method("rbf_sampler", _build_rbf_sampler, kernels={"rbf"},
+register_method("rbf_sampler", _build_rbf_sampler,
+                kernels=RBFSampler.approximated_kernels(),
                 description="random Fourier features (Rahimi & Recht), Gaussian kernel")
 register_method("poly_sketch", _build_poly_sketch, kernels={"poly"},
                 description="TensorSketch (Pham & Pagh), polynomial kernel")
@@ -183,31 +198,47 @@ register_method("skewed_chi2", _build_skewed_chi2, kernels={"skewed_chi2"},
                 description="random Fourier features in log space (Li et al.), skewed chi²")
 
 
-#: Shift-invariant kernels with an isotropic spectral density (structured projections need it).
-_ISOTROPIC = {"rbf", "matern", "student"}
+#: Compare-method name, output form and sampling of the projection structures whose methods
+#: predate the structure registry (their names and numbers are kept); any other registered
+#: structure becomes the method of its own name, with cos/sin pairs and randomised QMC.
+_LEGACY_RFF_METHODS = {
+    "iid": ("rff", "cos_sin", "mc"),
+    "orthogonal": ("orthogonal", "cos_sin", "mc"),
+    "structured": ("structured", "cos_offset", "mc"),
+    "fastfood": ("fastfood", "cos_offset", "mc"),
+}
 
 
-def _random_fourier(structure: str, output: str):
+def _random_fourier(structure: str, output: str, sampling: str):
     def build(kernel: Kernel, n_components: int, random_state: int | None,
               n_features: int) -> RandomFourierFeatures:
-        return RandomFourierFeatures(kernel=kernel, structure=structure, output=output,
-                                     n_components=n_components, random_state=random_state)
+        return RandomFourierFeatures(kernel=kernel, structure=structure, sampling=sampling,
+                                     output=output, n_components=n_components,
+                                     random_state=random_state)
     return build
 
 
-register_method("rff", _random_fourier("iid", "cos_sin"),
-                kernels=_ISOTROPIC | {"laplacian"},
-                description="random Fourier features, iid frequencies, cos/sin pairs "
-                            "(Sutherland & Schneider), any shift-invariant kernel")
-register_method("orthogonal", _random_fourier("orthogonal", "cos_sin"), kernels=_ISOTROPIC,
-                description="orthogonal random features (Yu et al., 2016), cos/sin pairs")
-register_method("structured", _random_fourier("structured", "cos_offset"),
-                kernels=_ISOTROPIC,
-                description="structured HD₁HD₂HD₃ features (SORF), O(D log d); D rounds up "
-                            "to a multiple of the next power of two ≥ the input features")
-register_method("fastfood", _random_fourier("fastfood", "cos_offset"), kernels=_ISOTROPIC,
-                description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up to a multiple "
-                            "of the next power of two ≥ the input features")
+_SYNCED_STRUCTURES: set[str] = set()
+
+
+def _register_random_fourier_methods() -> None:
+    """One method per registered projection structure (maps._projection.STRUCTURES), with
+    the kernels the map declares for it (RandomFourierFeatures.approximated_kernels). Run at
+    import and again by methods_for / resolve_methods, so that a structure registered
+    later is listed too."""
+    for name, structure in STRUCTURES.items():
+        if name in _SYNCED_STRUCTURES:
+            continue
+        _SYNCED_STRUCTURES.add(name)
+        method, output, sampling = _LEGACY_RFF_METHODS.get(name, (name, "cos_sin", "qmc"))
+        register_method(method, _random_fourier(name, output, sampling),
+                        kernels=RandomFourierFeatures.approximated_kernels(name),
+                        description=f"random Fourier features, {structure.description}; "
+                                    f"{output.replace('_', '/')}, {sampling}",
+                        replace=True)
+
+
+_register_random_fourier_methods()
 register_method("arccos", lambda kernel, n, seed, d: ArcCosineSampler(
                     degree=kernel.get_params()["degree"], n_components=n, random_state=seed),
                 kernels={"arccos"},
@@ -230,11 +261,13 @@ register_method("maclaurin", _build_maclaurin, kernels={"poly", "exponential"},
 
 def methods_for(kernel: Kernel) -> list[str]:
     """Names of the registered methods that approximate ``kernel``, in registry order."""
+    _register_random_fourier_methods()
     return [name for name, method in METHODS.items() if method.supports(kernel)]
 
 
 def resolve_methods(methods: Iterable[str] | None, kernel: Kernel) -> list[Method]:
     """The registry entries for ``methods`` (``None``: every method for ``kernel``), checked."""
+    _register_random_fourier_methods()
     if methods is None:
         return [METHODS[name] for name in methods_for(kernel)]
     names = [methods] if isinstance(methods, str) else list(methods)

@@ -70,15 +70,17 @@ RANDOM_MAP_CONSTRAINTS: dict = {
 
 def place(value: Any, xp: Any, device: Any, dtype: Any = None) -> Any:
     """A fitted value in namespace ``xp`` on ``device``: arrays are moved (floating ones
-    cast to ``dtype``), parameter objects (projections) rebuilt from their moved arrays,
-    anything else returned as it is."""
+    cast to ``dtype``), parameter objects that know how (projections:
+    :meth:`kernelmaps.maps._projection.Projection.to_device`) move themselves, anything else
+    is returned as it is."""
     if value is None or isinstance(value, (int, float, str)):
         return value
     if isinstance(value, np.ndarray) or array_api_compat.is_array_api_obj(value):
         return on_device(value, xp, device, dtype)
-    if hasattr(value, "__dict__"):
-        return type(value)(**{name: place(item, xp, device, dtype)
-                              for name, item in vars(value).items()})
+    if hasattr(value, "to_device"):
+        # The object rebuilds itself from its own fitted arrays (not from vars(), which
+        # would also pass derived attributes to its constructor).
+        return value.to_device(xp, device, dtype)
     return value
 
 

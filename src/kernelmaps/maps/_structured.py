@@ -3,7 +3,11 @@ r"""Structured random projections: orthogonal (Haar), SORF and Fastfood, on the 
 Orthogonal random features draw Haar-orthogonal blocks of directions (Yu et al., 2016);
 SORF and Fastfood replace the dense Gaussian matrix by products of random diagonals and
 Hadamard transforms (Yu et al., 2016; Le, Sarlós & Smola, 2013), applied with the fast
-Walsh–Hadamard transform below in O(D log d) per row and O(D) memory.
+Walsh–Hadamard transform below in O(D log d) per row and O(D) memory. All three draw their
+radii from the density's radial law, by Monte Carlo or, with ``sampling="qmc"``, as a
+stratified one-dimensional randomised QMC set (:func:`kernelmaps.maps._sampling.radii`):
+the directions are what they are, and QMC goes into the radii alone. Each registers itself
+in :data:`kernelmaps.maps._projection.STRUCTURES`.
 
 Fast Walsh–Hadamard transform (FWHT) on row blocks, in NumPy + BLAS
 -------------------------------------------------------------------
@@ -43,7 +47,7 @@ operations, not many cache-sized ones).
 
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
+from abc import abstractmethod
 from functools import cache
 from typing import Any
 
@@ -51,22 +55,31 @@ import numpy as np
 from scipy.linalg import hadamard
 
 from kernelmaps._array_api import on_device
-from kernelmaps.kernels import SpectralDensity
 from kernelmaps.kernels._ops import dense_block
-from kernelmaps.maps._projection import DenseProjection, random_signs
+from kernelmaps.maps._projection import (
+    DenseProjection,
+    Frequencies,
+    FrequencyRequest,
+    Projection,
+    Structure,
+    random_signs,
+    register_structure,
+)
+from kernelmaps.maps._sampling import radii
 
 __all__ = [
     "FastfoodProjection",
     "SORFProjection",
-    "fastfood_projection",
+    "fastfood_frequencies",
     "fwht",
     "fwht_device",
+    "haar_frame",
     "haar_orthogonal",
     "is_power_of_two",
     "next_power_of_two",
-    "orthogonal_projection",
+    "orthogonal_frequencies",
     "radix_stages",
-    "sorf_projection",
+    "sorf_frequencies",
 ]
 
 #: Largest radix of one stage: log2 32 = 5 butterfly levels per BLAS call. Larger radices
@@ -217,7 +230,7 @@ def signed_padded_into(X_dense: np.ndarray, signs: np.ndarray, work: np.ndarray)
         work[:, d:] = 0.0
 
 
-class HadamardBlocks(ABC):
+class HadamardBlocks(Projection):
     """Shared driver of the Hadamard structures: one block of d_pad frequencies at a time.
 
     The row block is densified once (the only way a Hadamard transform can consume CSR
@@ -278,14 +291,11 @@ class SORFProjection(HadamardBlocks):
     transforms contribute :math:`d_{pad}^{3/2}`, folded into ``row_scale`` = r / d_pad^1.5.
     """
 
+    array_names = ("signs", "row_scale")
+
     def __init__(self, signs: np.ndarray, row_scale: np.ndarray) -> None:
         self.signs = signs
         self.row_scale = row_scale
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of fitted parameters."""
-        return self.signs.nbytes + self.row_scale.nbytes
 
     def _block_into(self, X_dense, k, work, scratch):
         signs = self.signs[k].astype(work.dtype, copy=False)
@@ -317,18 +327,14 @@ class FastfoodProjection(HadamardBlocks):
     law.
     """
 
+    array_names = ("signs", "permutation", "gaussian", "row_scale")
+
     def __init__(self, signs: np.ndarray, permutation: np.ndarray, gaussian: np.ndarray,
                  row_scale: np.ndarray) -> None:
         self.signs = signs
         self.permutation = permutation
         self.gaussian = gaussian
         self.row_scale = row_scale
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes of fitted parameters."""
-        return (self.signs.nbytes + self.permutation.nbytes + self.gaussian.nbytes
-                + self.row_scale.nbytes)
 
     def _block_into(self, X_dense, k, work, scratch):
         signed_padded_into(X_dense, self.signs[k].astype(work.dtype, copy=False), work)  # B x
@@ -361,38 +367,80 @@ def haar_orthogonal(d: int, random_state: np.random.RandomState) -> np.ndarray:
     return q * np.sign(np.diag(r))
 
 
-def orthogonal_projection(density: SpectralDensity, d: int, n_frequencies: int,
-                           random_state: np.random.RandomState) -> DenseProjection:
-    # Yu et al. (2016): blocks of d orthogonal directions, each with its own radius from
-    # the radial law. A partial last block keeps its first rows — still orthogonal and
-    # uniform — so n_frequencies needs no rounding.
+def haar_frame(d: int, k: int, random_state: np.random.RandomState) -> np.ndarray:
+    """k orthonormal directions of a Haar-distributed rotation of R^d, shape (k, d).
+
+    The Q factor of a d × k Gaussian matrix with the signs fixed is uniform on the Stiefel
+    manifold (the first k rows of a Haar matrix in law): O(d·k²) work instead of O(d³), for
+    blocks that keep k < d directions.
+    """
+    if k >= d:
+        return haar_orthogonal(d, random_state)
+    q, r = np.linalg.qr(random_state.normal(size=(d, k)))
+    return (q * np.sign(np.diag(r))).T
+
+
+def orthogonal_frequencies(request: FrequencyRequest) -> Frequencies:
+    """ORF (Yu et al., 2016): blocks of d Haar-orthogonal directions, each with its own
+    radius from the radial law (stratified with QMC)."""
+    d, n_frequencies, random_state = request.n_features, request.n_frequencies, \
+        request.random_state
+    # A partial last block keeps its first rows — still orthogonal and uniform — so
+    # n_frequencies needs no rounding. Directions first, then radii: for "mc" the draws
+    # interleave block by block (the numbers of earlier versions); QMC radii come as one
+    # set, so consecutive (well-spread) points go to one block.
     blocks = []
-    for start in range(0, n_frequencies, d):
-        size = min(d, n_frequencies - start)
-        directions = haar_orthogonal(d, random_state)[:size]
-        blocks.append(directions * density.sample_radii(d, size, random_state)[:, None])
-    return DenseProjection(np.ascontiguousarray(np.vstack(blocks).T))
+    if request.sampling == "mc":
+        for start in range(0, n_frequencies, d):
+            size = min(d, n_frequencies - start)
+            directions = haar_orthogonal(d, random_state)[:size]
+            blocks.append(directions
+                          * request.density.sample_radii(d, size, random_state)[:, None])
+        weights = np.vstack(blocks)
+    else:  # (a partial block costs only its k directions)
+        for start in range(0, n_frequencies, d):
+            blocks.append(haar_frame(d, min(d, n_frequencies - start), random_state))
+        lengths = radii(request.density, d, n_frequencies, random_state, request.sampling)
+        weights = np.vstack(blocks) * lengths[:, None]
+    return Frequencies(DenseProjection(np.ascontiguousarray(weights.T)))
 
 
-def sorf_projection(density: SpectralDensity, d: int, n_frequencies: int,
-                     random_state: np.random.RandomState) -> SORFProjection:
-    d_pad = next_power_of_two(d)
-    n_blocks = n_frequencies // d_pad
-    signs = random_signs(random_state, (n_blocks, 3, d_pad))
+def sorf_frequencies(request: FrequencyRequest) -> Frequencies:
+    d_pad = next_power_of_two(request.n_features)
+    n_blocks = request.n_frequencies // d_pad
+    signs = random_signs(request.random_state, (n_blocks, 3, d_pad))
     # Radii of the padded dimension: the first d coordinates of an isotropic frequency in
     # R^d_pad have exactly the kernel's spectral law in R^d (padding adds zeros to x).
-    radii = density.sample_radii(d_pad, n_frequencies, random_state)
-    return SORFProjection(signs, radii / d_pad ** 1.5)
+    lengths = radii(request.density, d_pad, request.n_frequencies, request.random_state,
+                    request.sampling)
+    return Frequencies(SORFProjection(signs, lengths / d_pad ** 1.5))
 
 
-def fastfood_projection(density: SpectralDensity, d: int, n_frequencies: int,
-                         random_state: np.random.RandomState) -> FastfoodProjection:
-    d_pad = next_power_of_two(d)
-    n_blocks = n_frequencies // d_pad
+def fastfood_frequencies(request: FrequencyRequest) -> Frequencies:
+    random_state = request.random_state
+    d_pad = next_power_of_two(request.n_features)
+    n_blocks = request.n_frequencies // d_pad
     signs = random_signs(random_state, (n_blocks, d_pad))
     permutation = np.stack([random_state.permutation(d_pad) for _ in range(n_blocks)])
     gaussian = random_state.normal(size=(n_blocks, d_pad))
-    radii = density.sample_radii(d_pad, n_frequencies, random_state).reshape(n_blocks, d_pad)
-    row_scale = radii / (np.sqrt(d_pad) * np.linalg.norm(gaussian, axis=1, keepdims=True))
-    return FastfoodProjection(signs, permutation.astype(np.int32), gaussian,
-                               row_scale.ravel())
+    lengths = radii(request.density, d_pad, request.n_frequencies, random_state,
+                    request.sampling).reshape(n_blocks, d_pad)
+    row_scale = lengths / (np.sqrt(d_pad) * np.linalg.norm(gaussian, axis=1, keepdims=True))
+    return Frequencies(FastfoodProjection(signs, permutation.astype(np.int32), gaussian,
+                                          row_scale.ravel()))
+
+
+register_structure(Structure(
+    "orthogonal", orthogonal_frequencies, projection_types=(DenseProjection,),
+    description="orthogonal random features (Yu et al., 2016): Haar-orthogonal blocks of d "
+                "directions; with QMC, stratified radii"))
+register_structure(Structure(
+    "structured", sorf_frequencies, block=next_power_of_two, unbiased=False,
+    projection_types=(SORFProjection,),
+    description="structured HD₁HD₂HD₃ features (SORF), O(D log d); D rounds up to a "
+                "multiple of the next power of two ≥ the input features"))
+register_structure(Structure(
+    "fastfood", fastfood_frequencies, block=next_power_of_two, unbiased=False,
+    projection_types=(FastfoodProjection,),
+    description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up to a multiple of the "
+                "next power of two ≥ the input features"))

@@ -4,8 +4,10 @@ r"""Random Fourier features for shift-invariant kernels.
 (in the same order and shapes), same numbers, on the shared chunked engine.
 
 :class:`RandomFourierFeatures` is the general engine: spectral density (from
-:mod:`kernelmaps.kernels`) × projection structure (iid, orthogonal, structured HD-blocks,
-Fastfood) × output form (cos with random offset, or cos/sin pairs).
+:mod:`kernelmaps.kernels`) × projection structure (the registry
+:data:`kernelmaps.maps._projection.STRUCTURES`: iid, orthogonal, structured HD-blocks,
+Fastfood, principal-axes QMC, spherical-radial quadrature) × sampling (Monte Carlo or
+randomised QMC) × output form (cos with random offset, or cos/sin pairs).
 """
 
 from __future__ import annotations
@@ -17,26 +19,29 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._array_api import host_dtype, is_device_array, namespace_and_device
+from kernelmaps._array_api import (
+    host_dtype,
+    is_device_array,
+    namespace_and_device,
+    to_numpy,
+)
 from kernelmaps.kernels import KERNELS, Kernel, SpectralDensity, resolve_kernel
+from kernelmaps.maps import _quadrature, _structured  # noqa: F401  (register their structures)
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
+from kernelmaps.maps._principal import principal_frame, sample_indices
 from kernelmaps.maps._projection import (
+    STRUCTURES,
     DenseProjection,
-    cast_projection,
+    FrequencyRequest,
+    Structure,
     cos_features_device,
     cos_features_into,
     cos_sin_device,
     cos_sin_into,
-    iid_projection,
     project_into,
     project_with,
 )
-from kernelmaps.maps._structured import (
-    fastfood_projection,
-    next_power_of_two,
-    orthogonal_projection,
-    sorf_projection,
-)
+from kernelmaps.maps._sampling import SAMPLINGS, uniform_points
 
 __all__ = ["RBFSampler", "RandomFourierFeatures"]
 
@@ -132,6 +137,11 @@ class RBFSampler(FeatureMap):
             self.random_offset_ = self.random_offset_.astype(np.float32)
         return self.n_components
 
+    @classmethod
+    def approximated_kernels(cls) -> frozenset[str]:
+        """Names (``Kernel.name``) of the kernels this map approximates: the Gaussian."""
+        return frozenset({"rbf"})
+
     def _transform_block(self, X_block, out):
         cos_features_into(project_into, X_block, self.random_weights_, self.random_offset_,
                           (2.0 / self.n_components) ** 0.5, out)
@@ -154,7 +164,7 @@ def _variance(X: Any) -> float:
 
 # =========================================================================== the RFF engine
 # Random Fourier features = spectral density (kernels.spectral) × projection structure
-# (maps._projection, maps._structured) × output form.
+# (the registry of maps._projection) × sampling (maps._sampling) × output form.
 
 #: Which map to use instead, for kernels that have no spectral density (not shift-invariant).
 _NOT_SHIFT_INVARIANT_ALTERNATIVES = {
@@ -169,19 +179,24 @@ _NOT_SHIFT_INVARIANT_ALTERNATIVES = {
     "linear": "no map at all (the data are their own features) or Nystroem",
 }
 
+#: structure="auto" takes the principal-axes QMC structure when the data's effective
+#: dimension (participation ratio of the covariance spectrum) is at most this, else ORF.
+#: Measured (docs/random_features.md): principal beats ORF up to ≈ 10 and loses above ≈ 12.
+AUTO_MAX_EFFECTIVE_DIMENSION = 10.0
+#: Above this many features "auto" takes "iid": ORF and the principal axes cost O(d³) resp.
+#: O(D′·d·256) to draw and O(d·D) memory, which stops paying at text-like widths.
+AUTO_MAX_FEATURES = 4096
 
-_STRUCTURES = ("iid", "orthogonal", "structured", "fastfood")
 
+class _StructureOptions(StrOptions):
+    """The ``structure`` constraint: "auto" or any structure registered when fit runs."""
 
-_HADAMARD_STRUCTURES = ("structured", "fastfood")
+    def __init__(self) -> None:
+        super().__init__(set())
 
-
-_DRAW_PROJECTION = {
-    "iid": iid_projection,
-    "orthogonal": orthogonal_projection,
-    "structured": sorf_projection,
-    "fastfood": fastfood_projection,
-}
+    # The registry is read when the parameter is validated, so a structure registered after
+    # import (kernelmaps.maps._projection.register_structure) is accepted.
+    options = property(lambda self: {"auto", *STRUCTURES}, lambda self, value: None)
 
 
 class RandomFourierFeatures(FeatureMap):
@@ -200,30 +215,46 @@ class RandomFourierFeatures(FeatureMap):
     ``student`` :math:`1/(\alpha+\|x-y\|^2)`        Gaussian scale mixture, :math:`k(0)=1/\alpha`
     ==============================================  ========================================
 
-    With :math:`D'` frequencies :math:`\omega_1, \dots, \omega_{D'}` the two output forms are
+    With :math:`D'` frequencies :math:`\omega_1, \dots, \omega_{D'}` and weights
+    :math:`a_i` (:math:`a_i = 1/D'` except for ``"quadrature"``) the two output forms are
 
     .. math::
 
-        \texttt{cos\_offset}:\; z(x) = \sqrt{2k(0)/D'}\,\cos(\omega_i^\top x + b_i),
+        \texttt{cos\_offset}:\; z(x) = \big[\sqrt{2k(0)a_i}\,\cos(\omega_i^\top x + b_i)\big]_i,
         \quad b_i \sim \mathcal U[0, 2\pi) \qquad (D = D' \text{ features}),
 
-        \texttt{cos\_sin}:\; z(x) = \sqrt{k(0)/D'}\,\big[\cos\omega_i^\top x,\;
-        \sin\omega_i^\top x\big]_{i} \qquad (D = 2D' \text{ features}),
+        \texttt{cos\_sin}:\; z(x) = \big[\sqrt{k(0)a_i}\cos\omega_i^\top x,\;
+        \sqrt{k(0)a_i}\sin\omega_i^\top x\big]_{i} \qquad (D = 2D' \text{ features}),
 
     both unbiased, :math:`\mathbb E[z(x)^\top z(y)] = k(x-y)`; ``cos_sin`` has the lower
     variance at equal D for the Gaussian kernel (Sutherland & Schneider, 2015).
 
-    The frequencies come in one of four ``structure``\ s:
+    **Structure** (``structure``; the registry
+    :data:`kernelmaps.maps._projection.STRUCTURES`):
 
     ``"iid"``
-        independent draws from :math:`p`; an explicit (n_features × D') matrix, O(dD)
-        memory and time; CSR input stays sparse.
+        independent draws from :math:`p` (with QMC: one scrambled point set in the input's
+        coordinates, Avron et al., 2016); an explicit (n_features × D') matrix, O(dD)
+        memory and time; CSR input stays sparse. The only one for the L1 ``laplacian``.
     ``"orthogonal"``
         ORF (Yu et al., 2016): blocks of d exactly orthogonal directions (QR of a Gaussian
         matrix, Haar-distributed), each scaled by a radius from the density's radial law,
         so every frequency is still marginally distributed as :math:`p` (unbiased) while
         the block's frequencies are negatively correlated: lower error than iid. Needs an
         isotropic density (every kernel above but ``laplacian``); O(dD) memory.
+    ``"principal"``
+        randomised QMC frequencies whose Gaussian coordinates lie along the principal axes
+        of (a 256-row sample of) the training data, so the QMC set's most even coordinates
+        follow the data's largest variance (the PCA construction of QMC; see
+        :mod:`kernelmaps.maps._principal`). Each frequency still has the law :math:`p`, for
+        any data. Far below ORF's error on data of low effective dimension; O(dD) memory.
+    ``"quadrature"``
+        stochastic spherical-radial rules (Genz & Monahan, 1998; Munkhoeva et al., 2018):
+        Haar rotations of the regular simplex at pairs of radii :math:`s < d < t` with
+        weights exact for the quadratic part of the integrand. The classic rule's centre
+        term (negative for many draws) is replaced by that pairing, so the map stays
+        explicit and unbiased — derivation in :mod:`kernelmaps.maps._quadrature`. Best for
+        smooth kernels (small γ) at low d.
     ``"structured"``
         SORF (Yu et al., 2016): per block of :math:`d_{pad}` frequencies the rows of
         :math:`HD_1HD_2HD_3` (normalised Walsh–Hadamard H, random ±1 diagonals D) scaled by
@@ -236,19 +267,37 @@ class RandomFourierFeatures(FeatureMap):
         Its frequencies within a block are correlated, and its error measured slightly
         above iid (as scikit-learn-extra's Fastfood's), with no gain from ``cos_sin``:
         prefer ``"structured"`` unless the last bit of speed matters.
+    ``"auto"`` (default)
+        chosen at fit, by measurement (docs/random_features.md), and stored in
+        ``structure_``: ``"principal"`` when the data's effective dimension (the
+        participation ratio :math:`(\sum\lambda)^2/\sum\lambda^2` of the covariance
+        eigenvalues of a 256-row sample, ``effective_dimension_``) is at most 10,
+        ``"orthogonal"`` otherwise, ``"iid"`` for a density that is not isotropic, for more
+        than 4,096 features, and ``"orthogonal"`` whenever ``sampling="mc"``.
+
+    **Sampling** (``sampling``): ``"mc"`` draws independent random numbers; ``"qmc"``
+    (default) a scrambled Sobol' set and ``"halton"`` a scrambled Halton set from
+    :mod:`scipy.stats.qmc`. The structure decides where the QMC points go: all coordinates
+    (``"iid"``, ``"principal"``), the radii alone (``"orthogonal"``, ``"structured"``,
+    ``"fastfood"``: stratified over the radial law by its inverse CDF), the radial pairs
+    (``"quadrature"``); the phases :math:`b_i` too. Every point of a randomised QMC set is
+    uniform on the cube, so every frequency keeps its law and the map stays unbiased.
 
     The Hadamard-based structures work on :math:`d_{pad} = 2^{\lceil\log_2 d\rceil}`
     coordinates (x padded with zeros) and whole blocks of :math:`d_{pad}` frequencies.
 
-    **Rounding of n_components** (documented, visible in ``n_features_out_`` and in
-    ``get_feature_names_out()``; never silent):
+    **Rounding of n_components** (documented, visible in ``n_features_out_``, in
+    ``get_feature_names_out()`` and before fitting in :meth:`n_features_out_for`; never
+    silent):
 
     * ``output="cos_sin"`` uses :math:`D' = \lceil \text{n\_components}/2\rceil`
       frequencies, so an odd n_components gives one feature more;
     * ``structure="structured"`` / ``"fastfood"`` round :math:`D'` up to a multiple of
       :math:`d_{pad}` (a whole Hadamard block costs the same as part of one), e.g.
       d = 784, n_components = 1000 gives 1024 features;
-    * ``"iid"`` and ``"orthogonal"`` with ``"cos_offset"`` give exactly n_components.
+    * ``"quadrature"`` rounds :math:`D'` up to an even number (radii come in pairs);
+    * ``"iid"``, ``"orthogonal"`` and ``"principal"`` (hence ``"auto"``) with
+      ``"cos_offset"`` give exactly n_components.
 
     Parameters
     ----------
@@ -263,8 +312,12 @@ class RandomFourierFeatures(FeatureMap):
         (matern), ``alpha`` (student).
     n_components : int, default=100
         Requested number of output features D (see the rounding rules above).
-    structure : {"iid", "orthogonal", "structured", "fastfood"}, default="iid"
-        How the frequencies are drawn and applied.
+    structure : str, default="auto"
+        How the frequencies are drawn and applied: ``"auto"``, ``"iid"``, ``"orthogonal"``,
+        ``"principal"``, ``"quadrature"``, ``"structured"``, ``"fastfood"``, or any
+        structure registered since (see above).
+    sampling : {"qmc", "halton", "mc"}, default="qmc"
+        Randomised QMC (scrambled Sobol' or Halton points) or independent random numbers.
     output : {"cos_offset", "cos_sin"}, default="cos_offset"
         ``cos_offset`` is scikit-learn's :math:`\sqrt{2/D}\cos(\omega^\top x+b)`;
         ``cos_sin`` the paired form.
@@ -275,13 +328,21 @@ class RandomFourierFeatures(FeatureMap):
     ----------
     kernel_ : Kernel
         The kernel approximated (parameters resolved).
-    projection_ : object
-        The fitted frequencies, with ``nbytes`` (parameter memory) and ``project_into``.
-        ``"iid"``/``"orthogonal"``: ``weights`` of shape (n_features_in_, D').
-        ``"structured"``: ``signs`` (n_blocks, 3, d_pad), int8, and ``row_scale`` (D',).
-        ``"fastfood"``: ``signs`` (int8), ``permutation`` (int32), ``gaussian``, all
-        (n_blocks, d_pad), and ``row_scale`` (D',): 11 resp. 21 bytes per frequency in
-        float64. Float arrays are float32 when fitted on float32.
+    structure_ : str
+        The structure used (``structure``, or what ``"auto"`` chose).
+    effective_dimension_ : float or None
+        The participation ratio of the sample's covariance spectrum when the fit read the
+        data (``"auto"`` with QMC on an isotropic density, ``"principal"``), else None.
+    projection_ : Projection
+        The fitted frequencies (:class:`kernelmaps.maps._projection.Projection`), with
+        ``nbytes`` (parameter memory) and ``project_into``. Dense structures: ``weights``
+        of shape (n_features_in_, D'). ``"structured"``: ``signs`` (n_blocks, 3, d_pad),
+        int8, and ``row_scale`` (D',). ``"fastfood"``: ``signs`` (int8), ``permutation``
+        (int32), ``gaussian``, all (n_blocks, d_pad), and ``row_scale`` (D',): 11 resp. 21
+        bytes per frequency in float64. Float arrays are float32 when fitted on float32.
+    frequency_weights_ : ndarray of shape (D',) or None
+        The quadrature weights :math:`a_i` (sum 1) of ``"quadrature"``; None for equal
+        weights.
     random_offset_ : ndarray of shape (D',) or None
         The phases b (``cos_offset``); None for ``cos_sin``.
     n_frequencies_ : int
@@ -299,6 +360,14 @@ class RandomFourierFeatures(FeatureMap):
     ArcCosineSampler, TensorSRHT, RandomMaclaurin : random features for kernels that are
         not shift-invariant.
 
+    Notes
+    -----
+    With QMC on an isotropic density, ``structure="auto"`` and ``"principal"`` read a
+    uniform sample of at most 256 rows of the training data (drawn from ``random_state``),
+    so the fitted map depends on the data as well as on its width; the estimate stays
+    unbiased for any data. On a Dask collection the same rows are gathered
+    (:func:`kernelmaps.distributed.fit`).
+
     References
     ----------
     A. Rahimi and B. Recht, "Random Features for Large-Scale Kernel Machines", NeurIPS 2007.
@@ -307,6 +376,12 @@ class RandomFourierFeatures(FeatureMap):
     Q. Le, T. Sarlós and A. Smola, "Fastfood — Approximating Kernel Expansions in
     Loglinear Time", ICML 2013.
     D. J. Sutherland and J. Schneider, "On the Error of Random Fourier Features", UAI 2015.
+    H. Avron, V. Sindhwani, J. Yang and M. W. Mahoney, "Quasi-Monte Carlo Feature Maps for
+    Shift-Invariant Kernels", JMLR 17, 2016.
+    A. Genz and J. Monahan, "Stochastic Integration Rules for Infinite Regions", SIAM J.
+    Sci. Comput. 19, 1998.
+    M. Munkhoeva, Y. Kapushev, E. Burnaev and I. Oseledets, "Quadrature-based Features for
+    Kernel Approximation", NeurIPS 2018.
 
     Examples
     --------
@@ -322,6 +397,9 @@ class RandomFourierFeatures(FeatureMap):
     (40, 1008)
     >>> bool(np.abs(Z @ Z.T - rff.kernel_(X)).max() < 0.25)  # ≈ the Matérn-3/2 kernel
     True
+    >>> auto = RandomFourierFeatures(gamma=0.1, n_components=256, random_state=0).fit(X)
+    >>> auto.structure_, round(auto.effective_dimension_, 1)  # 6 noise features: d_eff ≈ 6
+    ('principal', 5.3)
     """
 
     _parameter_constraints: dict = {
@@ -329,22 +407,48 @@ class RandomFourierFeatures(FeatureMap):
         "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
         "kernel_params": [dict, None],
         "n_components": [Interval(Integral, 1, None, closed="left")],
-        "structure": [StrOptions(set(_STRUCTURES))],
+        "structure": [_StructureOptions()],
+        "sampling": [StrOptions(set(SAMPLINGS))],
         "output": [StrOptions({"cos_offset", "cos_sin"})],
         "random_state": ["random_state"],
     }
 
     def __init__(self, kernel: str | Kernel = "rbf", *, gamma: float | None = None,
                  kernel_params: dict[str, Any] | None = None, n_components: int = 100,
-                 structure: str = "iid", output: str = "cos_offset",
+                 structure: str = "auto", sampling: str = "qmc", output: str = "cos_offset",
                  random_state: Any = None) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.kernel_params = kernel_params
         self.n_components = n_components
         self.structure = structure
+        self.sampling = sampling
         self.output = output
         self.random_state = random_state
+
+    # ------------------------------------------------------------------ what it approximates
+    @classmethod
+    def approximated_kernels(cls, structure: str = "auto") -> frozenset[str]:
+        """Names (``Kernel.name``) of the kernels this map approximates with ``structure``.
+
+        Every registered kernel with a spectral density; the structures that draw radii
+        need an isotropic one (all but the L1 ``laplacian``). Read from the kernels, so it
+        is declared once: :mod:`kernelmaps.evaluate`'s method registry asks here.
+        """
+        needs_isotropy = structure != "auto" and STRUCTURES[structure].isotropic_only
+        return frozenset(name for name, isotropic in _shift_invariant_kernels().items()
+                         if isotropic or not needs_isotropy)
+
+    def n_features_out_for(self, n_features: int) -> int:
+        """The output dimension D this map gives for ``n_features`` inputs, before fitting.
+
+        Applies the documented rounding of ``n_components`` (``output``, ``structure``);
+        equals ``n_features_out_`` after a fit on data of that width.
+        """
+        self._validate_params()
+        structure = None if self.structure == "auto" else STRUCTURES[self.structure]
+        n_frequencies = self._n_frequencies(structure, int(n_features))
+        return n_frequencies * (2 if self.output == "cos_sin" else 1)
 
     # ------------------------------------------------------------------ fitting
     def _resolve_kernel(self) -> Kernel:
@@ -381,41 +485,91 @@ class RandomFourierFeatures(FeatureMap):
                 f"(rbf, laplacian, matern, student); the {kernel.name!r} kernel is not one. "
                 f"Use {instead} instead."
             ) from error
-        if self.structure != "iid" and not density.isotropic:
+        if self.structure != "auto" and STRUCTURES[self.structure].isotropic_only \
+                and not density.isotropic:
             raise ValueError(
                 f"structure={self.structure!r} needs an isotropic spectral density (one that "
                 f"depends on ‖ω‖ only, so directions and radii can be drawn separately); the "
                 f"{kernel.name!r} kernel's is not (the L1 Laplacian has iid Cauchy "
-                "coordinates). Use structure='iid', or kernel='matern' with "
+                "coordinates). Use structure='iid' (or 'auto'), or kernel='matern' with "
                 "kernel_params={'nu': 0.5} — the isotropic exp(-‖x-y‖₂/ℓ) — for which every "
                 "structure works."
             )
         return density
 
-    def _n_frequencies(self, n_features: int) -> int:
+    def _n_frequencies(self, structure: Structure | None, n_features: int) -> int:
         """D' after the documented rounding (see the class docstring)."""
         n_frequencies = -(-self.n_components // 2) if self.output == "cos_sin" \
             else self.n_components
-        if self.structure in _HADAMARD_STRUCTURES:
-            block = next_power_of_two(n_features)
-            n_frequencies = -(-n_frequencies // block) * block
-        return n_frequencies
+        return n_frequencies if structure is None else \
+            structure.n_frequencies(n_frequencies, n_features)
+
+    def _reads_data(self, density: SpectralDensity, n_features: int) -> bool:
+        """Whether ``_fit`` reads a sample of rows (the principal axes)."""
+        if self.structure == "auto":
+            return (density.isotropic and n_features <= AUTO_MAX_FEATURES
+                    and self.sampling != "mc")
+        return STRUCTURES[self.structure].reads_data
+
+    def _fit_sample_indices(self, n_samples: int, n_features: int,
+                            random_state: np.random.RandomState) -> np.ndarray | None:
+        """The rows of X that ``_fit`` reads, drawn from ``random_state`` (None: none).
+
+        :func:`kernelmaps.distributed.fit` gathers exactly these rows from a Dask
+        collection and fits on them; a fit on at most that many rows draws nothing here, so
+        it equals the fit on all of X.
+        """
+        density = self._spectral_density(self._resolve_kernel(), n_features)
+        if not self._reads_data(density, n_features):
+            return None
+        return sample_indices(n_samples, random_state)
+
+    def _choose_structure(self, X: Any, density: SpectralDensity,
+                          random_state: np.random.RandomState) -> tuple[str, Any]:
+        """``(structure, principal frame or None)``, resolving ``"auto"``."""
+        n_features = X.shape[1]
+        self.effective_dimension_ = None
+        if not self._reads_data(density, n_features):
+            if self.structure != "auto":
+                return self.structure, None
+            return ("orthogonal" if density.isotropic and n_features <= AUTO_MAX_FEATURES
+                    else "iid"), None
+        frame = principal_frame(_rows(X, sample_indices(X.shape[0], random_state)))
+        self.effective_dimension_ = frame.participation_ratio
+        if self.structure == "auto" and \
+                frame.participation_ratio > AUTO_MAX_EFFECTIVE_DIMENSION:
+            return "orthogonal", None
+        return ("principal" if self.structure == "auto" else self.structure), frame.axes
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]
         self.kernel_ = self._resolve_kernel()
         density = self._spectral_density(self.kernel_, n_features)
-        self.n_frequencies_ = self._n_frequencies(n_features)
-        projection = _DRAW_PROJECTION[self.structure](
-            density, n_features, self.n_frequencies_, random_state)
+        self.structure_, frame = self._choose_structure(X, density, random_state)
+        structure = STRUCTURES[self.structure_]
+        self.n_frequencies_ = self._n_frequencies(structure, n_features)
+        frequencies = structure.draw(FrequencyRequest(
+            density, n_features, self.n_frequencies_, random_state, self.sampling, frame))
         self.random_offset_ = None
         if self.output == "cos_offset":
-            self.random_offset_ = random_state.uniform(0, 2 * np.pi, size=self.n_frequencies_)
+            self.random_offset_ = 2 * np.pi * _phases(self.n_frequencies_, random_state,
+                                                      self.sampling)
         self._kernel_scale = float(density.scale)
+        self.frequency_weights_ = frequencies.weights
+        # z = √(c·k(0)·aᵢ)·(cos | cos, sin): c = 2 for cos_offset; aᵢ = 1/D' unless weighted.
+        factor = (2.0 if self.output == "cos_offset" else 1.0) * self._kernel_scale
+        if frequencies.weights is None:
+            self._feature_scale = float(np.sqrt(factor / self.n_frequencies_))
+        else:
+            scale = np.sqrt(factor * frequencies.weights)
+            self._feature_scale = scale if self.output == "cos_offset" else np.tile(scale, 2)
+        projection = frequencies.projection
         if host_dtype(X) == np.float32:
-            projection = cast_projection(projection, np.dtype(np.float32))
-            if self.random_offset_ is not None:
-                self.random_offset_ = self.random_offset_.astype(np.float32)
+            projection = projection.astype(np.dtype(np.float32))
+            for name in ("random_offset_", "frequency_weights_", "_feature_scale"):
+                value = getattr(self, name)
+                if isinstance(value, np.ndarray):
+                    setattr(self, name, value.astype(np.float32))
         self.projection_ = projection
         per_frequency = 2 if self.output == "cos_sin" else 1
         self.n_features_out_ = per_frequency * self.n_frequencies_
@@ -429,22 +583,63 @@ class RandomFourierFeatures(FeatureMap):
         return temp
 
     def _transform_block(self, X_block, out):
+        scale = self._feature_scale
+        if isinstance(scale, np.ndarray):
+            scale = scale.astype(out.dtype, copy=False)
         if self.output == "cos_offset":
             cos_features_into(project_with, X_block, self.projection_,
-                              self.random_offset_.astype(out.dtype, copy=False),
-                              np.sqrt(2.0 * self._kernel_scale / self.n_frequencies_), out)
+                              self.random_offset_.astype(out.dtype, copy=False), scale, out)
             return
         projections = np.empty((out.shape[0], self.n_frequencies_), dtype=out.dtype)
         self.projection_.project_into(X_block, projections)
-        cos_sin_into(projections, np.sqrt(self._kernel_scale / self.n_frequencies_), out)
+        cos_sin_into(projections, scale, out)
 
-    _device_attributes = ("projection_", "random_offset_")
+    _device_attributes = ("projection_", "random_offset_", "frequency_weights_",
+                          "_feature_scale")
 
     def _transform_block_device(self, xp, params, X_block, out):
-        projection = params["projection_"]
+        projection, scale = params["projection_"], params["_feature_scale"]
         if self.output == "cos_offset":
-            return cos_features_device(
-                xp, projection, X_block, params["random_offset_"],
-                float(np.sqrt(2.0 * self._kernel_scale / self.n_frequencies_)), out)
-        return cos_sin_device(xp, projection.project_device(xp, X_block),
-                              float(np.sqrt(self._kernel_scale / self.n_frequencies_)))
+            return cos_features_device(xp, projection, X_block, params["random_offset_"],
+                                       scale, out)
+        return cos_sin_device(xp, projection.project_device(xp, X_block), scale)
+
+
+def _phases(size: int, random_state: np.random.RandomState, sampling: str) -> np.ndarray:
+    """Uniform phases in [0, 1) for ``cos_offset``: independent draws (``"mc"``, the numbers
+    of earlier versions), or a one-dimensional QMC set in random order. The random order
+    makes each phase independent of its frequency (needed for unbiasedness and, measured,
+    2–3× less error than the sequence order, in which phase and frequency are functions of
+    the same digits of the point's index)."""
+    if sampling == "mc":
+        return random_state.uniform(size=size)
+    points = uniform_points(sampling, size, 1, random_state)[:, 0]
+    return points[random_state.permutation(size)]
+
+
+def _rows(X: Any, indices: np.ndarray) -> np.ndarray:
+    """Rows ``indices`` of X (NumPy, CSR or a device array) as a dense float64 NumPy array."""
+    if len(indices) < X.shape[0]:
+        if is_device_array(X):
+            xp, device = namespace_and_device(X)
+            X = xp.take(X, xp.asarray(indices, device=device), axis=0)
+        else:
+            X = X[indices]
+    if sp.issparse(X):
+        X = X.toarray()
+    return np.asarray(to_numpy(X), dtype=np.float64)
+
+
+_SHIFT_INVARIANT: dict[str, bool] = {}
+
+
+def _shift_invariant_kernels() -> dict[str, bool]:
+    """Registered kernel name → whether its spectral density is isotropic, for the kernels
+    that have one (default parameters; isotropy does not depend on them)."""
+    if not _SHIFT_INVARIANT:
+        for name, cls in KERNELS.items():
+            try:
+                _SHIFT_INVARIANT[name] = bool(cls().spectral_density(1).isotropic)
+            except (ValueError, TypeError):  # not shift-invariant / needs parameters
+                continue
+    return dict(_SHIFT_INVARIANT)

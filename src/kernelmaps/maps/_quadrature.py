@@ -1,0 +1,264 @@
+r"""Stochastic spherical-radial quadrature features (``structure="quadrature"``).
+
+The integral and the classic rule
+---------------------------------
+For an isotropic density, :math:`k(\delta)/k(0) = \mathbb E_\sigma\,\mathbb E_{z\sim\mathcal
+N(0,I_d)}\cos(\sigma z^\top\delta)` (every isotropic density here is a Gaussian scale
+mixture; σ is constant for the Gaussian kernel). In spherical-radial coordinates
+:math:`z = \rho v`, :math:`\rho^2\sim\chi^2_d`, v uniform on the sphere. Genz & Monahan (1998)
+integrate such Gaussian integrals with stochastic rules — random rotations of a fixed
+spherical design and random radial nodes — exact for low-degree polynomials and unbiased
+for every integrand; Munkhoeva, Kapushev, Burnaev & Oseledets (NeurIPS 2018) use their
+degree-(3, 3) rule for kernel features:
+
+.. math::
+
+    SR(f) = \Big(1 - \frac{d}{\rho^2}\Big) f(0)
+          + \frac{d}{\rho^2}\,\frac{1}{2(d+1)}
+            \sum_{j=1}^{d+1} \big(f(\rho Qv_j) + f(-\rho Qv_j)\big),
+    \qquad \rho\sim\chi_{d+2},
+
+with :math:`v_1, \dots, v_{d+1}` the vertices of a regular simplex and Q a Haar rotation. Its
+centre weight :math:`1 - d/\rho^2` is negative whenever :math:`\rho^2 < d` (about 40 % of the
+draws), and with :math:`f(0) = \cos 0 = 1` it is a constant added to :math:`z(x)^\top z(y)`,
+which no real feature vector can represent when it is negative (the reference code adds it
+outside the features; a map that drops it is biased).
+
+Why this module's rule has no centre term
+-----------------------------------------
+Write any explicit estimate as :math:`\hat k(\delta) = c_0 + \sum_i a_i\cos\omega_i^\top\delta`
+with random nodes :math:`\omega_i \ne 0`. Unbiasedness for every δ and the Riemann–Lebesgue
+lemma (:math:`\mathbb E\,a_i\cos\omega_i^\top\delta \to 0` as :math:`\|\delta\|\to\infty`,
+while :math:`k(\delta)\to 0`) force :math:`\mathbb E c_0 = 0`; a real feature map needs
+:math:`c_0 \ge 0`; together :math:`c_0 = 0` almost surely. So no choice of radii makes the
+centre term both non-negative and unbiased: an unbiased explicit map must make it vanish
+exactly. What the centre term buys — exactness for the degree-2 part of the integrand, i.e.
+:math:`\hat k(\delta) = k(\delta) + O(\|\delta\|^4)` — is kept by pairing instead.
+
+The paired radial rule
+----------------------
+Radial rules need exactness for :math:`1` and :math:`\rho^2` (odd degrees vanish by symmetry).
+Take two nodes :math:`s < d < t` on the :math:`\rho^2` scale with weights
+
+.. math::
+
+    w_s = \frac{t-d}{t-s}, \qquad w_t = \frac{d-s}{t-s}
+    \qquad (w_s, w_t \ge 0,\ w_s + w_t = 1,\ w_s s + w_t t = d = \mathbb E\rho^2),
+
+exact for both, and draw the pair from the density
+:math:`h(s,t) = (t-s)\,p(s)\,p(t)/A` on :math:`s < d < t` (p the :math:`\chi^2_d` density,
+:math:`A = \int_d^\infty (t-d)p = \int_0^d (d-s)p`, equal because :math:`\mathbb E\rho^2 = d`).
+Then for any g,
+
+.. math::
+
+    \mathbb E[w_s g(s) + w_t g(t)]
+    = \frac1A\Big(\int_0^d g\,p \int_d^\infty (t-d)p + \int_d^\infty g\,p\int_0^d (d-s)p\Big)
+    = \int_0^\infty g\,p,
+
+so the rule is unbiased, with non-negative weights and no centre node. h is the mixture of
+two product laws: with probability :math:`F(d)` (F the :math:`\chi^2_d` CDF), s from p on
+(0, d) and t from :math:`\propto (t-d)p(t)` on (d, ∞); otherwise s from
+:math:`\propto(d-s)p(s)` and t from p on (d, ∞). With
+:math:`e(x) = (x/2)^{d/2}e^{-x/2}/\Gamma(d/2+1) = F_{d}(x) - F_{d+2}(x)`, those two laws have the
+closed-form CDFs :math:`e(s)/e(d)` and :math:`1 - e(t)/e(d)`, inverted here by safeguarded
+Newton steps; so the pair is an inverse transform of three uniforms, which a randomised QMC
+set can supply (``sampling="qmc"``).
+
+The spherical part is Genz & Monahan's degree-3 design: the d + 1 vertices of a regular
+simplex (:math:`\sum_j v_jv_j^\top = \tfrac{d+1}{d}I`), rotated by a Haar Q, one rotation per
+radial node. For the even integrand cos, the antipodes :math:`-v_j` add nothing, so a rule is
+2(d + 1) frequencies: :math:`\sigma\sqrt s\,Qv_j` with weight :math:`w_s`, and
+:math:`\sigma\sqrt t\,Q'v_j` with weight :math:`w_t` (σ from the density's mixing law, one
+per rule). With R rules and weights :math:`a_i = w/(R(d+1))`,
+
+.. math::
+
+    z(x) = \sqrt{k(0)}\,\big[\sqrt{a_i}\cos\omega_i^\top x,\ \sqrt{a_i}\sin\omega_i^\top x\big]_i,
+    \qquad \mathbb E[z(x)^\top z(y)] = k(x-y),
+
+and for each fixed σ every rule integrates the quadratic part of :math:`\cos\omega^\top\delta`
+exactly, as the centred rule does. D′ is rounded up to an even number (nodes come in pairs);
+when D′ is not a multiple of 2(d + 1), the last rule keeps its first simplex vertices at both
+radii — each frequency still has the right law, so the map stays unbiased, and only the last
+rule loses its exactness (and costs O(d·k²) for its k vertices, not a full rotation). In
+d = 1 the simplex {−1, +1} is one direction for cos.
+
+Measured (docs/random_features.md) it beats ORF when the kernel is smooth at the data's
+scale (γ = 1/d on [0, 1]-scaled data: 0.10–0.67× ORF's error at d ≤ 30, 0.77–0.96× on
+digits) and loses at d ≥ 100; with the median heuristic on standardised data it has
+0.69–1.36× ORF's error, above 1 at most widths.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import numpy as np
+from scipy import special
+
+from kernelmaps.kernels.spectral import invert_cdf, open_unit_interval
+from kernelmaps.maps._projection import (
+    DenseProjection,
+    Frequencies,
+    FrequencyRequest,
+    Structure,
+    register_structure,
+)
+from kernelmaps.maps._sampling import uniform_points
+from kernelmaps.maps._structured import haar_frame
+
+__all__ = ["paired_radial_rule", "quadrature_frequencies", "regular_simplex",
+           "rotated_simplex"]
+
+
+@cache
+def _simplex(n_features: int) -> np.ndarray:
+    if n_features == 1:
+        simplex = np.ones((1, 1))  # {−1, +1}: one direction for the even integrand cos
+    else:
+        # Columns of the Helmert basis of the hyperplane Σ xᵢ = 0 in R^{d+1}: row k is
+        # (1, …, 1, −k, 0, …)/√(k(k+1)). Column i is vertex i, of squared norm d/(d+1).
+        d = n_features
+        helmert = np.zeros((d, d + 1))
+        for k in range(1, d + 1):
+            helmert[k - 1, :k] = 1.0
+            helmert[k - 1, k] = -k
+            helmert[k - 1] /= np.sqrt(k * (k + 1.0))
+        simplex = helmert.T * np.sqrt((d + 1.0) / d)
+    simplex.flags.writeable = False
+    return simplex
+
+
+def regular_simplex(n_features: int) -> np.ndarray:
+    """The d + 1 unit vertices of a regular simplex centred at 0, shape (d + 1, d).
+
+    Pairwise inner products are −1/d and :math:`\\sum_j v_jv_j^\\top = \\tfrac{d+1}{d}I`
+    (a spherical 2-design). For d = 1 the one direction (1,) (see the module docstring).
+    """
+    return _simplex(int(n_features))
+
+
+@cache
+def _simplex_gram_factor(n_features: int, k: int) -> np.ndarray:
+    d = n_features
+    gram = (1.0 + 1.0 / d) * np.eye(k) - 1.0 / d  # k vertices: ⟨v_i, v_j⟩ = −1/d
+    factor = np.linalg.cholesky(gram)
+    factor.flags.writeable = False
+    return factor
+
+
+def rotated_simplex(n_features: int, k: int, random_state: np.random.RandomState
+                    ) -> np.ndarray:
+    r"""k vertices of a Haar-rotated regular simplex in R^d, shape (k, d) (k ≤ d + 1).
+
+    All d + 1 vertices: the simplex times a Haar rotation. Fewer (the last, partial rule):
+    the same law at O(d·k²) cost — k vectors with the simplex's Gram matrix
+    :math:`(1 + 1/d)I - \tfrac1d\mathbf 1\mathbf 1^\top` (its Cholesky factor) in a Haar
+    k-frame, so each vertex is uniform on the sphere and the k of them are placed as k
+    vertices of a rotated simplex.
+    """
+    d = n_features
+    if d == 1 or k == d + 1:
+        return regular_simplex(d) @ haar_frame(d, d, random_state)
+    return _simplex_gram_factor(d, k) @ haar_frame(d, k, random_state)
+
+
+def paired_radial_rule(n_features: int, U: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Squared radii :math:`s < d < t` and weights :math:`w_s, w_t` from uniforms.
+
+    Parameters
+    ----------
+    n_features : int
+        d; the radial law is :math:`\chi^2_d`.
+    U : ndarray of shape (n, 3)
+        Points of the unit cube: the mixture component, then s, then t.
+
+    Returns
+    -------
+    s, t, w_s, w_t : ndarrays of shape (n,)
+        See the module docstring: :math:`\mathbb E[w_s g(s) + w_t g(t)] = \mathbb E g(\chi^2_d)`.
+    """
+    d = float(n_features)
+    a = d / 2.0
+    U = open_unit_interval(U)
+    mass_below = special.gammainc(a, a)  # F(d): probability of the first component
+
+    def log_e(x):  # log e(x), e(x) = (x/2)^{d/2} e^{-x/2} / Γ(d/2 + 1)
+        return a * np.log(0.5 * x) - 0.5 * x - special.gammaln(a + 1.0)
+
+    log_e_mode = log_e(d)
+
+    def lower_law(x):  # s on (0, d) with CDF e(s)/e(d)
+        inside = x < d
+        ratio = np.exp(log_e(np.where(inside, x, d)) - log_e_mode)
+        return np.where(inside, ratio, 1.0), np.where(inside, ratio * (a / x - 0.5), 0.0)
+
+    def upper_law(x):  # t on (d, ∞) with CDF 1 − e(t)/e(d)
+        ratio = np.exp(log_e(np.maximum(x, d)) - log_e_mode)
+        return 1.0 - ratio, ratio * np.maximum(0.5 - a / x, 0.0)
+
+    def lambert_start(log_ratio, branch):
+        # e(x)/e(d) = r solves a·log z − z = log r + a·log a − a (z = x/2), i.e.
+        # z = −a·W(−(r^{1/a})/e): branch 0 below d, −1 above; Newton then polishes it.
+        argument = -np.exp(log_ratio / a - 1.0)
+        return -2.0 * a * special.lambertw(np.maximum(argument, -np.exp(-1.0)), branch).real
+
+    first = U[:, 0] < mass_below
+    s = np.empty(len(U))
+    t = np.empty(len(U))
+    # First component: s from χ²_d below d, t from ∝ (t − d) p(t) above d.
+    s[first] = 2.0 * special.gammaincinv(a, U[first, 1] * mass_below)
+    t[first] = invert_cdf(upper_law, U[first, 2],
+                          np.maximum(lambert_start(np.log1p(-U[first, 2]), -1), d), lower=d)
+    # Second component: s from ∝ (d − s) p(s) below d, t from χ²_d above d (by its upper
+    # tail, which stays finite for a coordinate next to 1).
+    second = ~first
+    s[second] = invert_cdf(lower_law, U[second, 1],
+                           np.minimum(lambert_start(np.log(U[second, 1]), 0), d))
+    t[second] = 2.0 * special.gammainccinv(a, (1.0 - U[second, 2]) * (1.0 - mass_below))
+    # Rounding can put a node a hair across d (a weight of −1e-16); both at d (probability
+    # zero) is the limit of the rule, weights ½ and ½.
+    s, t = np.minimum(s, d), np.maximum(t, d)
+    span = t - s
+    degenerate = span == 0
+    span[degenerate] = 1.0
+    w_s = np.where(degenerate, 0.5, (t - d) / span)
+    w_t = np.where(degenerate, 0.5, (d - s) / span)
+    return s, t, w_s, w_t
+
+
+def quadrature_frequencies(request: FrequencyRequest) -> Frequencies:
+    """Draw the paired spherical-radial rules (see the module docstring)."""
+    density, d, random_state = request.density, request.n_features, request.random_state
+    n_frequencies = request.n_frequencies  # even (the structure rounds it)
+    simplex = regular_simplex(d)
+    vertices = simplex.shape[0]
+    n_rules = -(-(n_frequencies // 2) // vertices)
+    mixture = int(density.mixture)
+    points = uniform_points(request.sampling, n_rules, 3 + mixture, random_state)
+    s, t, w_s, w_t = paired_radial_rule(d, points[:, mixture:])
+    sigma = density.scale_ppf(points[:, 0] if mixture else np.full(n_rules, 0.5))
+    omega = np.zeros((n_rules, vertices, 2, d))
+    last = n_frequencies // 2 - (n_rules - 1) * vertices  # vertices of the last rule
+    for rule in range(n_rules):
+        used = vertices if rule < n_rules - 1 else last
+        for node in range(2):
+            omega[rule, :used, node] = rotated_simplex(d, used, random_state)
+    omega *= (sigma[:, None] * np.sqrt(np.stack([s, t], axis=1)))[:, None, :, None]
+    weights = np.broadcast_to(np.stack([w_s, w_t], axis=1)[:, None, :],
+                              (n_rules, vertices, 2))
+    # Rules in order, and in each the pairs (vertex j at s, vertex j at t) adjacent, so the
+    # truncation to D′ keeps whole pairs.
+    omega = omega.reshape(-1, d)[:n_frequencies]
+    weights = weights.reshape(-1)[:n_frequencies] * (2.0 / n_frequencies)
+    return Frequencies(DenseProjection(np.ascontiguousarray(omega.T)),
+                       np.ascontiguousarray(weights))
+
+
+register_structure(Structure(
+    "quadrature", quadrature_frequencies, block=lambda n_features: 2,
+    projection_types=(DenseProjection,),
+    description="stochastic spherical-radial rules (Genz & Monahan; Munkhoeva et al., 2018) "
+                "with paired radii instead of a centre term; for smooth kernels at low d"))
