@@ -48,8 +48,10 @@ Determinism
 from __future__ import annotations
 
 import contextvars
+import math
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, nullcontext
@@ -62,7 +64,7 @@ import threadpoolctl
 from threadpoolctl import ThreadpoolController
 
 from kernelmaps._array_api import is_device_array, reduce_blocks_device, run_blocks_device
-from kernelmaps._config import get_config
+from kernelmaps._config import available_cores, get_config
 
 __all__ = [
     "FLOAT_DTYPES",
@@ -225,6 +227,10 @@ def single_threaded_blas() -> Iterator[None]:
     controller = _blas_controller()
     with _blas_lock:
         if _blas_scopes == 0:
+            # A threadpool_limits scope of another thread (the caller's main thread, say)
+            # would make threadpoolctl ignore this limit; that scope still restores its own
+            # count when it ends.
+            _release_openblas_control()
             _blas_limiter = controller.limit(limits=1, user_api="blas")
         _blas_scopes += 1
     try:
@@ -279,6 +285,38 @@ def _estimated_flops_per_row(X: Any, bytes_per_row: int) -> float | None:
     return (2.0 * features + 300) * bytes_per_row / 8
 
 
+#: This process's CPU use (cores' worth), smoothed over about a minute like the load
+#: average it is compared with, and the (wall, CPU) clock readings it was last updated at.
+_usage_lock = threading.Lock()
+_usage = {"wall": time.monotonic(), "cpu": time.process_time(), "cores": 0.0}
+
+
+def _free_cores(cores: int) -> float:
+    """Cores not taken by other processes: ``cores`` less the 1-minute load average (runnable
+    threads of every process) that is not this process's own CPU use.
+
+    A second engine thread pays only where a core is free for it: on a machine whose cores
+    are all busy, the threads of one call wait for each other (and for the GIL between
+    NumPy calls) a scheduler time slice at a time — measured on a 2-core VM at load 8, two
+    threads took 3-5× longer than one at 0.5-2 ms of work. Where the load average is not
+    available (Windows), every core counts as free.
+    """
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - platform-dependent
+        return float(cores)
+    wall, cpu = time.monotonic(), time.process_time()
+    with _usage_lock:
+        elapsed = wall - _usage["wall"]
+        if elapsed >= 1.0:
+            recent = math.exp(-elapsed / 60.0)  # the load average's own time constant
+            rate = (cpu - _usage["cpu"]) / elapsed
+            _usage.update(wall=wall, cpu=cpu,
+                          cores=recent * _usage["cores"] + (1.0 - recent) * rate)
+        own = _usage["cores"]
+    return cores - max(0.0, load - own)
+
+
 class _Plan:
     """How one call runs: its block boundaries, threads and BLAS threads."""
 
@@ -297,6 +335,8 @@ class _Plan:
             work = n_rows * flops_per_row
             threads = min(threads, int(work // FLOPS_PER_THREAD))
             small = work < FLOPS_FOR_BLAS_THREADS
+        if threads > 1:
+            threads = min(threads, round(_free_cores(available_cores())))
         self.threads = max(1, threads)
         # BLAS's thread count inside a block depends on the sizes only (see "Determinism").
         self.single_threaded_blas = n_blocks > 1 or small or cap is not None
