@@ -28,21 +28,24 @@ Blocks
 Threads
     The blocks of a call run on ``t`` threads — the caller's own and ``t - 1`` workers of one
     pool kept for the process, each taking the next block when it is free — where ``t`` is
-    the smallest of the thread setting, the number of blocks and the call's work divided by
-    :data:`FLOPS_PER_THREAD`, the work a thread must get to pay for itself. Inside a call of
-    several blocks, and inside any call smaller than :data:`FLOPS_PER_THREAD`, BLAS runs on
-    one thread; only one large block (a few rows with much work each) keeps BLAS's own
-    threads, on the caller's thread alone. So engine threads × BLAS threads never exceed the
-    larger of the two settings, and small calls never wake BLAS's threads, whose idle spinning
-    takes a core from the work that follows. Work started inside a block runs serially.
+    the smallest of the thread setting, the number of blocks, the call's work divided by
+    :data:`FLOPS_PER_THREAD` (the work a thread must get to pay for itself) and the cores
+    free of other processes' work. Inside a call of several blocks, and inside any call
+    smaller than :data:`FLOPS_FOR_BLAS_THREADS`, BLAS runs on one thread; only one large
+    block (a few rows with much work each) keeps BLAS's own threads, on the caller's thread
+    alone. So, with the default settings, engine threads × BLAS threads never exceed the
+    cores, and small calls never wake BLAS's threads, whose idle spinning after a call takes
+    a core from the work that follows. Engine calls made inside the blocks of a call that
+    runs on several threads run serially.
 
 Determinism
     The same call on the same arrays gives bitwise identical results for any thread count:
     the block boundaries, BLAS's thread count inside a block (one whenever there are several
     blocks) and the 64-byte alignment of scratch buffers do not depend on it, so each block
     does the same arithmetic wherever it runs, and a reduction adds its partial sums in
-    block order. Across block sizes (``block_bytes``) results agree to rounding only: other
-    blocks are other BLAS calls.
+    block order. (One large block runs on BLAS's own thread count, which is process-wide:
+    another thread's BLAS limit during the call changes it.) Across block sizes
+    (``block_bytes``) results agree to rounding only: other blocks are other BLAS calls.
 """
 
 from __future__ import annotations
