@@ -141,8 +141,10 @@ def test_blocks_hold_at_most_a_threads_work_and_at_least_128_rows(free_cores):
     (2.0 * F, 8, 64, 2),
     (5.5 * F, 8, 64, 5),
     (100 * F, 3, 64, 3),   # the thread setting caps
-    (100 * F, 8, 1.4, 1),  # a busy machine: no core is free for a second thread
     (100 * F, 8, 2.6, 3),
+    # A busy machine, no core free for a second thread: only long work gets one.
+    (1.9 * _engine.FLOPS_PER_THREAD_BUSY, 8, 1.4, 1),
+    (2.0 * _engine.FLOPS_PER_THREAD_BUSY, 8, 1.4, 2),
 ])
 def test_threads_follow_the_work_the_setting_and_the_free_cores(free_cores, work, n_threads,
                                                                 free, expected):

@@ -30,7 +30,8 @@ Threads
     pool kept for the process, each taking the next block when it is free — where ``t`` is
     the smallest of the thread setting, the number of blocks, the call's work divided by
     :data:`FLOPS_PER_THREAD` (the work a thread must get to pay for itself) and the cores
-    free of other processes' work. Inside a call of several blocks, and inside any call
+    free of other processes' work; where none is free, the work divided by the larger
+    :data:`FLOPS_PER_THREAD_BUSY`. Inside a call of several blocks, and inside any call
     smaller than :data:`FLOPS_FOR_BLAS_THREADS`, BLAS runs on one thread; only one large
     block (a few rows with much work each) keeps BLAS's own threads, on the caller's thread
     alone. So, with the default settings, engine threads × BLAS threads never exceed the
@@ -73,6 +74,7 @@ __all__ = [
     "FLOAT_DTYPES",
     "FLOPS_FOR_BLAS_THREADS",
     "FLOPS_PER_THREAD",
+    "FLOPS_PER_THREAD_BUSY",
     "blas_for_work",
     "block_rows_for",
     "check_finite_output",
@@ -96,8 +98,15 @@ FLOAT_DTYPES = (np.float64, np.float32)
 #:
 #: The work one thread must get for running it to pay, and the most work one block holds:
 #: about 0.5 ms on one core. Waking a pool worker, limiting BLAS and collecting the blocks
-#: cost 30-60 µs on a quiet machine (see bench_engine.py for the crossover).
+#: cost 10-60 µs on a quiet machine (see bench_engine.py for the crossover).
 FLOPS_PER_THREAD = 2**25
+#: The same where no core is free of other processes' work (about 7 ms on one core): each
+#: thread then waits for scheduler time slices, so the threads of a call wait for each other
+#: (and for the GIL between NumPy calls) milliseconds at a time; only long work gains by
+#: the larger share of the cores its threads get. Measured on a 2-core VM at load 8-12: two
+#: threads took 3-5× longer than one at 0.5-2 ms of work, 0.8-1.15× as long at 3-8 ms, and
+#: were 1.8× faster at 15 ms (AdditiveChi2Sampler, 10,000 rows).
+FLOPS_PER_THREAD_BUSY = 2**29
 #: Work below which BLAS runs on one thread (about 15 ms on one core). BLAS's threads
 #: synchronise inside every call and, once woken, spin on a core for tens of milliseconds
 #: after it (taking it from the work that follows); on a busy 2-core machine a 100 × 100
@@ -332,15 +341,17 @@ class _Plan:
         n_blocks = len(self.starts)
         cap = _task_cap()
         threads = min(n_threads if cap is None else min(n_threads, cap), n_blocks)
-        if flops_per_row is None:  # unknown work: every block may use a thread
-            small = False
-        else:
-            work = n_rows * flops_per_row
+        work = None if flops_per_row is None else n_rows * flops_per_row
+        if work is not None:  # unknown work: every block may use a thread
             threads = min(threads, int(work // FLOPS_PER_THREAD))
-            small = work < FLOPS_FOR_BLAS_THREADS
         if threads > 1:
-            threads = min(threads, round(_free_cores(available_cores())))
+            free = round(_free_cores(available_cores()))
+            if free >= 2:
+                threads = min(threads, free)
+            else:  # no core is free for a second thread: only long work gains by one
+                threads = min(threads, 1 if work is None else int(work // FLOPS_PER_THREAD_BUSY))
         self.threads = max(1, threads)
+        small = work is not None and work < FLOPS_FOR_BLAS_THREADS
         # BLAS's thread count inside a block depends on the sizes only (see "Determinism").
         self.single_threaded_blas = n_blocks > 1 or small or cap is not None
 
