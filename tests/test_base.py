@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 import tracemalloc
@@ -302,3 +306,33 @@ def test_free_cores_discount_this_processs_own_load(monkeypatch):
     assert _engine._free_cores(2) == 1.0
     monkeypatch.setitem(_engine._usage, "cores", 0.0)
     assert _engine._free_cores(2) == -1.0  # three other threads want the two cores
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only")
+def test_a_forked_child_runs_threaded_calls_on_a_pool_of_its_own():
+    # The child has none of its parent's threads (the pool's worker among them); it must
+    # not wait for them. In a fresh process, so no other test's threads are forked.
+    script = textwrap.dedent("""
+        import os
+        import numpy as np
+        from kernelmaps import _engine
+
+        _engine._free_cores = lambda cores: 2.0
+
+        def call():
+            X = np.arange(1024.0)[:, None] * np.ones((1, 3))
+            out = _engine.run_blocks(X, n_out=1, dtype=np.dtype(np.float64),
+                                     block_fn=lambda xb, o: np.copyto(o, xb[:, :1]),
+                                     flops_per_row=_engine.FLOPS_PER_THREAD / 128, n_threads=2)
+            return bool((out[:, 0] == X[:, 0]).all())
+
+        assert call()  # the parent's pool now exists
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0 if call() else 1)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, check=True)
+    assert result.stdout.strip() == "0", result.stderr
