@@ -13,8 +13,10 @@ started — its own default, as users run kernelmaps:
   inside every call of several blocks and every small call, and runs its own threads only
   where a call's work pays for them and a core is free (``kernelmaps._engine``). The marked
   tests check exactly that, where users meet it: the engine (``tests/test_base.py``), a map
-  (``tests/maps/test_nystroem.py``), a model and ``evaluate.compare`` (listed in
-  :data:`DEFAULT_BLAS_TESTS`, so that those modules need not know about this set-up).
+  (``tests/maps/test_nystroem.py``), and every map against scikit-learn, a model and
+  ``evaluate.compare`` (listed in :data:`DEFAULT_BLAS_TESTS`, so that those modules need not
+  know about this set-up). They are a few seconds of the suite, so the suite's wall time
+  under ``pytest -n auto`` stays what it was.
 """
 
 from __future__ import annotations
@@ -31,9 +33,11 @@ os.environ["SCIPY_ARRAY_API"] = "1"
 import pytest
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
-#: Tests outside the files that mark their own which run with BLAS's default threads: a
-#: model fitted and predicting, and the comparison runner (node-id prefixes).
+#: Tests outside the files that mark their own which run with BLAS's default threads:
+#: every drop-in map against scikit-learn, a model fitted and predicting, and the
+#: comparison runner (node-id prefixes).
 DEFAULT_BLAS_TESTS = (
+    "tests/maps/test_sklearn_equivalence.py::test_dense_output_equals_sklearn",
     "tests/models/test_ridge.py::test_nystrom_close_to_exact_with_fewer_centres",
     "tests/test_evaluate.py::test_compare_deterministic_methods_run_once",
     "tests/test_evaluate.py::test_compare_randomized_maps_of_other_kernels",

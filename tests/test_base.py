@@ -41,6 +41,7 @@ def test_blocks_cover_rows_once_in_order(rng):
     np.testing.assert_array_equal(out[:, 0], X.sum(axis=1))
 
 
+@pytest.mark.blas_default_threads
 def test_transform_is_thread_safe(rng):
     X = rng.uniform(size=(3000, 5))
     est = km.RBFSampler(n_components=300, random_state=0).fit(X)
@@ -208,6 +209,7 @@ class _Barrier:
         out[...] = xb[:, :1]
 
 
+@pytest.mark.blas_default_threads
 def test_blocks_run_on_the_callers_thread_and_one_kept_worker(free_cores):
     X = np.repeat(np.arange(4.0), 128)[:, None] * np.ones((1, 3))  # 4 blocks of 128 rows
 
@@ -262,6 +264,7 @@ def test_the_first_failing_blocks_error_is_raised_whatever_the_threads(free_core
                    flops_per_row=F / 128, n_threads=n_threads)
 
 
+@pytest.mark.blas_default_threads
 def test_results_are_identical_for_any_thread_count(free_cores, rng):
     # The same call on the same arrays: the same blocks, one BLAS thread in each, scratch
     # at the same alignment on every thread, so bitwise the same whatever runs a block.
