@@ -456,9 +456,13 @@ class Nystroem(FeatureMap):
 
     def _block_flops_per_row(self, X):
         # m kernel values (an inner product and about 300 operations of element-wise
-        # passes each, for the RBF kernel) and the (m × n_out) normalisation product.
+        # passes each, for the RBF kernel; precomputed: a copy) and the (m × n_out)
+        # normalisation product.
         m, n_out = self.normalization_.shape[1], self.normalization_.shape[0]
-        features = X.nnz / max(1, X.shape[0]) if sp.issparse(X) else X.shape[1]
+        if self._is_precomputed():
+            features = 0.0
+        else:
+            features = X.nnz / max(1, X.shape[0]) if sp.issparse(X) else X.shape[1]
         return float(m * (2 * features + 300) + 2 * m * n_out)
 
     def _transform_block(self, X_block, out):
