@@ -130,12 +130,16 @@ def plan(n_rows, flops_per_row, *, n_threads=2, bytes_per_row=8, n_features=4):
                          flops_per_row, n_threads)
 
 
-def test_blocks_hold_at_most_a_threads_work_and_at_least_128_rows(free_cores):
-    # 1,000 rows of F/100 each: blocks of 100 rows' work, raised to the 128-row minimum.
-    assert plan(1000, F / 100).rows == 128
-    # Cheap rows: the working-set budget (block_bytes) decides, not the work.
+def test_blocks_are_cut_for_the_work_and_the_working_set(free_cores):
+    # 10,000 rows of 3.5 threads' work: four blocks, whatever the working set.
+    assert plan(10_000, 3.5 * F / 10_000).rows == 2500
+    # Much work: 16 blocks at the most for its sake, at least 128 rows each.
+    assert plan(10_000, 100 * F / 10_000).rows == 625
+    assert plan(1000, 100 * F / 1000).rows == 128
+    # Cheap rows, or a large working set: the working-set budget (block_bytes) decides.
     with km.config_context(block_bytes=8192):
         assert plan(10_000, 1.0).rows == 1024
+        assert plan(10_000, 100 * F / 10_000, bytes_per_row=16).rows == 512
     # The work per row, when the caller does not give it: per 8 bytes of working set one
     # inner product over the features and element-wise passes (2 · 4 + 300 here).
     assert _engine._estimated_flops_per_row(np.empty((3, 4)), 16) == 2 * (2 * 4 + 300)

@@ -21,9 +21,9 @@ nothing of maps, kernels or models: a caller hands it a function of one row bloc
 
 Blocks
     A block holds about ``block_bytes`` of working set (output rows + the caller's declared
-    temporaries, so it stays in cache) and at most :data:`FLOPS_PER_THREAD` floating-point
-    operations of work (so a call with work for several threads has several blocks), and at
-    least 128 rows (so BLAS calls stay efficient). Boundaries depend on those sizes only.
+    temporaries, so it stays in cache) and at least 128 rows (so BLAS calls stay efficient);
+    a call with work for several threads has at least one block per
+    :data:`FLOPS_PER_THREAD` of work, up to 16. Boundaries depend on those sizes only.
 
 Threads
     The blocks of a call run on ``t`` threads — the caller's own and ``t - 1`` workers of one
@@ -96,9 +96,9 @@ FLOAT_DTYPES = (np.float64, np.float32)
 #: one Sapphire Rapids core); an element-wise pass costs about 40 of them per element, exp
 #: or log 50-70, cos 400 (measured; benchmarks/bench_engine.py prints them).
 #:
-#: The work one thread must get for running it to pay, and the most work one block holds:
-#: about 0.5 ms on one core. Waking a pool worker, limiting BLAS and collecting the blocks
-#: cost 10-60 µs on a quiet machine (see bench_engine.py for the crossover).
+#: The work one thread must get for running it to pay: about 0.5 ms on one core. Waking a
+#: pool worker, limiting BLAS and collecting the blocks cost 10-60 µs on a quiet machine
+#: (see bench_engine.py for the crossover).
 FLOPS_PER_THREAD = 2**25
 #: The same where no core is free of other processes' work (about 7 ms on one core): each
 #: thread then waits for scheduler time slices, so the threads of a call wait for each other
@@ -113,6 +113,12 @@ FLOPS_PER_THREAD_BUSY = 2**29
 #: eigendecomposition took 166 ms on BLAS's two threads against 0.8 ms on one.
 FLOPS_FOR_BLAS_THREADS = 2**30
 _MIN_BLOCK_ROWS = 128
+#: The most blocks a call is cut into for its work's sake (a call whose working set is
+#: larger has more): enough to spread work over the threads it pays for, few enough that
+#: the NumPy calls of a block stay long. Python runs between them holding the GIL, and on a
+#: busy machine a thread descheduled while holding it stalls the others for a time slice:
+#: AdditiveChi2Sampler on 10,000 rows at load 10 was slower in 60 blocks than in 11.
+_WORK_BLOCKS = 16
 #: Scratch buffers start at this alignment on every thread, so a block's arithmetic (which
 #: SIMD and BLAS code paths run) does not depend on which thread runs it.
 _ALIGNMENT = 64
@@ -276,11 +282,13 @@ def check_finite_output(block: np.ndarray, what: str, start: int,
 
 
 def block_rows_for(n_rows: int, bytes_per_row: int, flops_per_row: float | None = None) -> int:
-    """Rows per block: a working set of about ``block_bytes`` and, when the work per row is
-    known, at most :data:`FLOPS_PER_THREAD` operations; at least 128 rows."""
+    """Rows per block: a working set of about ``block_bytes``, and when the work per row is
+    known, at least one block per :data:`FLOPS_PER_THREAD` of work, up to 16 blocks; at
+    least 128 rows."""
     rows = get_config()["block_bytes"] // max(1, bytes_per_row)
     if flops_per_row:
-        rows = min(rows, int(FLOPS_PER_THREAD // flops_per_row))
+        blocks = min(_WORK_BLOCKS, math.ceil(n_rows * flops_per_row / FLOPS_PER_THREAD))
+        rows = min(rows, math.ceil(n_rows / blocks))
     return int(min(max(1, n_rows), max(_MIN_BLOCK_ROWS, rows)))
 
 
@@ -499,7 +507,7 @@ def run_blocks(
 
     Allocates the ``(n_samples, n_out)`` output once, cuts the rows into blocks (see the
     module docstring: about ``block_bytes`` of working set — output rows + temporaries —
-    and at most :data:`FLOPS_PER_THREAD` of work each), and calls
+    and enough blocks for the threads the work pays for), and calls
     ``block_fn(X[start:stop], out[start:stop])`` for each block, on as many of ``n_threads``
     threads as the work pays for. The result is identical for any ``n_threads``. Memory
     beyond the output is bounded by (number of threads) × (block working set).
