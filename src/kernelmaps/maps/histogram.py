@@ -205,11 +205,12 @@ class AdditiveChi2Sampler(FeatureMap):
     def _transform_block(self, X_block, out):
         n_features = X_block.shape[1]
         interval = self._resolved_interval()
-        where = np.flatnonzero(X_block)  # X >= 0 (checked), so these are the positives
-        if where.size <= _SPARSE_BLOCK_DENSITY * X_block.size:
+        # X >= 0 (checked), so the non-zero values are the positive ones.
+        if np.count_nonzero(X_block) <= _SPARSE_BLOCK_DENSITY * X_block.size:
             # Histograms are often half zeros (digits: 49 %), and a zero maps to zeros:
             # compute the positive values only, as for CSR input, and scatter them. Row i,
             # column j of the block goes to i·n_out + j + k·n_features of the flat output.
+            where = np.flatnonzero(X_block)
             values = X_block.reshape(-1)[where]
             targets = where + (where // n_features) * (out.shape[1] - n_features)
             out[...] = 0
