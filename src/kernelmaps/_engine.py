@@ -104,8 +104,8 @@ FLOPS_PER_THREAD = 2**25
 #: thread then waits for scheduler time slices, so the threads of a call wait for each other
 #: (and for the GIL between NumPy calls) milliseconds at a time; only long work gains by
 #: the larger share of the cores its threads get. Measured on a 2-core VM at load 8-12: two
-#: threads took 3-5× longer than one at 0.5-2 ms of work, 0.8-1.15× as long at 3-8 ms, and
-#: were 1.8× faster at 15 ms (AdditiveChi2Sampler, 10,000 rows).
+#: threads were 3-5× slower than one at 0.5-2 ms of work, from 1.25× slower to 1.15× faster
+#: at 3-8 ms, and 1.8× faster at 15 ms (AdditiveChi2Sampler, 10,000 rows).
 FLOPS_PER_THREAD_BUSY = 2**29
 #: Work below which BLAS runs on one thread (about 15 ms on one core). BLAS's threads
 #: synchronise inside every call and, once woken, spin on a core for tens of milliseconds
@@ -116,8 +116,9 @@ _MIN_BLOCK_ROWS = 128
 #: The most blocks a call is cut into for its work's sake (a call whose working set is
 #: larger has more): enough to spread work over the threads it pays for, few enough that
 #: the NumPy calls of a block stay long. Python runs between them holding the GIL, and on a
-#: busy machine a thread descheduled while holding it stalls the others for a time slice:
-#: AdditiveChi2Sampler on 10,000 rows at load 10 was slower in 60 blocks than in 11.
+#: busy machine a thread descheduled while holding it stalls the others for a time slice
+#: (AdditiveChi2Sampler on 10,000 rows, 2 threads, load 7-13, against scikit-learn: 1.9-2.5×
+#: in 60 blocks, 2.0-3.3× in 11, 2.2-3.1× in 16).
 _WORK_BLOCKS = 16
 #: Scratch buffers start at this alignment on every thread, so a block's arithmetic (which
 #: SIMD and BLAS code paths run) does not depend on which thread runs it.
