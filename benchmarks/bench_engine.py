@@ -11,12 +11,15 @@
    engine's pool (a call of four trivial blocks on two threads, minus the same call on one).
 3. **The crossover.** ``RBFSampler.transform`` and ``Nystroem.transform`` of ``n`` rows
    (digits-like, 64 features) cut into four blocks, on one engine thread and on two (the
-   rule's work per thread set to a quarter of the call's, so two threads run whatever the
-   work): medians of interleaved repeats, the ratio (> 1: two threads faster) against the
-   call's work. Two threads pay from a work ``W*`` on; the rule gives a call two threads
-   from ``2 × FLOPS_PER_THREAD`` on. And one BLAS call on BLAS's own threads against one.
+   rule's work per thread set to a quarter of the call's and every core counted free, so
+   two threads run whatever the work and the load): medians of interleaved repeats, the
+   ratio (> 1: two threads faster) against the call's work. Two threads pay from a work
+   ``W*`` on; the rule gives a call two threads from ``2 × FLOPS_PER_THREAD`` on where a
+   core is free, from ``2 × FLOPS_PER_THREAD_BUSY`` on where none is (compare the load
+   average printed). And one BLAS call on BLAS's own threads against one.
 
 The engine's constants (:data:`kernelmaps._engine.FLOPS_PER_THREAD`,
+:data:`~kernelmaps._engine.FLOPS_PER_THREAD_BUSY`,
 :data:`~kernelmaps._engine.FLOPS_FOR_BLAS_THREADS`) were read off these tables on a 2-core
 Sapphire Rapids VM; the load average is printed with each table, since threads pay only
 where a core is free.
@@ -109,7 +112,8 @@ def fixed_costs(repeats: int) -> None:
             pass
 
     X = np.zeros((512, N_FEATURES))
-    with km.config_context(block_bytes=4096), mock.patch.object(_engine, "FLOPS_PER_THREAD", 1):
+    with km.config_context(block_bytes=4096), mock.patch.object(_engine, "FLOPS_PER_THREAD", 1), \
+            mock.patch.object(_engine, "_free_cores", float):
         # 4096 bytes / (64 outputs × 8 bytes) → four blocks of 128 rows (zeroed: the
         # engine checks every block for non-finite values).
         calls = [lambda n=n: run_blocks(X, n_out=N_FEATURES, dtype=np.dtype(np.float64),
@@ -141,7 +145,8 @@ def crossover(repeats: int, rate: float) -> None:
             for threads in (1, 2):
                 def call(threads=threads, X=X, est=est, quarter=work / 4) -> None:
                     with km.config_context(n_threads=threads), \
-                            mock.patch.object(_engine, "FLOPS_PER_THREAD", quarter):
+                            mock.patch.object(_engine, "FLOPS_PER_THREAD", quarter), \
+                            mock.patch.object(_engine, "_free_cores", float):
                         est.transform(X)
                 fns.append(call)
             one, two = interleaved_medians(fns, repeats)
@@ -172,6 +177,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(machine_lines())
     print(f"engine:     FLOPS_PER_THREAD = {_engine.FLOPS_PER_THREAD:.3g}, "
+          f"FLOPS_PER_THREAD_BUSY = {_engine.FLOPS_PER_THREAD_BUSY:.3g}, "
           f"FLOPS_FOR_BLAS_THREADS = {_engine.FLOPS_FOR_BLAS_THREADS:.3g}")
     rate = work_units(args.repeats)
     fixed_costs(args.repeats * 10)
