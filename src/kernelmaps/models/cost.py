@@ -8,10 +8,10 @@ up to 1,024² and scaled by their flop counts. Memory is counted from the shapes
 kernel blocks, the M × M preconditioner buffer and :math:`K_{MM}`'s evaluation, the
 float64 targets and weights, and one block (plus its float64 copy) per thread.
 
-The number of CG iterations is not known before the fit (a few tens for the FALKON
-preconditioner, up to ``max_iter``), so the estimate gives the time per iteration and
-:meth:`FitCost.seconds` the total for any count. Probes take about 0.1 s; on a busy machine
-they are as noisy as the machine.
+The number of CG iterations is not known before the fit (a few tens for the FALKON preconditioner,
+up to ``max_iter``), so the estimate gives the time per iteration and
+:meth:`~kernelmaps.models.FitCost.seconds` the total for any count. Probes take about 0.1 s; on a
+busy machine they are as noisy as the machine.
 """
 
 from __future__ import annotations
@@ -99,8 +99,8 @@ def estimate_fit_cost(model: Any, X: Any, *, n_targets: int = 1) -> FitCost:
     Returns
     -------
     FitCost
-        Seconds (per phase; :meth:`FitCost.seconds` for a total) and bytes. The centre
-        selection (k-means, leverage) is not included.
+        Seconds (per phase; :meth:`~kernelmaps.models.FitCost.seconds` for a total) and
+        bytes. The centre selection (k-means, leverage) is not included.
 
     Examples
     --------

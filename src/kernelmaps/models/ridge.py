@@ -35,7 +35,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         (K_{nM}^\top K_{nM} + \alpha K_{MM})\,\beta = K_{nM}^\top y
 
     by conjugate gradient with the FALKON preconditioner (Rudi, Carratino & Rosasco, NeurIPS
-    2017; see :mod:`kernelmaps.models._solvers`): with :math:`K_{MM} = T^\top T` and
+    2017): with :math:`K_{MM} = T^\top T` and
     :math:`A^\top A = TT^\top + \tfrac{\alpha M}{n}I` (Cholesky factors), :math:`B =
     T^{-1}A^{-1}` makes :math:`B^\top(K_{nM}^\top K_{nM} + \alpha K_{MM})B \approx \tfrac nM
     I`, so CG converges in a few tens of iterations. The first pass over the data computes
