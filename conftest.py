@@ -1,4 +1,23 @@
-"""pytest set-up shared by the tests (``tests/``) and the docstring examples (``src/``)."""
+"""pytest set-up shared by the tests (``tests/``) and the docstring examples (``src/``).
+
+BLAS threads. The suite runs with BLAS limited to one thread, except the tests marked
+``blas_default_threads``, which run with BLAS at the thread count it had when the session
+started — its own default, as users run kernelmaps:
+
+* Most tests are small computations in the test itself (references, ``Z @ Z.T``, scikit-learn
+  for comparison) beside the product, on one pytest-xdist worker per core. On BLAS's own
+  threads those products wake threads that then spin on the cores the other workers need
+  (OpenBLAS's idle threads spin for tens of milliseconds after each call): the suite's wall
+  time grows, and nothing about kernelmaps is learnt from it. So the pin stays for them.
+* kernelmaps itself no longer needs the pin to be fast: its engine keeps BLAS on one thread
+  inside every call of several blocks and every small call, and runs its own threads only
+  where a call's work pays for them and a core is free (``kernelmaps._engine``). The marked
+  tests check exactly that, where users meet it: the engine (``tests/test_base.py``), a map
+  (``tests/maps/test_nystroem.py``), and every map against scikit-learn, a model and
+  ``evaluate.compare`` (listed in :data:`DEFAULT_BLAS_TESTS`, so that those modules need not
+  know about this set-up). They are a few seconds of the suite, so the suite's wall time
+  under ``pytest -n auto`` stays what it was.
+"""
 
 from __future__ import annotations
 
@@ -12,17 +31,50 @@ import os
 os.environ["SCIPY_ARRAY_API"] = "1"
 
 import pytest
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_limits
+
+#: Tests outside the files that mark their own which run with BLAS's default threads:
+#: every drop-in map against scikit-learn, a model fitted and predicting, and the
+#: comparison runner (node-id prefixes).
+DEFAULT_BLAS_TESTS = (
+    "tests/maps/test_sklearn_equivalence.py::test_dense_output_equals_sklearn",
+    "tests/models/test_ridge.py::test_nystrom_close_to_exact_with_fewer_centres",
+    "tests/test_evaluate.py::test_compare_deterministic_methods_run_once",
+    "tests/test_evaluate.py::test_compare_randomized_maps_of_other_kernels",
+)
+MARKER = "blas_default_threads"
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", f"{MARKER}: run with BLAS at its own default thread count (see conftest.py)")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.nodeid.startswith(DEFAULT_BLAS_TESTS):
+            item.add_marker(MARKER)
+
+
+#: BLAS's and OpenMP's thread counts when the session started, before the pin.
+_defaults: dict[str, int] = {}
 
 
 @pytest.fixture(autouse=True, scope="session")
 def _single_threaded_blas():
-    """One BLAS/OpenMP thread per test process.
-
-    pytest-xdist already runs one worker per core; nested BLAS threads oversubscribe the
-    machine, and OpenBLAS threads spin-waiting on busy cores make small products many-fold
-    slower (the ``evaluate.compare`` example: 1.7 s instead of 14 s on 2 busy cores).
-    kernelmaps' own thread pool (what the engine tests exercise) is unaffected.
-    """
+    """One BLAS/OpenMP thread per test process (see the module docstring)."""
+    for info in ThreadpoolController().info():
+        api = info["user_api"]
+        _defaults[api] = max(_defaults.get(api, 1), info["num_threads"])
     with threadpool_limits(limits=1):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _blas_default_threads(request):
+    """BLAS back at its default thread count for a test marked ``blas_default_threads``."""
+    if request.node.get_closest_marker(MARKER) is None or not _defaults:
+        yield
+        return
+    with threadpool_limits(limits=dict(_defaults)):
         yield

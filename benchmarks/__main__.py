@@ -3,10 +3,15 @@
 ``python -m benchmarks dask [--quick]`` runs the Dask scale-out benchmark instead
 (:mod:`benchmarks.bench_dask`).
 
-All map families (Fourier, histogram, polynomial, Nyström) in one process and one table;
-each case is timed, memory-profiled and checked for agreement as described in
-:mod:`benchmarks._harness`. Options: ``--quick``, ``--repeats N``, ``--n-samples N``,
-``--json PATH``.
+All map families (Fourier, histogram, polynomial, Nyström) in one process and one table,
+at scikit-learn's example scale (digits, 1,797 × 64), 10,000 × 100 (every map with its
+default parameters) and 50,000 × 100 (larger outputs); each case is timed against
+scikit-learn, memory-profiled and checked for agreement as described in
+:mod:`benchmarks._harness`. Options: ``--quick``, ``--sizes digits,10000,50000``,
+``--repeats N``, ``--n-samples N``, ``--json PATH``.
+
+``python -m benchmarks engine`` runs :mod:`benchmarks.bench_engine` instead (where the
+engine's threads pay: work units, fixed costs, the crossover).
 
 ``python -m benchmarks random_features [options]`` runs
 :mod:`benchmarks.bench_random_features` instead (random Fourier features: error of every
@@ -30,6 +35,7 @@ if sys.argv[1:2] == ["gpu"]:
     os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 from benchmarks import (
+    bench_engine,
     bench_fourier,
     bench_histogram,
     bench_kernel_methods,
@@ -43,14 +49,12 @@ from benchmarks._harness import Case, main
 
 #: Benchmarks with their own table, run as ``python -m benchmarks NAME [options]``.
 FAMILIES = {"kernel_methods": bench_kernel_methods.main, "ridge": bench_ridge.main,
-            "tune": bench_tune.main, "random_features": bench_random_features.main}
+            "tune": bench_tune.main, "random_features": bench_random_features.main,
+            "engine": bench_engine.main}
 
-CASES: list[Case] = [
-    *bench_fourier.CASES,
-    *bench_histogram.CASES,
-    *bench_nystroem.CASES,
-    *bench_polynomial.CASES,
-]
+_FAMILIES = (bench_fourier, bench_histogram, bench_nystroem, bench_polynomial)
+CASES: list[Case] = [case for family in _FAMILIES for case in family.CASES]
+SMALL_CASES: list[Case] = [case for family in _FAMILIES for case in family.SMALL_CASES]
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["dask"]:
@@ -64,4 +68,4 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] in FAMILIES:
         FAMILIES[sys.argv[1]](sys.argv[2:])
     else:
-        main(CASES, __doc__)
+        main(CASES, __doc__, small_cases=SMALL_CASES)

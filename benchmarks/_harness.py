@@ -1,13 +1,22 @@
 """Shared machinery of the kernelmaps-vs-scikit-learn benchmarks.
 
-Every benchmark script only declares its :class:`Case` list; this module does the rest,
+Every benchmark script only declares its :class:`Case` lists; this module does the rest,
 identically for every map:
 
+Sizes
+    Each case runs at the sizes given (``--sizes``, default ``digits,10000,50000``):
+    ``digits`` is scikit-learn's bundled digits (1,797 × 64, pixel counts 0-16, 49 %
+    zeros: scikit-learn's own example scale), the numbers are rows of synthetic data. The
+    small sizes (digits and 10,000 rows) run the scripts' ``SMALL_CASES`` — every map with
+    its default parameters, as most users call it — and the 50,000-row size their
+    ``CASES`` (larger outputs). ``--n-samples N`` runs ``CASES`` at N rows only.
+
 Data
-    ``X`` has ``n_samples`` × 100 features drawn from a fixed seed: uniform on [0, 1) when
-    dense (valid input for the chi² maps), or ``scipy.sparse.random`` with density 0.05 in
-    CSR format with uniform stored values. Each array is built once in float64 and cast to
-    float32, and shared by every case that uses it. Every case runs in both dtypes.
+    Synthetic ``X`` has ``n_samples`` × 100 features drawn from a fixed seed: uniform on
+    [0, 1) when dense (valid input for the chi² maps), or ``scipy.sparse.random`` with
+    density 0.05 in CSR format with uniform stored values; digits in CSR is the same data
+    stored sparse. Each array is built once in float64 and cast to float32, and shared by
+    every case that uses it. Every case runs in both dtypes.
 
 Agreement
     Both estimators are fitted on the full ``X`` with the same parameters (and
@@ -35,12 +44,15 @@ Time
     Wall-clock time of ``Estimator(**params).fit_transform(X)`` — construction, fit and
     transform inside the timed region — with :func:`time.perf_counter`. The repeats are
     interleaved (kernelmaps, scikit-learn, kernelmaps, …) so machine noise hits both alike;
-    the result is released before the next call; the median is reported. Both libraries
-    run with their default threading (kernelmaps: its row-block thread pool; scikit-learn:
-    multithreaded BLAS).
+    the result is released before the next call; the median is reported. Repeats per size:
+    31 at digits, 11 at 10,000 rows, 5 at 50,000 (``--repeats`` sets one number for all).
+    Both libraries run with their default threading (kernelmaps: its engine's rule;
+    scikit-learn: multithreaded BLAS). The 1-minute load average at the end of each case is
+    printed on its row: other processes distort timings, threaded ones most.
 
-Each script takes ``--quick`` (small ``n``, few repeats: a smoke test), ``--repeats``,
-``--n-samples`` and ``--json PATH`` (write the rows, machine and settings as JSON).
+Each script takes ``--quick`` (digits and 2,000 rows, few repeats: a smoke test),
+``--sizes``, ``--repeats``, ``--n-samples`` and ``--json PATH`` (write the rows, machine
+and settings as JSON).
 """
 
 from __future__ import annotations
@@ -64,6 +76,7 @@ import scipy
 import scipy.sparse as sp
 import sklearn
 import sklearn.kernel_approximation
+from sklearn.datasets import load_digits
 from threadpoolctl import threadpool_info
 
 import kernelmaps
@@ -74,9 +87,13 @@ __all__ = ["Case", "Row", "Settings", "cases_in_both_dtypes", "main", "run_suite
 SEED = 0
 N_FEATURES = 100
 SPARSE_DENSITY = 0.05
-DEFAULT_N_SAMPLES = 50_000
+DIGITS = "digits"
+#: The sizes run by default, and the repeats (interleaved, median) of each.
+DEFAULT_SIZES = (DIGITS, "10000", "50000")
+SMALL_ROWS = 10_000  # up to here a size runs the scripts' SMALL_CASES
+REPEATS = {DIGITS: 31, "10000": 11}
 DEFAULT_REPEATS = 5
-QUICK_N_SAMPLES = 2_000
+QUICK_SIZES = (DIGITS, "2000")
 QUICK_REPEATS = 2
 MEMORY_RUNS = 3
 #: A scikit-learn warm-up slower than this gets one memory run instead of MEMORY_RUNS.
@@ -120,11 +137,22 @@ def cases_in_both_dtypes(estimator: str, params: Mapping[str, Any], label: str,
 class Settings:
     """Command-line settings of one benchmark run."""
 
-    n_samples: int
-    repeats: int
+    sizes: tuple[str, ...]
+    repeats: int | None  # None: REPEATS per size
     quick: bool
     json_path: str | None
     memory_runs: int = MEMORY_RUNS
+
+    def repeats_at(self, size: str) -> int:
+        """Interleaved repeats per library at ``size``."""
+        if self.repeats is not None:
+            return self.repeats
+        return QUICK_REPEATS if self.quick else REPEATS.get(size, DEFAULT_REPEATS)
+
+
+def is_small(size: str) -> bool:
+    """Whether ``size`` runs the scripts' SMALL_CASES (digits and up to 10,000 rows)."""
+    return size == DIGITS or int(size) <= SMALL_ROWS
 
 
 @dataclass
@@ -134,6 +162,7 @@ class Row:
     map: str
     case: str
     params: dict[str, Any]
+    data: str
     ours_s: float
     sklearn_s: float
     speedup: float
@@ -160,14 +189,24 @@ class Row:
 
 # ---------------------------------------------------------------------------- data
 @cache
-def dataset(kind: DataKind, dtype: str, n_samples: int) -> np.ndarray | sp.csr_matrix:
-    """The benchmark input, built once per (kind, dtype, n_samples) from :data:`SEED`."""
-    if kind == "dense":
-        X64: Any = np.random.default_rng(SEED).random((n_samples, N_FEATURES))
+def dataset(kind: DataKind, dtype: str, size: str) -> np.ndarray | sp.csr_matrix:
+    """The benchmark input, built once per (kind, dtype, size): digits, or ``int(size)``
+    synthetic rows from :data:`SEED`."""
+    if size == DIGITS:
+        digits = load_digits().data
+        X64: Any = digits if kind == "dense" else sp.csr_matrix(digits)
+    elif kind == "dense":
+        X64 = np.random.default_rng(SEED).random((int(size), N_FEATURES))
     else:
-        X64 = sp.random(n_samples, N_FEATURES, density=SPARSE_DENSITY, format="csr",
+        X64 = sp.random(int(size), N_FEATURES, density=SPARSE_DENSITY, format="csr",
                         random_state=SEED, dtype=np.float64)
     return X64 if dtype == "float64" else X64.astype(dtype)
+
+
+def size_label(size: str) -> str:
+    """The "data" column: rows × features."""
+    X = dataset("dense", "float64", size)
+    return f"{DIGITS + ' ' if size == DIGITS else ''}{X.shape[0]}x{X.shape[1]}"
 
 
 # ---------------------------------------------------------------------------- measuring
@@ -219,10 +258,10 @@ def peak_traced_bytes(fn: Callable[[], Any]) -> int:
     return peak
 
 
-def run_case(case: Case, settings: Settings) -> Row:
-    """Agreement, warm-up, peak memory and interleaved timing of one case."""
+def run_case(case: Case, settings: Settings, size: str) -> Row:
+    """Agreement, warm-up, peak memory and interleaved timing of one case at ``size``."""
     case_start = time.perf_counter()
-    X = dataset(case.data, case.dtype, settings.n_samples)
+    X = dataset(case.data, case.dtype, size)
 
     def ours() -> Any:
         return case.build(kernelmaps).fit_transform(X)
@@ -243,7 +282,7 @@ def run_case(case: Case, settings: Settings) -> Row:
 
     ours_times: list[float] = []
     sk_times: list[float] = []
-    for _ in range(settings.repeats):
+    for _ in range(settings.repeats_at(size)):
         ours_times.append(time_call(ours))
         sk_times.append(time_call(theirs))
     case_wall = time.perf_counter() - case_start
@@ -253,11 +292,10 @@ def run_case(case: Case, settings: Settings) -> Row:
     notes = [] if memory_runs == settings.memory_runs else [f"mem {memory_runs} run"]
     if ours_sparse != sk_sparse:
         notes.append("sparse/dense output differs")
-    load = os.getloadavg()
-    if load[0] > available_cores() + 1:  # this benchmark accounts for at most `cores`
-        notes.append(f"busy machine: load {load[0]:.1f}")
+    load = os.getloadavg()  # printed on the row (the "load" column)
     return Row(
         map=case.estimator, case=case.description, params=dict(case.params),
+        data=size_label(size),
         ours_s=ours_s, sklearn_s=sk_s, speedup=sk_s / ours_s,
         ours_peak_mb=ours_mb, sklearn_peak_mb=sk_mb,
         memory_ratio=ours_mb / sk_mb if sk_mb else float("nan"),
@@ -286,7 +324,8 @@ class Column:
 
 COLUMNS: tuple[Column, ...] = (
     Column("map", 21, lambda r: r.map, "<"),
-    Column("case", 27, lambda r: r.case, "<"),
+    Column("data", 15, lambda r: r.data, "<"),
+    Column("case", 38, lambda r: r.case, "<"),
     Column("ours s", 8, lambda r: f"{r.ours_s:.3f}"),
     Column("sklearn s", 9, lambda r: f"{r.sklearn_s:.3f}"),
     Column("speedup", 7, lambda r: f"{r.speedup:.2f}x"),
@@ -297,6 +336,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("sk out", 11, lambda r: r.sklearn_dtype + ("/csr" if r.sklearn_sparse else ""), "<"),
     Column("agree", 5, lambda r: "yes" if r.agree else "no", "<"),
     Column("rel err", 8, lambda r: f"{r.rel_error:.1e}"),
+    Column("load", 5, lambda r: f"{r.load_average[0]:.1f}"),
     Column("notes", 0, lambda r: r.notes, "<"),
 )
 
@@ -366,16 +406,19 @@ def machine_lines(info: Mapping[str, Any] | None = None) -> str:
 def format_machine(info: Mapping[str, Any], settings: Settings) -> str:
     """The header block printed above the table."""
     memory_runs = getattr(settings, "memory_runs", MEMORY_RUNS)
+    repeats = ", ".join(f"{size_label(size)}: {settings.repeats_at(size)}"
+                        for size in settings.sizes)
     lines = [
         machine_lines(info),
-        f"settings:   n_samples={settings.n_samples}, n_features={N_FEATURES}, "
-        f"repeats={settings.repeats} (interleaved, median), memory runs={memory_runs} "
-        f"(1 if sklearn > {SLOW_SECONDS:g} s), seed={SEED}, csr density={SPARSE_DENSITY}"
+        f"settings:   sizes {', '.join(settings.sizes)} (synthetic: {N_FEATURES} features, "
+        f"seed={SEED}, csr density={SPARSE_DENSITY}); repeats (interleaved, median) "
+        f"{repeats}; memory runs={memory_runs} (1 if sklearn > {SLOW_SECONDS:g} s)"
         f"{', QUICK' if settings.quick else ''}",
         f"columns:    speedup = sklearn s / ours s (>1: kernelmaps faster); "
         f"mem ratio = ours MB / sklearn MB (peak tracemalloc bytes, 1 MB = 1e6 B); "
         f"agree: rel. Frobenius error on first {AGREE_ROWS} rows <= "
-        f"{TOLERANCE['float64']:g} (float64) / {TOLERANCE['float32']:g} (float32)",
+        f"{TOLERANCE['float64']:g} (float64) / {TOLERANCE['float32']:g} (float32); "
+        "load: 1-minute load average after the case",
     ]
     return "\n".join(lines)
 
@@ -386,32 +429,51 @@ def _load_average() -> str:
 
 # ---------------------------------------------------------------------------- driver
 def parse_args(description: str, argv: Sequence[str] | None = None) -> Settings:
-    """Parse ``--quick``, ``--repeats``, ``--n-samples`` and ``--json``."""
+    """Parse ``--quick``, ``--sizes``, ``--repeats``, ``--n-samples`` and ``--json``."""
     parser = argparse.ArgumentParser(
         description=description.strip().splitlines()[0],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--quick", action="store_true",
-                        help=f"smoke test: n_samples={QUICK_N_SAMPLES}, "
+                        help=f"smoke test: sizes {','.join(QUICK_SIZES)}, "
                              f"repeats={QUICK_REPEATS} unless given explicitly, "
                              "1 memory run")
+    parser.add_argument("--sizes", default=None,
+                        help=f"comma-separated sizes: '{DIGITS}' or a number of rows "
+                             f"(default {','.join(DEFAULT_SIZES)})")
     parser.add_argument("--repeats", type=int, default=None,
-                        help=f"timed repeats per library (default {DEFAULT_REPEATS})")
+                        help="timed repeats per library at every size (default "
+                             + ", ".join(f"{k}: {v}" for k, v in REPEATS.items())
+                             + f", larger: {DEFAULT_REPEATS})")
     parser.add_argument("--n-samples", type=int, default=None,
-                        help=f"rows of X (default {DEFAULT_N_SAMPLES})")
+                        help="only this many synthetic rows (same as --sizes N)")
     parser.add_argument("--json", metavar="PATH", default=None,
                         help="also write the rows (with machine and settings) as JSON")
     args = parser.parse_args(argv)
-    n_samples = args.n_samples or (QUICK_N_SAMPLES if args.quick else DEFAULT_N_SAMPLES)
-    repeats = args.repeats or (QUICK_REPEATS if args.quick else DEFAULT_REPEATS)
-    if n_samples < 1 or repeats < 1:
-        parser.error("--n-samples and --repeats must be positive")
-    return Settings(n_samples=n_samples, repeats=repeats, quick=args.quick,
+    if args.n_samples is not None and args.sizes is not None:
+        parser.error("give --sizes or --n-samples, not both")
+    if args.n_samples is not None:
+        sizes: tuple[str, ...] = (str(args.n_samples),)
+    elif args.sizes is not None:
+        sizes = tuple(size.strip() for size in args.sizes.split(",") if size.strip())
+    else:
+        sizes = QUICK_SIZES if args.quick else DEFAULT_SIZES
+    for size in sizes:
+        if size != DIGITS and not (size.isdigit() and int(size) > 0):
+            parser.error(f"--sizes takes '{DIGITS}' or positive row counts; got {size!r}")
+    if args.repeats is not None and args.repeats < 1:
+        parser.error("--repeats must be positive")
+    return Settings(sizes=sizes, repeats=args.repeats, quick=args.quick,
                     json_path=args.json, memory_runs=1 if args.quick else MEMORY_RUNS)
 
 
-def run_suite(cases: Sequence[Case], settings: Settings) -> list[Row]:
-    """Print the machine header, then one table row per case as it finishes."""
+def run_suite(cases: Sequence[Case], settings: Settings,
+              small_cases: Sequence[Case] | None = None) -> list[Row]:
+    """Print the machine header, then one table row per case and size as it finishes.
+
+    ``small_cases`` run at the small sizes (:func:`is_small`), ``cases`` at the others;
+    without ``small_cases``, ``cases`` run at every size.
+    """
     start = time.perf_counter()
     info = machine_info()
     print(format_machine(info, settings))
@@ -419,12 +481,13 @@ def run_suite(cases: Sequence[Case], settings: Settings) -> list[Row]:
           "distort timings)", end="\n\n")
     print(table_header(), flush=True)
     rows = []
-    for case in cases:
-        row = run_case(case, settings)
-        rows.append(row)
-        print(table_row(row), flush=True)
+    for size in settings.sizes:
+        for case in (small_cases if small_cases is not None and is_small(size) else cases):
+            row = run_case(case, settings, size)
+            rows.append(row)
+            print(table_row(row), flush=True)
     total = time.perf_counter() - start
-    disagree = [f"{row.map} {row.case}" for row in rows if not row.agree]
+    disagree = [f"{row.map} {row.data} {row.case}" for row in rows if not row.agree]
     if disagree:
         print("\nWARNING: differs from scikit-learn: " + ", ".join(disagree))
     print(f"\ntotal wall time: {total:.1f} s; load avg {_load_average()} at end")
@@ -437,7 +500,7 @@ def run_suite(cases: Sequence[Case], settings: Settings) -> list[Row]:
     return rows
 
 
-def main(cases: Sequence[Case], description: str,
-         argv: Sequence[str] | None = None) -> None:
+def main(cases: Sequence[Case], description: str, argv: Sequence[str] | None = None,
+         small_cases: Sequence[Case] | None = None) -> None:
     """Command-line entry point shared by every benchmark script."""
-    run_suite(cases, parse_args(description, argv))
+    run_suite(cases, parse_args(description, argv), small_cases)

@@ -27,6 +27,7 @@ import scipy.sparse as sp
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import kernelmaps as km
+from kernelmaps import _engine
 from kernelmaps._engine import single_threaded_blas
 from kernelmaps.kernels import get_kernel
 from kernelmaps.maps import Nystroem
@@ -37,6 +38,15 @@ N_CALLERS = 16
 #: row blocks (at least 128 rows each), so the engine's own threads run too.
 SMALL_BLOCKS = 4096
 THREAD_SETTINGS = (1, 2, 3, 4, 8, 16, -1, None)
+
+
+@pytest.fixture(autouse=True)
+def _engine_threads_whatever_the_work(monkeypatch):
+    """The inputs here are small, so the engine would run them on the caller's thread: let it
+    run its threads however little the work and however busy the machine (blocks of 128
+    rows), so that its threads are what these tests exercise."""
+    monkeypatch.setattr(_engine, "FLOPS_PER_THREAD", 1)
+    monkeypatch.setattr(_engine, "_free_cores", lambda cores: float(cores))
 
 
 def by_id(entries):
@@ -204,6 +214,11 @@ def test_concurrent_transforms_leave_blas_threads_as_they_were():
         import numpy as np
         from threadpoolctl import threadpool_info
         import kernelmaps as km
+        from kernelmaps import _engine
+
+        # Threads however small the work and busy the machine (as the fixture above does).
+        _engine.FLOPS_PER_THREAD = 1
+        _engine._free_cores = lambda cores: float(cores)
 
         def blas():
             return sorted({i["num_threads"] for i in threadpool_info()

@@ -5,11 +5,13 @@ constructor parameter on each estimator (which would break drop-in compatibility
 scikit-learn's signatures):
 
 ``n_threads``
-    Number of threads the chunked transform engine uses to run row blocks concurrently.
-    ``None`` (default) uses every core available to the process; ``1`` runs blocks serially.
-    While blocks run on several threads, BLAS is limited to one thread per block so the
-    machine is not oversubscribed. A map with its own ``n_jobs`` parameter (``Nystroem``)
-    overrides this when ``n_jobs`` is not ``None``.
+    The most threads the chunked transform engine runs row blocks on. ``None`` (default)
+    allows every core available to the process; ``1`` runs blocks serially. A call uses
+    fewer where its work would not pay for them or other processes keep the cores busy
+    (see :mod:`kernelmaps._engine`); results are identical for any setting. Inside a call
+    of several blocks BLAS runs on one thread, so the machine is not oversubscribed. A map
+    with its own ``n_jobs`` parameter (``Nystroem``) overrides this when ``n_jobs`` is not
+    ``None``.
 ``block_bytes``
     Target size in bytes of the working set of one row block (output rows plus the map's
     temporaries). The default keeps a block in the per-core L2/L3 cache, so the in-place
@@ -88,7 +90,8 @@ def set_config(*, n_threads: int | str | None = "unchanged",
     Parameters
     ----------
     n_threads : int or None
-        Threads used by the transform engine; ``None`` or ``-1`` means all available cores.
+        The most threads the transform engine uses; ``None`` or ``-1`` means all available
+        cores.
     block_bytes : int
         Target working-set size of one row block, in bytes (at least 4096).
     device_block_bytes : int

@@ -10,6 +10,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
 
 import kernelmaps as km
+from kernelmaps import _engine
 from kernelmaps.kernels import IndefiniteKernelWarning, RBFKernel
 
 
@@ -136,13 +137,34 @@ def test_overflowing_kernel_raises_instead_of_nan():
         km.Nystroem(n_components=3, random_state=0).fit(X)
 
 
+@pytest.mark.blas_default_threads
 @pytest.mark.parametrize("n_jobs", [None, 1, 2, -1])
-def test_n_jobs_does_not_change_results(n_jobs, rng):
+def test_n_jobs_does_not_change_results(n_jobs, rng, monkeypatch):
+    # Engine threads however small the work and busy the machine, so they really run.
+    monkeypatch.setattr(_engine, "FLOPS_PER_THREAD", 1)
+    monkeypatch.setattr(_engine, "_free_cores", lambda cores: float(cores))
     X = rng.uniform(size=(3000, 5))
-    ref = km.Nystroem(n_components=50, random_state=0, n_jobs=1).fit(X).transform(X)
+
+    def features(n_jobs):
+        return km.Nystroem(n_components=50, random_state=0, n_jobs=n_jobs).fit(X).transform(X)
+
     with km.config_context(block_bytes=64 * 1024):  # many blocks
-        Z = km.Nystroem(n_components=50, random_state=0, n_jobs=n_jobs).fit(X).transform(X)
-    np.testing.assert_array_equal(Z, ref)
+        serial = features(1)
+        Z = features(n_jobs)
+    # The same call on the same arrays: identical, whatever the thread count.
+    np.testing.assert_array_equal(Z, serial)
+
+    # Other blocks are other BLAS calls (another row count, another code path), equal to
+    # rounding only. First-order bound of z = N k(x) between two evaluations: each x·c is
+    # off by d·ε·|x||c|, so k by k·4γd·ε·R² (R the largest row norm), and each product
+    # N k by m·ε·(|N| k): |Δz| ≤ (4γd·R² + 2m)·ε·(|N| k(x)).
+    default_blocks = features(1)
+    ny = km.Nystroem(n_components=50, random_state=0).fit(X)
+    gamma, (m, d) = 1 / X.shape[1], ny.components_.shape
+    R2 = float((X ** 2).sum(axis=1).max())
+    bound = (4 * gamma * d * R2 + 2 * m) * np.finfo(np.float64).eps * (
+        rbf_kernel(X, ny.components_, gamma=gamma) @ np.abs(ny.normalization_).T)
+    assert np.all(np.abs(Z - default_blocks) <= bound)
 
 
 def test_float32_landmark_matrix_computed_in_float64(rng):

@@ -13,7 +13,6 @@ processes (joblib's loky backend) or, for one worker, in this process. Private t
 from __future__ import annotations
 
 import contextlib
-import functools
 import threading
 import time
 import tracemalloc
@@ -27,9 +26,9 @@ import scipy.sparse as sp
 import sklearn
 from joblib import parallel_config
 from sklearn.utils.parallel import Parallel, delayed
-from threadpoolctl import ThreadpoolController
 
 from kernelmaps._config import config_context, get_config
+from kernelmaps._engine import blas_controller
 from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.evaluate.error import relative_error
@@ -166,12 +165,6 @@ def plan_runs(method_list: list[Method], sizes: list[int], seeds: list[int],
 
 
 # --------------------------------------------------------------------------- one run
-@functools.cache
-def _blas_controller() -> ThreadpoolController:
-    # Finding the loaded BLAS libraries costs milliseconds: once per process.
-    return ThreadpoolController()
-
-
 def _measure_exact(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
                    on_phase: Callable[[str], None] | None) -> dict[str, Any]:
     """The baseline's row: :func:`_exact.run_exact`, measured like :func:`_measure_map`."""
@@ -279,7 +272,9 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
         except BaseException as error:  # re-raised in the calling thread
             outcome["error"] = error
 
-    with _blas_controller().limit(limits=1, user_api="blas"):
+    # The engine's controller, made here if this is the process's first run: its making
+    # allocates ~0.4 MB for a moment, which would count in this run's peak only.
+    with blas_controller().limit(limits=1, user_api="blas"):
         thread = threading.Thread(target=work, name=f"kernelmaps-compare-{run.index}",
                                   daemon=True)
         thread.start()

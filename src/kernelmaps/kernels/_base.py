@@ -197,7 +197,7 @@ class Kernel:
             dtype=self._result_dtype(X, Y),
             block_fn=lambda xb, ob: self.evaluate_into(xb, Y, ob),
             temp_bytes_per_row=self._temp_bytes_per_row(Y),
-            n_threads=1,
+            n_threads=resolve_n_threads(),
             name=repr(self),
             nonfinite_hint=_NONFINITE_HINT,
         )

@@ -32,6 +32,9 @@ __all__ = ["AdditiveChi2Sampler", "SkewedChi2Sampler"]
 
 #: Sampling intervals chosen by Vedaldi & Zisserman for 1, 2 and 3 steps.
 _DEFAULT_INTERVALS = {1: 0.8, 2: 0.5, 3: 0.4}
+#: A dense block with at most this fraction of positive values is mapped through its
+#: positive values only (gathering and scattering them costs less than mapping the zeros).
+_SPARSE_BLOCK_DENSITY = 0.75
 
 
 def _cosh(x: float) -> float:
@@ -193,9 +196,30 @@ class AdditiveChi2Sampler(FeatureMap):
             yield cosine
             yield angle
 
+    def _block_flops_per_row(self, X):
+        # Per input feature: a sqrt, a log and a few passes, and per further step a sqrt,
+        # two cosines (about 400 operations each; see FeatureMap._block_flops_per_row) and
+        # the passes around them (measured on digits: 2,000 per feature at 2 steps).
+        return float(X.shape[1] * (200 + 1800 * (self.sample_steps - 1)))
+
     def _transform_block(self, X_block, out):
         n_features = X_block.shape[1]
-        for k, part in enumerate(self._steps(X_block, self._resolved_interval())):
+        interval = self._resolved_interval()
+        # X >= 0 (checked), so the non-zero values are the positive ones.
+        if np.count_nonzero(X_block) <= _SPARSE_BLOCK_DENSITY * X_block.size:
+            # Histograms are often half zeros (digits: 49 %), and a zero maps to zeros:
+            # compute the positive values only, as for CSR input, and scatter them. Row i,
+            # column j of the block goes to i·n_out + j + k·n_features of the flat output.
+            where = np.flatnonzero(X_block)
+            values = X_block.reshape(-1)[where]
+            targets = where + (where // n_features) * (out.shape[1] - n_features)
+            out[...] = 0
+            flat = out.reshape(-1)
+            for part in self._steps(values, interval):
+                flat[targets] = part
+                targets += n_features
+            return
+        for k, part in enumerate(self._steps(X_block, interval)):
             out[:, k * n_features:(k + 1) * n_features] = part
 
     def _transform_block_device(self, xp, params, X_block, out):

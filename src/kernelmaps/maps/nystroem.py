@@ -20,7 +20,7 @@ from kernelmaps._array_api import (
     on_device,
     to_numpy,
 )
-from kernelmaps._engine import FLOAT_DTYPES, scratch_buffer
+from kernelmaps._engine import FLOAT_DTYPES, blas_for_work, scratch_buffer
 from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, resolve_kernel
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
@@ -30,6 +30,10 @@ __all__ = ["Nystroem"]
 
 #: Eigenvalues are floored here before the inverse square root, as in scikit-learn.
 _EIGEN_FLOOR = 1e-12
+#: Up to this size the landmark matrix is decomposed with LAPACK's divide-and-conquer
+#: ``syevd`` (2.3× faster than SciPy's default ``syevr`` at m = 100, 1.5× at m = 1000, one
+#: thread), whose workspace of 2m² values (64 MiB here) ``syevr`` does without.
+_DIVIDE_AND_CONQUER_MAX = 2048
 #: The two feature bases of the Nyström map (see :class:`Nystroem`).
 BASES = ("symmetric", "eigen")
 
@@ -70,13 +74,19 @@ def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "sym
     input_rounding = np.finfo(K.dtype if K.dtype == np.float32 else np.float64).eps
     K64 = np.asarray(K, dtype=np.float64)
     K64 = 0.5 * (K64 + K64.T)
-    eigenvalues, eigenvectors = scipy.linalg.eigh(K64, check_finite=False)
+    m = K64.shape[0]
+    driver = "evd" if m <= _DIVIDE_AND_CONQUER_MAX else "evr"
+    # About 10 m³ operations: small matrices run on one BLAS thread (see blas_for_work).
+    with blas_for_work(10.0 * m**3):
+        eigenvalues, eigenvectors = scipy.linalg.eigh(K64, driver=driver, overwrite_a=True,
+                                                      check_finite=False)
     if basis not in BASES:
         raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
     scale, order = _eigen_scaling(eigenvalues, name, eigen_tol, input_rounding=input_rounding,
                                   stacklevel=4)
     if basis == "symmetric":
-        return (eigenvectors * scale) @ eigenvectors.T
+        with blas_for_work(2.0 * m**3):
+            return (eigenvectors * scale) @ eigenvectors.T
     vectors = eigenvectors[:, order]
     peaks = np.abs(vectors).argmax(axis=0)
     vectors *= np.sign(vectors[peaks, np.arange(order.size)])
@@ -445,6 +455,17 @@ class Nystroem(FeatureMap):
 
     def _block_temp_bytes_per_row(self, n_features):
         return 2 * self.normalization_.shape[1] * 8
+
+    def _block_flops_per_row(self, X):
+        # m kernel values (an inner product and about 300 operations of element-wise
+        # passes each, for the RBF kernel; precomputed: a copy) and the (m × n_out)
+        # normalisation product.
+        m, n_out = self.normalization_.shape[1], self.normalization_.shape[0]
+        if self._is_precomputed():
+            features = 0.0
+        else:
+            features = X.nnz / max(1, X.shape[0]) if sp.issparse(X) else X.shape[1]
+        return float(m * (2 * features + 300) + 2 * m * n_out)
 
     def _transform_block(self, X_block, out):
         columns = self.component_indices_ if self._is_precomputed() else self.components_
