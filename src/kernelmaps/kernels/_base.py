@@ -123,7 +123,8 @@ class Kernel:
 
         Returns
         -------
-        self
+        self : Kernel
+            This kernel, with the new parameters (validated by its constructor).
 
         Examples
         --------

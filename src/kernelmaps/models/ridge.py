@@ -139,7 +139,10 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s``,
         ``preconditioner_s`` and ``solve_s`` (preconditioner and CG).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit. Defined only when X has feature names that are
+        all strings.
 
     References
     ----------
@@ -182,6 +185,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         if is_dask_collection(X):  # Dask (optional): FALKON, K_nM passes on the workers
             return collection_handler("fit_kernel_ridge")(self, X, y, sample_weight)
@@ -210,6 +214,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            The predictions :math:`f(x)`, one column per target of the fit.
         """
         if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
             return collection_handler("map_rows")(self, X, "predict")
