@@ -10,8 +10,9 @@ under Attributes rather than Parameters and needs no Examples of its own; every 
 listed there must be described.
 
 The sweep covers the API added since the site was set up (``tune``, the kernel ridge models,
-the fit-cost estimate, the kernel resolver); the other public packages join ``VALIDATED`` as
-their docstrings are brought up to the same checks (issue 21, item 2).
+the fit-cost estimate, the kernel resolver, the projection-structure registry); the other
+public packages join ``VALIDATED_PACKAGES`` as their docstrings are brought up to the same
+checks (issue 21, item 2).
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ VALIDATED_OBJECTS = (
     "kernelmaps.kernels.get_kernel",
     "kernelmaps.kernels.register_kernel",
     "kernelmaps.kernels.resolve_kernel",
+    "kernelmaps.maps.DenseProjection",
+    "kernelmaps.maps.Frequencies",
+    "kernelmaps.maps.FrequencyRequest",
+    "kernelmaps.maps.Projection",
+    "kernelmaps.maps.Structure",
+    "kernelmaps.maps.register_structure",
 )
 #: Not checked anywhere (scikit-learn's choices, see the module docstring).
 IGNORED = {"GL01", "GL02", "RT02", "ES01", "SA01"}

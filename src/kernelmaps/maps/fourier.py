@@ -4,9 +4,10 @@ r"""Random Fourier features for shift-invariant kernels.
 (in the same order and shapes), same numbers, on the shared chunked engine.
 
 :class:`RandomFourierFeatures` is the general engine: spectral density (from
-:mod:`kernelmaps.kernels`) × projection structure (a registry of named structures: iid, orthogonal,
-structured HD-blocks, Fastfood, principal-axes QMC, spherical-radial quadrature) × sampling (Monte
-Carlo or randomised QMC) × output form (cos with random offset, or cos/sin pairs).
+:mod:`kernelmaps.kernels`) × projection structure (the registry
+:data:`kernelmaps.maps.STRUCTURES`: iid, orthogonal, structured HD-blocks, Fastfood,
+principal-axes QMC, spherical-radial quadrature) × sampling (Monte Carlo or randomised QMC) ×
+output form (cos with random offset, or cos/sin pairs).
 """
 
 from __future__ import annotations
@@ -228,8 +229,9 @@ class RandomFourierFeatures(FeatureMap):
     both unbiased, :math:`\mathbb E[z(x)^\top z(y)] = k(x-y)`; ``cos_sin`` has the lower
     variance at equal D for the Gaussian kernel (Sutherland & Schneider, 2015).
 
-    **Structure** (``structure``; a name from the structure registry, which a new
-    structure joins with one registration call, see the user guide's random-features page):
+    **Structure** (``structure``; a name from the registry
+    :data:`~kernelmaps.maps.STRUCTURES`, which a new structure joins with
+    :func:`~kernelmaps.maps.register_structure`):
 
     ``"iid"``
         independent draws from :math:`p` (with QMC: one scrambled point set in the input's
@@ -333,7 +335,7 @@ class RandomFourierFeatures(FeatureMap):
         The participation ratio of the sample's covariance spectrum when the fit read the
         data (``"auto"`` with QMC on an isotropic density, ``"principal"``), else None.
     projection_ : Projection
-        The fitted frequencies (a projection object of the structure's type), with
+        The fitted frequencies (a :class:`~kernelmaps.maps.Projection`), with
         ``nbytes`` (parameter memory) and ``project_into``. Dense structures: ``weights``
         of shape (n_features_in_, D'). ``"structured"``: ``signs`` (n_blocks, 3, d_pad),
         int8, and ``row_scale`` (D',). ``"fastfood"``: ``signs`` (int8), ``permutation``
