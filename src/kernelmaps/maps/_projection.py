@@ -55,7 +55,7 @@ __all__ = [
 
 # ============================================================================ projections
 class Projection(ABC):
-    """Fitted random frequencies ω₁ … ω_D′, applied to row blocks as X ↦ XW.
+    """Fitted random frequencies (D′ of them), applied to row blocks as X ↦ XW.
 
     The extension point of the random-feature maps: a subclass holds its fitted state as the
     arrays named in ``array_names`` — exactly its constructor's arguments, from which
