@@ -6,8 +6,7 @@ Build (from the repository root, after ``pip install -e ".[docs]"``)::
 
 Two local extensions in ``docs/_ext``: ``api_pages`` generates the API reference from
 ``__all__`` at build time (a new public package or name appears without editing anything),
-``docstring_fixes`` escapes what RST would misread in docstrings and drops the known
-docstring problems listed below.
+``docstring_fixes`` escapes what RST would misread in docstrings.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ version = release
 sys.path.insert(0, str(DOCS / "_ext"))
 extensions = [
     "api_pages",  # docs/_ext: the API reference from __all__
-    "docstring_fixes",  # docs/_ext: docstrings read as meant; known problems listed below
+    "docstring_fixes",  # docs/_ext: docstrings read as meant
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.intersphinx",
@@ -70,7 +69,8 @@ html_show_sourcelink = False
 autosummary_generate = True
 autosummary_imported_members = True
 autodoc_typehints = "none"  # the numpydoc Parameters section carries the types
-autodoc_default_options = {"members": False}
+# No autodoc_default_options: Sphinx 9 lets a non-string default ({"members": False})
+# override the class template's own :members:, which left the class pages without methods.
 numpydoc_show_class_members = False  # the class template lists the members itself
 numpydoc_class_members_toctree = False
 # Types in Parameters/Attributes are parsed token by token, so "ndarray of shape
@@ -81,6 +81,10 @@ numpydoc_xref_ignore = "all"
 numpydoc_xref_aliases = {
     "Kernel": "kernelmaps.kernels.Kernel",
     "DataFrame": "pandas.DataFrame",
+    # numpydoc links "array-like" to NumPy's glossary, whose inventory is not shipped (the
+    # unresolved term printed "numpy:array_like" on the pages); scikit-learn's has the term.
+    "array-like": ":term:`sklearn:array-like`",
+    "array_like": ":term:`sklearn:array-like`",
 }
 
 # ------------------------------------------------------------------ MyST (the guides)
@@ -118,30 +122,6 @@ nitpick_ignore_regex = [
     (r"py:.*", r"matplotlib(\..*)?"),  # no Matplotlib documentation package in Debian 12
     (r"py:.*", r"sklearn\.frozen\.FrozenEstimator"),  # newer than scikit-learn 1.2's inventory
     (r"py:.*", r"skops(\..*)?"),  # no skops inventory shipped
-    (r"std:term", r"numpy:.*"),  # numpydoc's "array_like" links into NumPy's glossary
-]
-
-# Docstring problems known when the site was set up, left to the docstring sweep of issue 21
-# (item 2: numpydoc validation of every public docstring, which rewrites these modules). Each
-# entry is (where, what); the build reports how many it met, so none is forgotten. Remove an
-# entry when its docstring is fixed. Nothing outside src/kernelmaps docstrings is filtered.
-kernelmaps_known_docstring_problems = [
-    # RST errors: malformed tables, broken indentation
-    (r"kernelmaps\.evaluate\.heuristics\.median_heuristic", r"Malformed table"),
-    (r"docstring of kernelmaps\.kernels:", r"Malformed table"),
-    (r"docstring of kernelmaps\.evaluate:", r"(Definition list|Block quote) ends without"),
-    (r"docstring of kernelmaps\.evaluate:", r"Unexpected indentation"),
-    (r"kernelmaps\.maps\.nystroem\.Nystroem", r"Block quote ends without a blank line"),
-    (r"kernelmaps\.models\.fixed_size\.make_fixed_size_model", r"Block quote ends without"),
-    # references into private modules or to private functions ("nothing public points into
-    # a private module")
-    (r"kernelmaps\.evaluate\.comparison\.compare", r"kernelmaps\.evaluate\._exact"),
-    (r"kernelmaps\.models\.ridge\.KernelRidge", r"kernelmaps\.models\._solvers"),
-    (r"docstring of kernelmaps\.distributed:", r"kernelmaps\.distributed\._falkon"),
-    (r"docstring of kernelmaps\.kernels:", r"kernelmaps\.kernels\._base"),
-    (r"kernelmaps\.distributed\._ridge\.FeatureRidge", r"normal_statistics"),
-    (r"kernelmaps\.distributed\._fit\.fit", r"uniform_rows"),
-    (r"kernelmaps\.distributed\._transform\.transform", r"kernelmaps\.distributed\.ship"),
 ]
 
 

@@ -90,3 +90,14 @@ def test_math_literal_and_doctest_blocks_are_left_alone(docstring_fixes):
     assert lines[8] == "    fitted.n_features_out_"
     assert lines[10] == ">>> model.n_features_in_"
     assert lines[13] == r"After: coef\_."
+
+
+def test_math_role_spanning_lines_is_left_alone(docstring_fixes):
+    # numpydoc hands over a paragraph line by line; a :math: role wrapped onto the next line
+    # must not have its subscripts escaped (K\_{nM} would print an underscore).
+    lines = [r"solves :math:`(K_{nM}^\top K_{nM} + \alpha K_{MM})\beta =",
+             r"K_{nM}^\top y` by CG, with coef_ after.", "", "Then intercept_."]
+    docstring_fixes.escape_docstring(None, "class", "kernelmaps.X", None, None, lines)
+    assert lines[0] == r"solves :math:`(K_{nM}^\top K_{nM} + \alpha K_{MM})\beta ="
+    assert lines[1] == r"K_{nM}^\top y` by CG, with coef\_ after."
+    assert lines[3] == r"Then intercept\_."

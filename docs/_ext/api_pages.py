@@ -15,8 +15,12 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
 import warnings
 from pathlib import Path
+
+from sphinx.errors import PycodeError
+from sphinx.pycode import ModuleAnalyzer
 
 import kernelmaps
 
@@ -68,6 +72,27 @@ def api_layout() -> dict[str, list[tuple[str, str, bool]]]:
     return layout
 
 
+def data_comment(package: str, name: str) -> list[str] | None:
+    """The ``#:`` comment of a constant a package re-exports, from the module defining it.
+
+    autodoc looks for the comment in the package's own ``__init__``; a re-exported array
+    would be documented by ``numpy.ndarray``'s docstring instead (with its references).
+    """
+    obj = getattr(importlib.import_module(package), name)
+    for module_name, module in sorted(sys.modules.items()):
+        if not (module_name == package or module_name.startswith(package + ".")):
+            continue
+        if getattr(module, name, None) is not obj:
+            continue
+        try:
+            comments = ModuleAnalyzer.for_module(module_name).find_attr_docs()
+        except PycodeError:
+            continue
+        if ("", name) in comments:
+            return list(comments[("", name)])
+    return None
+
+
 DOCUMENTED: dict[int, str] = {}  # id(object) -> the full name it is documented under
 DOCUMENTED_MODULES: set[str] = set()  # the packages with a page
 
@@ -98,11 +123,16 @@ def write_api_pages(app) -> None:
             if names:
                 lines += [title, "-" * len(title), "", ".. autosummary::",
                           "   :toctree: generated", "   :nosignatures:",
-                          f"   :template: {kind}.rst", "",
+                          f"   :template: autosummary/{kind}.rst", "",
                           *(f"   {n}" for n in names), ""]
         if data:
             lines += ["Constants", "---------", ""]
-            lines += [f".. autodata:: {n}\n   :no-value:\n" for n in data]
+            for name in data:
+                doc = data_comment(module_name, name)
+                if doc is None:
+                    lines += [f".. autodata:: {name}", "   :no-value:", ""]
+                else:
+                    lines += [f".. py:data:: {name}", "", *(f"   {line}" for line in doc), ""]
         if elsewhere:
             lines += ["Also exported here", "------------------", "",
                       "Documented under the package that defines them:", ""]

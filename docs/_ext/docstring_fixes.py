@@ -4,17 +4,14 @@
   (scikit-learn's attribute names, ``n_features_in_``, read as a link target) and ``|``
   (``|x|`` read as a substitution). Literals, roles, math, literal and doctest blocks are left
   alone. This runs before numpydoc turns the sections into RST.
-* Warnings listed in the ``kernelmaps_known_docstring_problems`` setting (``(where, what)``
-  regular expressions, set in ``conf.py``) are dropped before Sphinx counts them, and the
-  build says how many it met and which no longer occur, so the list only shrinks.
+
+Every docstring problem is an error of the ``-W`` build: there is no list of excused ones
+(the one kept while the docstrings were swept for numpydoc validation is gone).
 """
 
 from __future__ import annotations
 
-import logging
 import re
-
-_FILTERS: dict[int, logging.Filter] = {}
 
 _TRAILING_UNDERSCORE = re.compile(r"(?<![\w\\])([A-Za-z]\w*)_(?![\w`])")
 _BAR = re.compile(r"(?<!\\)\|")
@@ -24,12 +21,34 @@ def escape_plain_text(line: str) -> str:
     """Escape in the text parts of a docstring line (outside ``literals``, `roles` and
     math) what RST would misread: a trailing underscore (``n_features_in_``, scikit-learn's
     attribute names, read as a link) and ``|`` (|x| read as a substitution)."""
+    return _escape_line(line, in_role=False)[0]
+
+
+def _escape_line(line: str, *, in_role: bool) -> tuple[str, bool]:
+    """:func:`escape_plain_text` of one line of a paragraph, given whether the line starts
+    inside a role or literal opened on an earlier line (``:math:`` spanning lines); returns
+    the line and whether it ends inside one."""
     if line.lstrip().startswith(("|", "+-", "+=")):  # a table row
-        return line
+        return line, in_role
+    head = ""
+    if in_role:  # the text up to the closing backtick belongs to the open role
+        close = line.find("`")
+        if close < 0:
+            return line, True
+        head, line = line[:close + 1], line[close + 1:]
+        if line.startswith("`"):  # the second backtick of a ``literal``'s end
+            head, line = head + "`", line[1:]
     parts = re.split(r"(``.*?``|`[^`]*`)", line)
+    opened = False
     for i in range(0, len(parts), 2):
-        parts[i] = _BAR.sub(r"\\|", _TRAILING_UNDERSCORE.sub(r"\1\\_", parts[i]))
-    return "".join(parts)
+        text = parts[i]
+        start = text.find("`")
+        if start >= 0:  # a role or literal that the line does not close
+            text, rest, opened = text[:start], text[start:], True
+        else:
+            rest = ""
+        parts[i] = _BAR.sub(r"\\|", _TRAILING_UNDERSCORE.sub(r"\1\\_", text)) + rest
+    return head + "".join(parts), opened
 
 
 def escape_docstring(app, what, name, obj, options, lines) -> None:
@@ -37,60 +56,20 @@ def escape_docstring(app, what, name, obj, options, lines) -> None:
         return
     # Left as they are: the body of a directive or literal block (a line ending in "::",
     # e.g. ".. math::" with LaTeX) and doctest blocks (">>>" up to the next blank line).
-    block_indent, in_doctest = None, False
+    block_indent, in_doctest, in_role = None, False, False
     for i, line in enumerate(lines):
         indent = len(line) - len(line.lstrip())
         if block_indent is not None and (not line.strip() or indent > block_indent):
             continue
         block_indent = indent if line.rstrip().endswith("::") else None
         in_doctest = bool(line.strip()) and (in_doctest or line.lstrip().startswith(">>>"))
+        in_role = in_role and bool(line.strip())  # a role never spans a blank line
         if block_indent is None and not in_doctest:
-            lines[i] = escape_plain_text(line)
-
-
-class KnownProblems(logging.Filter):
-    """Drops the warnings listed in ``kernelmaps_known_docstring_problems``, counting them."""
-
-    def __init__(self, app) -> None:
-        from sphinx.util.logging import WarningLogRecordTranslator
-
-        super().__init__()
-        self.app = app
-        self.met: set[int] = set()
-        # Sphinx turns a record's location into "file:line" text in this filter, after the
-        # one that counts warnings; the same translation here (it is idempotent).
-        self.translate = WarningLogRecordTranslator(app)
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno < logging.WARNING:
-            return True
-        self.translate.filter(record)
-        where, what = str(getattr(record, "location", "") or ""), record.getMessage()
-        listed = self.app.config.kernelmaps_known_docstring_problems
-        for i, (location, message) in enumerate(listed):
-            if re.search(location, where) and re.search(message, what):
-                self.met.add(i)
-                return False
-        return True
-
-
-def report_known_problems(app, exception) -> None:
-    known, listed = _FILTERS[id(app)], app.config.kernelmaps_known_docstring_problems
-    unmet = [entry for i, entry in enumerate(listed) if i not in known.met]
-    logging.getLogger("sphinx").info(
-        "kernelmaps docs: %d of %d known docstring problems met "
-        "(kernelmaps_known_docstring_problems in docs/conf.py)%s", len(known.met), len(listed),
-        "; not met (fixed? remove them): " + repr(unmet) if unmet else "")
+            lines[i], in_role = _escape_line(line, in_role=in_role)
 
 
 def setup(app) -> dict:
     app.setup_extension("sphinx.ext.autodoc")  # its event, connected below
-    app.add_config_value("kernelmaps_known_docstring_problems", [], "env")
     # before numpydoc (priority 500), which turns the sections into RST
     app.connect("autodoc-process-docstring", escape_docstring, priority=400)
-    known = KnownProblems(app)
-    for handler in logging.getLogger("sphinx").handlers:
-        handler.filters.insert(0, known)  # before Sphinx counts the warning
-    _FILTERS[id(app)] = known
-    app.connect("build-finished", report_known_problems)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -17,7 +17,7 @@ work itself, so a lost worker's chunks are recomputed by Dask.
 ``kernelmaps.models.KernelRidge`` / ``KernelRidgeClassifier(solver='nystrom')`` on dask arrays
     FALKON's conjugate gradient, one Nyström system per row chunk kept on its worker (the
     chunk's kernel blocks cached within the ``kernel_cache_bytes`` budget), each iteration's
-    K_nM products summed by Dask's tree reduction (see :mod:`kernelmaps.distributed._falkon`).
+    K_nM products summed by Dask's tree reduction (``docs/dask.md`` has the passes).
 
 This package holds no estimator of its own: the estimators live in :mod:`kernelmaps.models`
 and :mod:`kernelmaps.maps`, and dispatch a Dask collection to the handlers registered here.

@@ -122,7 +122,8 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
       RandomFourierFeatures' principal axes (its default ``structure="auto"`` with QMC)
       read a uniform sample of 256 rows, the same rows its in-memory fit draws.
     * **Nystroem** with ``landmarks='uniform'`` draws an exact uniform sample of
-      ``n_components`` rows (:func:`uniform_rows`); only those rows travel to the client.
+      ``n_components`` rows (the indices drawn on the client, then only those rows
+      gathered from the chunks holding them); only those rows travel to the client.
       ``'kmeans'``, ``'leverage'`` and ``'renyi'`` run on a uniform sample of
       :func:`landmark_sample_size` rows (``max(10_000, 20·m)`` by default).
       ``component_indices_`` are positions in the full ``X``. Landmark points given as an

@@ -22,7 +22,7 @@ def transform(feature_map: FeatureMap, X: Any) -> da.Array:
     the result equals the in-memory transform row for row (same code, same dtype policy:
     float32 in → float32 out) and the map's input checks (finiteness, non-negativity for the
     χ² maps, …) run on every chunk. The fitted map travels once: it is a single key of the
-    graph that every chunk task depends on (see :func:`kernelmaps.distributed.ship`), so each
+    graph that every chunk task depends on, so each
     worker receives it once, not once per chunk. Nothing is computed until the result is
     (``.compute()``, ``.persist()``, ``.to_zarr()``, or a reduction such as
     :class:`~kernelmaps.distributed.FeatureRidge`).

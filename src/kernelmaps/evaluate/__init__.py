@@ -11,9 +11,9 @@ Three layers, each usable on its own:
     linear model, next to the exact-kernel model, side by side on worker processes: a tidy
     :class:`pandas.DataFrame` (error, test score, fit and transform time, CPU time, peak
     memory), summarised by :func:`summarize`;
-:func:`plot_error`, :func:`plot_score`, :func:`plot_pareto`, :func:`plot_error_time`
-(:mod:`~kernelmaps.evaluate.plots`)
-    the four views of that table (matplotlib);
+the plots (:mod:`~kernelmaps.evaluate.plots`)
+    the four views of that table (matplotlib): :func:`plot_error`, :func:`plot_score`,
+    :func:`plot_pareto`, :func:`plot_error_time`;
 :func:`advise` (:mod:`~kernelmaps.evaluate.advice`)
     what to use: per method, the smallest output dimension scoring within a tolerance of the
     exact kernel, and the one method to use — the fastest, or among those as fast within the

@@ -186,7 +186,7 @@ def compare(
     exact finite feature map of the training set, the Cholesky factor of its kernel matrix
     :math:`K = LL^\top`: :math:`z(x_i) = L_{i,:}` for training rows and
     :math:`z(x) = L^{-1}[k(x_1, x), \dots, k(x_n, x)]^\top` for test rows, so that
-    :math:`ZZ^\top = K` on the training rows (module :mod:`kernelmaps.evaluate._exact`). By
+    :math:`ZZ^\top = K` on the training rows. By
     the representer theorem the minimiser of a regularised loss over the RKHS lies in the
     span of the training points, so ridge, logistic regression or a linear SVM on these
     features *is* kernel ridge, kernel logistic regression or the kernel SVM with the same

@@ -33,6 +33,7 @@ class ParameterChoice:
     name : str
         The kernel parameter (``gamma``, ``alpha`` or ``length_scale``).
     value : float
+        The value the rule gave.
     rule : str
         The formula, for reports, e.g. ``"gamma = 1/(2·median ‖x−y‖²)"``.
     n_samples : int
@@ -84,7 +85,19 @@ def _kernel_name(kernel: str | Kernel) -> str:
 
 
 def median_heuristic_parameter(kernel: str | Kernel) -> str | None:
-    """The parameter :func:`median_heuristic` sets for ``kernel`` (None: no rule for it)."""
+    """Name the parameter :func:`median_heuristic` sets for a kernel.
+
+    Parameters
+    ----------
+    kernel : str or Kernel
+        A kernel name (aliases resolve) or a :class:`~kernelmaps.kernels.Kernel`.
+
+    Returns
+    -------
+    str or None
+        ``'gamma'``, ``'alpha'`` or ``'length_scale'``; None when the heuristic has no rule
+        for the kernel.
+    """
     name = _kernel_name(kernel)
     return _HEURISTICS[name][0] if name in _HEURISTICS else None
 
@@ -96,20 +109,21 @@ def median_heuristic(X: Any, kernel: str | Kernel, *, max_samples: int = 1000,
     The median of a pairwise statistic over (a subsample of) the rows sets the scale, so
     that the kernel's argument is of order one for a typical pair:
 
-    ============  =============  ===================================
-    kernel        parameter      rule
-    ============  =============  ===================================
-    rbf           gamma          1/(2·median ‖x−y‖²)  (σ = median ‖x−y‖)
-    laplacian     gamma          1/median ‖x−y‖₁
-    chi2          gamma          1/median Σ(x−y)²/(x+y)
-    poly, sigmoid gamma          1/median |⟨x,y⟩|
-    student       alpha          median ‖x−y‖²
-    matern        length_scale   median ‖x−y‖
-    ============  =============  ===================================
+    ==============  ============  ===================================
+    kernel          parameter     rule
+    ==============  ============  ===================================
+    rbf             gamma         1/(2·median ‖x−y‖²)  (σ = median ‖x−y‖)
+    laplacian       gamma         1/median ‖x−y‖₁
+    chi2            gamma         1/median Σ(x−y)²/(x+y)
+    poly, sigmoid   gamma         1/median |⟨x,y⟩|
+    student         alpha         median ‖x−y‖²
+    matern          length_scale  median ‖x−y‖
+    ==============  ============  ===================================
 
     Parameters
     ----------
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The data whose pairwise statistic sets the scale.
     kernel : str or Kernel
         A kernel from the table (a name or a :class:`~kernelmaps.kernels.Kernel`; only its
         kind matters, not its parameters).
@@ -121,6 +135,7 @@ def median_heuristic(X: Any, kernel: str | Kernel, *, max_samples: int = 1000,
     Returns
     -------
     ParameterChoice
+        The parameter's name, its value, the rule that gave it and the number of rows used.
 
     References
     ----------

@@ -4,18 +4,18 @@ Every part of kernelmaps that needs exact kernel values (Nystroem, the kernel ma
 approximation-error tools) goes through the objects here. The kernels named after
 :mod:`sklearn.metrics.pairwise` take the same parameters, defaults and values:
 
-==================  =======================================================  =================
-name                k(x, y)                                                   parameters
-==================  =======================================================  =================
-``linear``          :math:`\langle x, y\rangle`                               —
-``poly``            :math:`(\gamma\langle x, y\rangle + c_0)^d`               gamma, coef0, degree
-``rbf``             :math:`\exp(-\gamma\|x-y\|^2)`                             gamma
-``laplacian``       :math:`\exp(-\gamma\|x-y\|_1)`                             gamma
-``sigmoid``         :math:`\tanh(\gamma\langle x, y\rangle + c_0)` (not PSD)   gamma, coef0
-``cosine``          :math:`\langle x, y\rangle / (\|x\|\|y\|)`                 —
-``chi2``            :math:`\exp(-\gamma\sum_i (x_i-y_i)^2/(x_i+y_i))`          gamma
-``additive_chi2``   :math:`-\sum_i (x_i-y_i)^2/(x_i+y_i)` (conditionally PD)   —
-==================  =======================================================  =================
+=================  ========================================================  ====================
+name               k(x, y)                                                   parameters
+=================  ========================================================  ====================
+``linear``         :math:`\langle x, y\rangle`                               —
+``poly``           :math:`(\gamma\langle x, y\rangle + c_0)^d`               gamma, coef0, degree
+``rbf``            :math:`\exp(-\gamma\|x-y\|^2)`                            gamma
+``laplacian``      :math:`\exp(-\gamma\|x-y\|_1)`                            gamma
+``sigmoid``        :math:`\tanh(\gamma\langle x, y\rangle + c_0)` (not PSD)  gamma, coef0
+``cosine``         :math:`\langle x, y\rangle / (\|x\|\|y\|)`                —
+``chi2``           :math:`\exp(-\gamma\sum_i (x_i-y_i)^2/(x_i+y_i))`         gamma
+``additive_chi2``  :math:`-\sum_i (x_i-y_i)^2/(x_i+y_i)` (conditionally PD)  —
+=================  ========================================================  ====================
 
 ``gamma=None`` means :math:`1/n_\text{features}` (``chi2``: 1), ``degree=None`` means 3 and
 ``coef0=None`` means 1, exactly as in scikit-learn.
@@ -23,8 +23,13 @@ name                k(x, y)                                                   pa
 Beyond scikit-learn: ``exponential``, ``student``, ``matern``, ``additive_chi2_psd``,
 ``skewed_chi2`` and ``arccos`` (see each class).
 
-One package, one concern per module: :mod:`~kernelmaps.kernels._base` (the :class:`Kernel`
-currency, blocked products, the one resolver :func:`resolve_kernel`),
+Common spellings are accepted as aliases (:data:`KERNEL_ALIASES`: ``gaussian`` and
+``squared_exponential`` for ``rbf``, ``laplace``, ``tanh``, ``chi_squared``, ``arc_cosine``);
+:func:`resolve_kernel` turns a name, alias, :class:`Kernel`, callable or ``'precomputed'`` into
+a :class:`Kernel`, once, in ``fit``.
+
+One package, one concern per module: :class:`Kernel` (the currency: values in blocks, blocked
+products :math:`K(X, Y)V`, reductions, the diagonal, the rounding-error bound),
 :mod:`~kernelmaps.kernels.degenerate` (:class:`DegenerateKernelWarning`: kernel matrices
 numerically constant or the identity at an extreme scale parameter),
 :mod:`~kernelmaps.kernels.dot_product`, :mod:`~kernelmaps.kernels.shift_invariant`,

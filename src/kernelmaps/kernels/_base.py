@@ -92,9 +92,10 @@ class Kernel:
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The kernel's parameters as a dict, scikit-learn's estimator convention.
 
-        With :meth:`set_params` this makes a kernel object searchable and clonable like an
-        estimator: :func:`sklearn.base.clone` copies a kernel passed as an estimator parameter,
-        and ``GridSearchCV`` reaches its parameters as ``nystroem__kernel__gamma``.
+        With :meth:`~kernelmaps.kernels.Kernel.set_params` this makes a kernel object searchable and
+        clonable like an estimator: :func:`sklearn.base.clone` copies a kernel passed as an
+        estimator parameter, and ``GridSearchCV`` reaches its parameters as
+        ``nystroem__kernel__gamma``.
 
         Parameters
         ----------
@@ -118,11 +119,12 @@ class Kernel:
         Parameters
         ----------
         **params
-            Parameter names of :meth:`get_params` and their new values.
+            Parameter names of :meth:`~kernelmaps.kernels.Kernel.get_params` and their new values.
 
         Returns
         -------
-        self
+        self : Kernel
+            This kernel, with the new parameters (validated by its constructor).
 
         Examples
         --------
@@ -216,7 +218,8 @@ class Kernel:
         Y : {array-like, sparse matrix} of shape (n_Y, n_features)
         V : array-like of shape (n_Y,) or (n_Y, k)
         n_threads : int or None, default=None
-            Threads for the row blocks; ``None``: the process setting (:func:`set_config`).
+            Threads for the row blocks; ``None``: the process setting
+            (:func:`kernelmaps.set_config`).
 
         Returns
         -------
@@ -295,18 +298,18 @@ class Kernel:
         r"""A bound on the rounding error of each value of ``K = self.evaluate(X, Y)``.
 
         :math:`E` with :math:`|K_{ij} - k(x_i, y_j)| \le E_{ij}` to first order in the machine
-        epsilon of ``K``'s dtype, whatever BLAS kernel, block size or thread count computed
-        ``K`` (the helpers of :mod:`kernelmaps.kernels._rounding`; each kernel's derivation is
-        in ``docs/kernels.md``). The Mercer check judges symmetry and positive
-        semi-definiteness against it. ``None`` (this default): the kernel declares no bound,
-        and :func:`~kernelmaps.kernels.check_mercer` assumes :math:`\sqrt\epsilon\max|K|`.
+        epsilon of ``K``'s dtype, whatever BLAS kernel, block size or thread count computed ``K``
+        (each kernel's derivation, from Higham's bounds, is in ``docs/kernels.md``). The Mercer
+        check judges symmetry and positive semi-definiteness against it. ``None`` (this default):
+        the kernel declares no bound, and :func:`~kernelmaps.kernels.check_mercer` assumes
+        :math:`\sqrt\epsilon\max|K|`.
 
         Parameters
         ----------
         X, Y : {ndarray, sparse matrix}
-            Validated inputs, as given to :meth:`evaluate`.
+            Validated inputs, as given to :meth:`~kernelmaps.kernels.Kernel.evaluate`.
         K : ndarray of shape (n_X, n_Y)
-            The values :meth:`evaluate` computed from them.
+            The values :meth:`~kernelmaps.kernels.Kernel.evaluate` computed from them.
 
         Returns
         -------

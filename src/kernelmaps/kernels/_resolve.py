@@ -60,8 +60,23 @@ def _unknown_kernel(kernel: object, valid: list[str], owner: str | None = None) 
 
 
 def register_kernel(cls: type[Kernel] | None = None, *, aliases: tuple[str, ...] = ()) -> Any:
-    """Class decorator: make ``cls`` known to :func:`get_kernel` / :func:`resolve_kernel`
-    under ``cls.name`` (and ``aliases``).
+    """Register a kernel class under its name, for :func:`get_kernel` and :func:`resolve_kernel`.
+
+    A class decorator, used bare (``@register_kernel``) or with aliases
+    (``@register_kernel(aliases=("gaussian",))``): afterwards the class's ``name`` (and each
+    alias) is accepted wherever a kernel name is, by the estimators, the Mercer check and
+    the ``kernelmaps`` command.
+
+    Parameters
+    ----------
+    aliases : tuple of str, default=()
+        Further names for the same class.
+
+    Returns
+    -------
+    type of Kernel or callable
+        Used bare, the decorated class itself (now registered); called with ``aliases``, the
+        decorator that registers the class it is applied to.
 
     Examples
     --------
@@ -103,6 +118,7 @@ def get_kernel(kernel: str | Kernel, **params: Any) -> Kernel:
     Returns
     -------
     Kernel
+        A new instance of the named kernel's class with ``params``, or ``kernel`` itself.
 
     Examples
     --------
@@ -148,24 +164,27 @@ def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
 
     Parameters
     ----------
-    kernel : str, Kernel or callable
+    kernel : str, Kernel or callable, default='rbf'
+        A kernel name or alias, ``'precomputed'``, a :class:`Kernel` or a callable (see
+        above).
     gamma, degree, coef0 : float or None
         scikit-learn's shortcut parameters of named kernels.
-    kernel_params : dict or None
+    kernel_params : dict, default=None
         Further parameters of a named kernel, or keyword arguments of a callable.
-    n_jobs : int or None
+    n_jobs : int, default=None
         Parallelism of scikit-learn's pairwise driver for pairwise callables.
     vectorized : bool, default=False
         Whether a callable computes whole blocks ``f(X, Y) -> matrix``.
     strict : bool, default=False
         Refuse ``gamma``/``degree``/``coef0`` with a Kernel object, a callable or
         ``"precomputed"`` (scikit-learn's Nystroem does; its KernelRidge ignores them).
-    owner : str
+    owner : str, default='the estimator'
         Who is asking, for error messages.
 
     Returns
     -------
     Kernel
+        The kernel, resolved once; estimators store it as ``kernel_``.
 
     Examples
     --------

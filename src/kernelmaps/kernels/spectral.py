@@ -151,7 +151,8 @@ class SpectralDensity:
 
     # ------------------------------------------------------------- inverse transforms
     def uniform_dims(self, n_features: int) -> int:
-        """Coordinates of the unit cube one frequency takes in :meth:`from_uniforms`.
+        """Coordinates of the unit cube one frequency takes in
+        :meth:`~kernelmaps.kernels.SpectralDensity.from_uniforms`.
 
         ``n_features`` (one per coordinate of z), plus one for σ in a scale mixture.
         """
@@ -345,7 +346,7 @@ class GaussianScaleMixtureDensity(SpectralDensity):
 
         .. math:: g_{\nu+1}(u) = g_\nu(u) + \frac{u^2}{4\nu(\nu-1)}\,g_{\nu-1}(u),
 
-        a sum of positive terms, evaluated stably for any d (:func:`_bessel_survival`).
+        a sum of positive terms, evaluated stably for any d.
         """
         survival, _ = _bessel_survival(n_features / 2.0, np.sqrt(self.alpha) * np.asarray(r))
         return 1.0 - survival

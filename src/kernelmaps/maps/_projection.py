@@ -55,7 +55,7 @@ __all__ = [
 
 # ============================================================================ projections
 class Projection(ABC):
-    """Fitted random frequencies ω₁ … ω_D′, applied to row blocks as X ↦ XW.
+    """Fitted random frequencies (D′ of them), applied to row blocks as X ↦ XW.
 
     The extension point of the random-feature maps: a subclass holds its fitted state as the
     arrays named in ``array_names`` — exactly its constructor's arguments, from which
@@ -64,7 +64,20 @@ class Projection(ABC):
     base derives everything else from those arrays: the parameter memory (:attr:`nbytes`),
     the dtype cast (:meth:`astype`) and the move to a device (:meth:`to_device`, which
     ``FeatureMap`` uses when it places fitted parameters), so derived attributes never break
-    a rebuild.
+    a rebuild. A new structure's projection class joins the registry through
+    :class:`Structure` and :func:`register_structure`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.maps import DenseProjection
+    >>> projection = DenseProjection(np.eye(3, 2))  # d = 3 inputs, D' = 2 frequencies
+    >>> projection.nbytes, projection.astype(np.float32).nbytes
+    (48, 24)
+    >>> out = np.empty((1, 2))
+    >>> projection.project_into(np.array([[1.0, 2.0, 3.0]]), out)
+    >>> out
+    array([[1., 2.]])
     """
 
     #: The fitted arrays, in the constructor's order (its keyword arguments).
@@ -76,30 +89,101 @@ class Projection(ABC):
         return int(sum(getattr(self, name).nbytes for name in self.array_names))
 
     def temp_bytes_per_row(self, n_features: int) -> int:
-        """Bytes of temporaries one row needs inside :meth:`project_into` (default none)."""
+        """Count the bytes of temporaries one row needs inside :meth:`project_into`.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of input features d.
+
+        Returns
+        -------
+        int
+            Bytes per row (this default: none), for the engine's block sizing.
+        """
         return 0
 
     @abstractmethod
     def project_into(self, X_block: Any, out: np.ndarray) -> None:
-        """``out[...] = X_block @ W`` for a NumPy (dense or CSR) row block."""
+        """Write ``X_block @ W`` into ``out`` for a NumPy (dense or CSR) row block.
+
+        Parameters
+        ----------
+        X_block : {ndarray, sparse matrix} of shape (n_rows, n_features)
+            The row block.
+        out : ndarray of shape (n_rows, n_frequencies)
+            The output block, overwritten.
+        """
 
     @abstractmethod
     def project_device(self, xp: Any, X_block: Any, out: Any = None, bias: Any = None) -> Any:
-        """``X_block @ W (+ bias)`` for a row block of namespace ``xp`` (into ``out`` where
-        the library allows)."""
+        """Compute ``X_block @ W (+ bias)`` for a row block of another array library.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of ``X_block`` (array API).
+        X_block : array of shape (n_rows, n_features)
+            The row block, on its device.
+        out : array of shape (n_rows, n_frequencies), default=None
+            Written into where the library allows.
+        bias : array of shape (n_frequencies,), default=None
+            Added to every row.
+
+        Returns
+        -------
+        array of shape (n_rows, n_frequencies)
+            The projection, in namespace ``xp`` on ``X_block``'s device.
+        """
 
     def replace_arrays(self, convert: Callable[[Any], Any]) -> Projection:
-        """The same projection built from ``convert(array)`` of each of its arrays."""
+        """Build the same projection from ``convert(array)`` of each of its arrays.
+
+        Parameters
+        ----------
+        convert : callable
+            ``convert(array) -> array``, applied to each array of ``array_names``.
+
+        Returns
+        -------
+        Projection
+            A new projection of the same class.
+        """
         return type(self)(**{name: convert(getattr(self, name)) for name in self.array_names})
 
     def astype(self, dtype: np.dtype) -> Projection:
-        """The same projection with its floating-point arrays stored in ``dtype``."""
+        """Build the same projection with its floating-point arrays stored in ``dtype``.
+
+        Parameters
+        ----------
+        dtype : dtype
+            The floating-point dtype (integer arrays, e.g. signs, are kept).
+
+        Returns
+        -------
+        Projection
+            A new projection of the same class.
+        """
         return self.replace_arrays(
             lambda value: value.astype(dtype) if value.dtype.kind == "f" else value)
 
     def to_device(self, xp: Any, device: Any, dtype: Any = None) -> Projection:
-        """The same projection with its arrays in namespace ``xp`` on ``device`` (floating
-        ones cast to ``dtype`` when given; see :func:`kernelmaps._array_api.on_device`)."""
+        """Build the same projection with its arrays in namespace ``xp`` on ``device``.
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace to move to (array API).
+        device : object
+            The device, as ``xp`` names it.
+        dtype : dtype of ``xp``, default=None
+            Floating-point arrays are cast to it when given.
+
+        Returns
+        -------
+        Projection
+            A new projection of the same class.
+        """
         return self.replace_arrays(lambda value: on_device(value, xp, device, dtype))
 
 
@@ -119,10 +203,22 @@ class FrequencyRequest:
     random_state : RandomState
         The only source of randomness.
     sampling : {"mc", "qmc", "halton"}
-        Where the uniform numbers come from (:mod:`kernelmaps.maps._sampling`).
+        Where the uniform numbers come from: independent draws, or a scrambled Sobol' or
+        Halton set (:mod:`scipy.stats.qmc`).
     frame : ndarray of shape (n_features, k) or None
         Orthonormal principal axes of the training data (k ≤ d), for the structures that
         read the data (``Structure.reads_data``); ``None`` otherwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import get_kernel
+    >>> from kernelmaps.maps import STRUCTURES, FrequencyRequest
+    >>> request = FrequencyRequest(get_kernel("rbf", gamma=0.5).spectral_density(3),
+    ...                            n_features=3, n_frequencies=4,
+    ...                            random_state=np.random.RandomState(0))
+    >>> STRUCTURES["orthogonal"].draw(request).projection.weights.shape
+    (3, 4)
     """
 
     density: SpectralDensity
@@ -144,6 +240,13 @@ class Frequencies:
     weights : ndarray of shape (D′,) or None
         Quadrature weights aᵢ (Σ aᵢ = 1) of the frequencies in the estimate
         k(x−y) ≈ k(0) Σ aᵢ cos ωᵢᵀ(x−y); ``None``: equal weights 1/D′.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.maps import DenseProjection, Frequencies
+    >>> Frequencies(DenseProjection(np.ones((2, 4)))).weights is None  # equal weights
+    True
     """
 
     projection: Projection
@@ -175,6 +278,16 @@ class Structure:
         The :class:`Projection` classes its draws return (:mod:`kernelmaps.io` trusts them).
     description : str
         One line for listings (``kernelmaps compare``'s method list).
+
+    Examples
+    --------
+    >>> from kernelmaps.maps import STRUCTURES
+    >>> list(STRUCTURES)
+    ['iid', 'orthogonal', 'structured', 'fastfood', 'quadrature', 'principal']
+    >>> STRUCTURES["structured"].n_frequencies(100, n_features=20)  # whole blocks of 32
+    128
+    >>> STRUCTURES["iid"].isotropic_only, STRUCTURES["principal"].reads_data
+    (False, True)
     """
 
     name: str
@@ -187,7 +300,21 @@ class Structure:
     description: str = ""
 
     def n_frequencies(self, requested: int, n_features: int) -> int:
-        """D′ after this structure's rounding of ``requested`` frequencies."""
+        """Round a requested number of frequencies as this structure does.
+
+        Parameters
+        ----------
+        requested : int
+            Frequencies asked for.
+        n_features : int
+            Input dimension d (the block size may depend on it).
+
+        Returns
+        -------
+        int
+            D′: ``requested`` rounded up to a whole number of blocks (unchanged without
+            ``block``).
+        """
         if self.block is None:
             return requested
         size = self.block(n_features)
@@ -205,6 +332,36 @@ def register_structure(structure: Structure, *, replace: bool = False) -> Struct
     move, :mod:`kernelmaps.io`'s trust list and :mod:`kernelmaps.evaluate`'s method
     registry all read the registry, so a structure is one ``draw`` function, its
     :class:`Projection` class and this call.
+
+    Parameters
+    ----------
+    structure : Structure
+        The entry; its ``name`` becomes a value of ``RandomFourierFeatures(structure=...)``.
+    replace : bool, default=False
+        Whether an entry of the same name may be replaced (otherwise a ``ValueError``).
+
+    Returns
+    -------
+    Structure
+        ``structure``, now registered.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> from kernelmaps.maps import (STRUCTURES, DenseProjection, Frequencies, Structure,
+    ...                              register_structure)
+    >>> def draw(request):  # independent draws from the spectral density
+    ...     omega = request.density.sample(request.n_features, request.n_frequencies,
+    ...                                    request.random_state)
+    ...     return Frequencies(DenseProjection(np.ascontiguousarray(omega.T)))
+    >>> _ = register_structure(Structure("doctest_iid", draw, isotropic_only=False,
+    ...                                  projection_types=(DenseProjection,)))
+    >>> X = np.random.RandomState(0).normal(size=(10, 3))
+    >>> RandomFourierFeatures("laplacian", gamma=0.5, structure="doctest_iid",
+    ...                       n_components=64, random_state=0).fit_transform(X).shape
+    (10, 64)
+    >>> del STRUCTURES["doctest_iid"]  # undo the registration
     """
     if not replace and structure.name in STRUCTURES:
         raise ValueError(f"structure {structure.name!r} is already registered; pass "
@@ -258,6 +415,21 @@ class DenseProjection(Projection):
 
     Used by the "iid", "orthogonal", "principal" and "quadrature" structures; accepts CSR
     rows (sparse × dense BLAS).
+
+    Parameters
+    ----------
+    weights : ndarray of shape (n_features, n_frequencies)
+        The frequencies ω₁ … ω_D′ as columns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps import RandomFourierFeatures
+    >>> X = np.random.RandomState(0).normal(size=(5, 3))
+    >>> rff = RandomFourierFeatures(gamma=0.5, structure="iid", n_components=8,
+    ...                             random_state=0).fit(X)
+    >>> type(rff.projection_).__name__, rff.projection_.weights.shape
+    ('DenseProjection', (3, 8))
     """
 
     array_names = ("weights",)
@@ -266,10 +438,36 @@ class DenseProjection(Projection):
         self.weights = weights
 
     def project_into(self, X_block: Any, out: np.ndarray) -> None:
+        """Write ``X_block @ weights`` into ``out`` (BLAS in place; CSR rows through SciPy).
+
+        Parameters
+        ----------
+        X_block : {ndarray, sparse matrix} of shape (n_rows, n_features)
+            The row block.
+        out : ndarray of shape (n_rows, n_frequencies)
+            The output block, overwritten; ``weights`` are cast to its dtype.
+        """
         project_into(X_block, self.weights.astype(out.dtype, copy=False), out)
 
     def project_device(self, xp: Any, X_block: Any, out: Any = None, bias: Any = None) -> Any:
-        """``X_block @ weights (+ bias)`` on the device (one ``addmm`` into ``out``)."""
+        """Compute ``X_block @ weights (+ bias)`` on the device (one ``addmm`` into ``out``).
+
+        Parameters
+        ----------
+        xp : module
+            The array namespace of ``X_block`` (array API).
+        X_block : array of shape (n_rows, n_features)
+            The row block, on its device.
+        out : array of shape (n_rows, n_frequencies), default=None
+            Written into where the library allows.
+        bias : array of shape (n_frequencies,), default=None
+            Added to every row.
+
+        Returns
+        -------
+        array of shape (n_rows, n_frequencies)
+            The projection, in namespace ``xp`` on ``X_block``'s device.
+        """
         return matmul(xp, X_block, self.weights, out=out, bias=bias)
 
 

@@ -5,9 +5,9 @@ r"""Random Fourier features for shift-invariant kernels.
 
 :class:`RandomFourierFeatures` is the general engine: spectral density (from
 :mod:`kernelmaps.kernels`) × projection structure (the registry
-:data:`kernelmaps.maps._projection.STRUCTURES`: iid, orthogonal, structured HD-blocks,
-Fastfood, principal-axes QMC, spherical-radial quadrature) × sampling (Monte Carlo or
-randomised QMC) × output form (cos with random offset, or cos/sin pairs).
+:data:`kernelmaps.maps.STRUCTURES`: iid, orthogonal, structured HD-blocks, Fastfood,
+principal-axes QMC, spherical-radial quadrature) × sampling (Monte Carlo or randomised QMC) ×
+output form (cos with random offset, or cos/sin pairs).
 """
 
 from __future__ import annotations
@@ -229,8 +229,9 @@ class RandomFourierFeatures(FeatureMap):
     both unbiased, :math:`\mathbb E[z(x)^\top z(y)] = k(x-y)`; ``cos_sin`` has the lower
     variance at equal D for the Gaussian kernel (Sutherland & Schneider, 2015).
 
-    **Structure** (``structure``; the registry
-    :data:`kernelmaps.maps._projection.STRUCTURES`):
+    **Structure** (``structure``; a name from the registry
+    :data:`~kernelmaps.maps.STRUCTURES`, which a new structure joins with
+    :func:`~kernelmaps.maps.register_structure`):
 
     ``"iid"``
         independent draws from :math:`p` (with QMC: one scrambled point set in the input's
@@ -245,15 +246,15 @@ class RandomFourierFeatures(FeatureMap):
     ``"principal"``
         randomised QMC frequencies whose Gaussian coordinates lie along the principal axes
         of (a 256-row sample of) the training data, so the QMC set's most even coordinates
-        follow the data's largest variance (the PCA construction of QMC; see
-        :mod:`kernelmaps.maps._principal`). Each frequency still has the law :math:`p`, for
-        any data. Far below ORF's error on data of low effective dimension; O(dD) memory.
+        follow the data's largest variance (the PCA construction of QMC). Each frequency
+        still has the law :math:`p`, for any data. Far below ORF's error on data of low
+        effective dimension; O(dD) memory.
     ``"quadrature"``
         stochastic spherical-radial rules (Genz & Monahan, 1998; Munkhoeva et al., 2018):
         Haar rotations of the regular simplex at pairs of radii :math:`s < d < t` with
         weights exact for the quadratic part of the integrand. The classic rule's centre
         term (negative for many draws) is replaced by that pairing, so the map stays
-        explicit and unbiased — derivation in :mod:`kernelmaps.maps._quadrature`. Best for
+        explicit and unbiased (derived in the source file ``maps/_quadrature.py``). Best for
         smooth kernels (small γ) at low d.
     ``"structured"``
         SORF (Yu et al., 2016): per block of :math:`d_{pad}` frequencies the rows of
@@ -334,7 +335,7 @@ class RandomFourierFeatures(FeatureMap):
         The participation ratio of the sample's covariance spectrum when the fit read the
         data (``"auto"`` with QMC on an isotropic density, ``"principal"``), else None.
     projection_ : Projection
-        The fitted frequencies (:class:`kernelmaps.maps._projection.Projection`), with
+        The fitted frequencies (a :class:`~kernelmaps.maps.Projection`), with
         ``nbytes`` (parameter memory) and ``project_into``. Dense structures: ``weights``
         of shape (n_features_in_, D'). ``"structured"``: ``signs`` (n_blocks, 3, d_pad),
         int8, and ``row_scale`` (D',). ``"fastfood"``: ``signs`` (int8), ``permutation``
@@ -440,10 +441,20 @@ class RandomFourierFeatures(FeatureMap):
                          if isotropic or not needs_isotropy)
 
     def n_features_out_for(self, n_features: int) -> int:
-        """The output dimension D this map gives for ``n_features`` inputs, before fitting.
+        """Compute the output dimension D this map gives for ``n_features`` inputs.
 
-        Applies the documented rounding of ``n_components`` (``output``, ``structure``);
-        equals ``n_features_out_`` after a fit on data of that width.
+        Applies the documented rounding of ``n_components`` (``output``, ``structure``)
+        before fitting; equals ``n_features_out_`` after a fit on data of that width.
+
+        Parameters
+        ----------
+        n_features : int
+            Number of input features d.
+
+        Returns
+        -------
+        int
+            The number of output features D.
         """
         self._validate_params()
         structure = None if self.structure == "auto" else STRUCTURES[self.structure]

@@ -205,9 +205,8 @@ class Nystroem(FeatureMap):
     n_jobs : int, default=None
         Threads used by transform (``None``: the :func:`kernelmaps.set_config` setting,
         ``-1``: all cores); also passed to scikit-learn for callable kernels.
-    landmarks : {'uniform', 'kmeans', 'leverage', 'renyi'} or array-like of shape \
-            (n_landmarks, n_features), default='uniform'
-        How the landmarks are chosen:
+    landmarks : {'uniform', 'kmeans', 'leverage', 'renyi'} or array-like, default='uniform'
+        How the landmarks are chosen (an array: of shape (n_landmarks, n_features)):
 
         * ``'uniform'``: ``n_components`` training rows drawn uniformly without
           replacement — exactly scikit-learn's draw. O(n).
@@ -253,7 +252,10 @@ class Nystroem(FeatureMap):
         Number of output features: ``n_landmarks`` (symmetric) or the retained rank
         (eigen).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit. Defined only when X has feature names that are
+        all strings.
 
     See Also
     --------

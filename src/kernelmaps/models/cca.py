@@ -274,9 +274,9 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples of the first view.
-        y : {array-like, sparse matrix} of shape (n_samples,) or (n_samples, n_y_features), \
-                default=None
-            Samples of the second view, if its variates are wanted too.
+        y : {array-like, sparse matrix}, default=None
+            Samples of the second view, of shape (n_samples,) or (n_samples, n_y_features),
+            if its variates are wanted too.
 
         Returns
         -------

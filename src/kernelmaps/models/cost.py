@@ -8,10 +8,10 @@ up to 1,024² and scaled by their flop counts. Memory is counted from the shapes
 kernel blocks, the M × M preconditioner buffer and :math:`K_{MM}`'s evaluation, the
 float64 targets and weights, and one block (plus its float64 copy) per thread.
 
-The number of CG iterations is not known before the fit (a few tens for the FALKON
-preconditioner, up to ``max_iter``), so the estimate gives the time per iteration and
-:meth:`FitCost.seconds` the total for any count. Probes take about 0.1 s; on a busy machine
-they are as noisy as the machine.
+The number of CG iterations is not known before the fit (a few tens for the FALKON preconditioner,
+up to ``max_iter``), so the estimate gives the time per iteration and
+:meth:`~kernelmaps.models.FitCost.seconds` the total for any count. Probes take about 0.1 s; on a
+busy machine they are as noisy as the machine.
 """
 
 from __future__ import annotations
@@ -34,25 +34,48 @@ _PROBE_ENTRIES = 1 << 20
 
 
 class FitCost(NamedTuple):
-    """The estimate of :func:`estimate_fit_cost` (seconds on this machine now, bytes)."""
+    """The estimate of :func:`estimate_fit_cost`: seconds on this machine now, and bytes.
 
-    #: ``"exact"`` or ``"nystrom"``.
+    Attributes
+    ----------
+    solver : str
+        ``"exact"`` or ``"nystrom"``.
+    path : str
+        Nyström: ``"cached"``, ``"partly cached"`` or ``"recompute"`` (as ``fit_info_``).
+    first_pass_s : float
+        The kernel matrix (exact) or the first pass over :math:`K_{nM}` with the right-hand
+        side.
+    factorisation_s : float
+        Cholesky factorisations (n × n exact; the M × M preconditioner).
+    iteration_s : float
+        One CG iteration (0 for the exact solver).
+    cache_bytes : int
+        Kernel blocks kept between passes.
+    memory_bytes : int
+        Peak memory of the fit beyond the data.
+    """
+
     solver: str
-    #: Nyström: ``"cached"``, ``"partly cached"`` or ``"recompute"`` (as ``fit_info_``).
     path: str
-    #: The kernel matrix (exact) or the first pass over K_nM with the right-hand side.
     first_pass_s: float
-    #: Cholesky factorisations (n × n exact; the M × M preconditioner).
     factorisation_s: float
-    #: One CG iteration (0 for the exact solver).
     iteration_s: float
-    #: Kernel blocks kept between passes.
     cache_bytes: int
-    #: Peak memory of the fit beyond the data.
     memory_bytes: int
 
     def seconds(self, iterations: int) -> float:
-        """The whole fit with ``iterations`` CG iterations."""
+        """Estimate the whole fit's time with a given number of CG iterations.
+
+        Parameters
+        ----------
+        iterations : int
+            Conjugate-gradient iterations (the exact solver runs none).
+
+        Returns
+        -------
+        float
+            ``first_pass_s + factorisation_s + iterations * iteration_s``, in seconds.
+        """
         return self.first_pass_s + self.factorisation_s + iterations * self.iteration_s
 
     def __str__(self) -> str:
@@ -99,8 +122,8 @@ def estimate_fit_cost(model: Any, X: Any, *, n_targets: int = 1) -> FitCost:
     Returns
     -------
     FitCost
-        Seconds (per phase; :meth:`FitCost.seconds` for a total) and bytes. The centre
-        selection (k-means, leverage) is not included.
+        Seconds (per phase; :meth:`~kernelmaps.models.FitCost.seconds` for a total) and
+        bytes. The centre selection (k-means, leverage) is not included.
 
     Examples
     --------

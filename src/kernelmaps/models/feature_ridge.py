@@ -225,7 +225,7 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     2001) turn it into an approximate kernel ridge regression. The features are never
     materialised: row blocks of :math:`z(X)` are folded into the
     :math:`(D+1+t)\times(D+1+t)` Gram matrix of :math:`[z(X), 1, Y]` and dropped, then one
-    :math:`D\times D` Cholesky solve gives :math:`w` (see :func:`normal_statistics`). Memory is
+    :math:`D\times D` Cholesky solve gives :math:`w`. Memory is
     :math:`O(D^2 + \text{block})` whatever n is.
 
     On a Dask collection every row chunk computes its partial Gram matrix on the worker

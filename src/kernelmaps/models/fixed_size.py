@@ -59,7 +59,7 @@ def make_fixed_size_model(
     model_params: dict | None = None,
     random_state: Any = None,
 ) -> Pipeline:
-    r"""A fixed-size kernel model: landmarks, eigen-feature map and linear model in a Pipeline.
+    r"""Build a fixed-size kernel model: landmarks, eigen-feature map and linear model.
 
     The pipeline is ``Pipeline([("features", Nystroem(...)), ("model", linear_model)])``:
     :class:`~kernelmaps.Nystroem` with ``landmarks='renyi'`` and ``basis='eigen'`` by
@@ -70,11 +70,11 @@ def make_fixed_size_model(
 
     Parameters
     ----------
-    model : {'ridge', 'ridge_classifier', 'logistic', 'linear_svc', 'linear_svr'} or \
-            estimator, default='ridge'
-        The linear model: a name from :data:`FIXED_SIZE_MODELS` (``'ridge'`` with the eigen
-        features is the fixed-size LS-SVM regressor) or an unfitted scikit-learn estimator,
-        which is cloned.
+    model : str or estimator, default='ridge'
+        The linear model: a name from :data:`FIXED_SIZE_MODELS` (``'ridge'``,
+        ``'ridge_classifier'``, ``'logistic'``, ``'linear_svc'``, ``'linear_svr'``;
+        ``'ridge'`` with the eigen features is the fixed-size LS-SVM regressor) or an
+        unfitted scikit-learn estimator, which is cloned.
     n_components : int, default=100
         Number of landmarks m (prototype vectors).
     kernel : str, Kernel or callable, default='rbf'

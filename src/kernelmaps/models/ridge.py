@@ -35,7 +35,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         (K_{nM}^\top K_{nM} + \alpha K_{MM})\,\beta = K_{nM}^\top y
 
     by conjugate gradient with the FALKON preconditioner (Rudi, Carratino & Rosasco, NeurIPS
-    2017; see :mod:`kernelmaps.models._solvers`): with :math:`K_{MM} = T^\top T` and
+    2017): with :math:`K_{MM} = T^\top T` and
     :math:`A^\top A = TT^\top + \tfrac{\alpha M}{n}I` (Cholesky factors), :math:`B =
     T^{-1}A^{-1}` makes :math:`B^\top(K_{nM}^\top K_{nM} + \alpha K_{MM})B \approx \tfrac nM
     I`, so CG converges in a few tens of iterations. The first pass over the data computes
@@ -139,7 +139,10 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s``,
         ``preconditioner_s`` and ``solve_s`` (preconditioner and CG).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit. Defined only when X has feature names that are
+        all strings.
 
     References
     ----------
@@ -182,6 +185,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         if is_dask_collection(X):  # Dask (optional): FALKON, K_nM passes on the workers
             return collection_handler("fit_kernel_ridge")(self, X, y, sample_weight)
@@ -210,6 +214,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         Returns
         -------
         y_pred : ndarray of shape (n_samples,) or (n_samples, n_targets)
+            The predictions :math:`f(x)`, one column per target of the fit.
         """
         if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
             return collection_handler("map_rows")(self, X, "predict")

@@ -57,7 +57,9 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     n_components : int, default=1000
         Number of Nyström centres M (clamped to n_samples).
     landmarks : {"uniform", "kmeans", "leverage", "renyi"}, default="uniform"
+        How the Nyström centres are chosen, as in :class:`~kernelmaps.models.KernelRidge`.
     landmark_params : dict, default=None
+        Options of the landmark strategy (see :class:`~kernelmaps.Nystroem`).
     max_iter : int, default=100
         Maximum CG iterations.
     tol : float, default=1e-2
@@ -77,16 +79,26 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+        The class labels, sorted.
     kernel_ : Kernel
+        The kernel, resolved once in ``fit``.
     dual_coef_ : ndarray of shape (n_samples or M,) or (n_samples or M, n_classes)
         1-D for two classes (the coefficients of ``classes_[1]``'s score).
     X_fit_ : {ndarray, sparse matrix}
+        Training data (exact) or the centres (Nyström), used by predict.
     center_indices_ : ndarray of shape (M,)
+        Rows of the training data used as centres (Nyström, when the centres are rows).
     solver_ : str
+        The solver used.
     n_iter_ : int
+        CG iterations run (1 for the exact solver).
     fit_info_ : dict
+        How the fit ran, as :class:`~kernelmaps.models.KernelRidge`'s ``fit_info_``.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit. Defined only when X has feature names that are
+        all strings.
 
     References
     ----------
@@ -133,6 +145,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         Returns
         -------
         self : object
+            The fitted classifier.
         """
         if is_dask_collection(X):
             return collection_handler("fit_kernel_ridge")(self, X, y, sample_weight)

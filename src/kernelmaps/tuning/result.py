@@ -24,6 +24,7 @@ class Trial:
     gamma : float
         The kernel's scale parameter (``TuneResult.scale_name`` says which).
     n_components : int
+        The map's ``n_components`` parameter.
     n_features_out : int
         The map's real output dimension.
     n_rows : int
@@ -64,9 +65,11 @@ class TuneResult:
     trials : list of Trial
         Every configuration tried, in order.
     task : str
+        ``"classification"`` or ``"regression"``.
     scoring : str
         ``"accuracy"`` or ``"r2"``.
     cv : "loo" or int
+        The validation: leave-one-out or the number of folds.
     scale_name : str
         The kernel parameter searched (``gamma`` for most kernels).
     heuristic : float
@@ -76,6 +79,8 @@ class TuneResult:
     stopped : str
         Why the search ended (converged, bounds, the time budget).
     notes : list of str
+        Caveats of the result: the model not refitted on all rows for lack of time, the
+        chosen α at an edge of the grid.
     """
 
     estimator: Pipeline

@@ -80,6 +80,7 @@ class AlphaPath:
     Attributes
     ----------
     alphas : ndarray of shape (n_alphas,)
+        The α grid: the distinct values given, ascending.
     scores : ndarray of shape (n_alphas,)
         Validation score per α: accuracy (classification) or R² (regression), the score
         scikit-learn's ``score`` method gives; leave-one-out or mean over folds.
@@ -89,15 +90,19 @@ class AlphaPath:
     best_index : int
         Index of the chosen α: the best score, then the smallest error, then the largest α.
     task : {"regression", "classification"}
+        What was fitted.
     cv : "loo" or int
+        The validation: leave-one-out or the number of folds.
     coef : ndarray
         Coefficients at the chosen α, fitted on all rows, shaped as scikit-learn's
         ``coef_``: ``(n_features,)`` for one target (a 1-D regression target, two classes),
         else ``(n_outputs or n_classes, n_features)``.
     intercept : float or ndarray
+        Intercept at the chosen α, shaped as scikit-learn's ``intercept_``.
     classes : ndarray or None
         Class labels (classification), sorted.
     n_features : int
+        Number of features the path was computed on.
     """
 
     alphas: np.ndarray
@@ -122,11 +127,16 @@ class AlphaPath:
         return float(self.scores[self.best_index])
 
     def estimator(self) -> Ridge | RidgeClassifier:
-        """The fitted :class:`~sklearn.linear_model.Ridge` or
-        :class:`~sklearn.linear_model.RidgeClassifier` with ``alpha`` = the chosen α.
+        """Build the fitted linear model at the chosen α.
 
         Its coefficients are those of the decomposition that scored the path (no second
         pass over the data); they equal ``Ridge(alpha).fit(Z, y)``'s to rounding.
+
+        Returns
+        -------
+        sklearn.linear_model.Ridge or sklearn.linear_model.RidgeClassifier
+            A fitted :class:`~sklearn.linear_model.Ridge` (regression) or
+            :class:`~sklearn.linear_model.RidgeClassifier` with ``alpha`` the chosen α.
         """
         model: Ridge | RidgeClassifier
         if self.task == "classification":
