@@ -182,6 +182,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("Nystroem-leverage", Nystroem,
           dict(n_components=20, landmarks="leverage", random_state=0)),
     Entry("RBFSampler", RBFSampler, dict(n_components=64, random_state=0)),
+    # gamma="scale" resolved on the training data (dense, CSR, float32, device arrays).
+    Entry("Nystroem-gamma-scale", Nystroem, dict(gamma="scale", n_components=20,
+                                                 random_state=0)),
+    Entry("RBFSampler-gamma-scale", RBFSampler, dict(gamma="scale", n_components=64,
+                                                     random_state=0)),
     Entry("AdditiveChi2Sampler", AdditiveChi2Sampler, non_negative=True, stateless=True),
     Entry("SkewedChi2Sampler", SkewedChi2Sampler, dict(n_components=64, random_state=0)),
     Entry("PolynomialCountSketch", PolynomialCountSketch, dict(n_components=64, random_state=0)),
@@ -221,6 +226,8 @@ ENTRIES: tuple[Entry, ...] = (
     # ----------------------------------------------------------------- kernel machines
     _model("KernelRidge-default", KernelRidge, "regressor"),  # linear kernel, solver="auto"
     _model("KernelRidge-exact", KernelRidge, "regressor", kernel="rbf", solver="exact"),
+    _model("KernelRidge-gamma-scale", KernelRidge, "regressor", kernel="rbf", gamma="scale",
+           solver="exact"),
     _model("KernelRidge-nystrom", KernelRidge, "regressor", kernel="rbf", solver="nystrom",
            n_components=20, random_state=0, expected_failed_checks=_NYSTROM_CENTRES_XFAIL),
     _model("KernelRidgeClassifier", KernelRidgeClassifier, "classifier"),  # exact (auto)

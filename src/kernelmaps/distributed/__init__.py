@@ -103,6 +103,12 @@ def _score_on_dask(model: Any, X: Any, y: Any, sample_weight: Any) -> float:
     return dask_score(model, X, y, sample_weight)
 
 
+def _variance_on_dask(X: Any) -> float:
+    """The variance of all entries of a Dask array (``gamma="scale"``): Dask's own
+    reductions, accumulated in float64, in one pass over the chunks."""
+    return float(X.var(dtype="float64").compute())
+
+
 # Maps and models sit below this layer: they dispatch Dask input through the engine's
 # registry instead of importing kernelmaps.distributed.
 register_collection_handler("fit", _fit_on_dask)
@@ -111,3 +117,4 @@ register_collection_handler("map_rows", _map_rows_on_dask)
 register_collection_handler("fit_kernel_ridge", _fit_kernel_ridge_on_dask)
 register_collection_handler("fit_feature_ridge", _fit_feature_ridge_on_dask)
 register_collection_handler("score", _score_on_dask)
+register_collection_handler("variance", _variance_on_dask)

@@ -51,8 +51,9 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
     if model.solver == "exact":
         raise ValueError("solver='exact' needs the n × n kernel matrix in memory; on a Dask "
                          "collection use solver='nystrom' (or 'auto').")
-    kernel = fit_kernel(model, precomputed=False)
     X, columns = as_dask_rows(X, owner=owner)
+    # gamma="scale": the variance of all of X, from Dask's reductions (one pass).
+    kernel = fit_kernel(model, X, precomputed=False)
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
     Y, ravel = _targets(model, y, X)

@@ -1,0 +1,101 @@
+r"""Data-dependent ``gamma``: scikit-learn's ``"scale"`` and ``"auto"``, resolved once on the
+training data.
+
+``gamma="scale"``
+    :math:`\gamma = 1 / (d\,\operatorname{Var} X)`, the variance taken over every entry of
+    the ``(n, d)`` training array — for sparse X :math:`\overline{X^2} - \bar X^2` — and
+    :math:`\gamma = 1` when that variance is 0: exactly :class:`sklearn.svm.SVC`'s
+    definition (scikit-learn ≥ 0.22). It makes :math:`\gamma\|x-y\|^2` of order one for
+    typical pairs whatever the units of the features.
+``gamma="auto"``
+    :math:`\gamma = 1 / d`, scikit-learn's older default.
+
+A kernel or estimator resolves these once, in ``fit``, on the whole training array
+(:meth:`kernelmaps.kernels.Kernel.resolve`; a Dask array through Dask's own reductions):
+kernel values computed block by block must all use one γ.
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from kernelmaps._array_api import is_device_array, namespace_and_device
+from kernelmaps._engine import collection_handler, is_dask_collection
+from kernelmaps._suggest import did_you_mean
+
+__all__ = ["GAMMA_HEURISTICS", "check_gamma_heuristic", "data_variance", "gamma_constraints",
+           "gamma_value", "is_gamma_heuristic"]
+
+#: The strings accepted for ``gamma`` (besides numbers), as in :class:`sklearn.svm.SVC`.
+GAMMA_HEURISTICS: frozenset[str] = frozenset({"scale", "auto"})
+
+
+def gamma_constraints(*, allow_zero: bool = False, allow_none: bool = True) -> list[Any]:
+    """scikit-learn parameter constraints of an estimator's ``gamma``: ``"scale"``,
+    ``"auto"``, a positive number (``allow_zero``: or 0) and, with ``allow_none``, None.
+
+    One definition, so every estimator accepts the same strings."""
+    interval = Interval(Real, 0.0, None, closed="left" if allow_zero else "neither")
+    return [StrOptions(set(GAMMA_HEURISTICS)), interval, *([None] if allow_none else [])]
+
+
+def is_gamma_heuristic(gamma: Any) -> bool:
+    """Whether ``gamma`` is one of the strings resolved on the data (``"scale"``, ``"auto"``)."""
+    return isinstance(gamma, str) and gamma in GAMMA_HEURISTICS
+
+
+def check_gamma_heuristic(gamma: Any, owner: str) -> None:
+    """Refuse a string ``gamma`` other than ``"scale"``/``"auto"``, suggesting the close one."""
+    if isinstance(gamma, str) and gamma not in GAMMA_HEURISTICS:
+        raise ValueError(
+            f"{owner}: gamma={gamma!r} is not a number, 'scale' or 'auto'"
+            f"{did_you_mean(gamma, sorted(GAMMA_HEURISTICS))}. 'scale' is "
+            "1 / (n_features * X.var()), 'auto' is 1 / n_features."
+        )
+
+
+def data_variance(X: Any) -> float:
+    """The variance of all entries of ``X``, as :class:`sklearn.svm.SVC` computes it.
+
+    Dense NumPy: ``X.var()`` (in X's dtype, as scikit-learn); sparse:
+    ``X.multiply(X).mean() - X.mean() ** 2``; an array-API array: ``xp.var`` on its device;
+    a Dask array: Dask's own tree reductions (one pass, in float64), through the handler
+    :mod:`kernelmaps.distributed` registers.
+    """
+    if is_dask_collection(X):
+        return float(collection_handler("variance")(X))
+    if sp.issparse(X):
+        return float(X.multiply(X).mean() - X.mean() ** 2)
+    if is_device_array(X):
+        xp, _ = namespace_and_device(X)
+        return float(xp.var(X))
+    return float(np.asarray(X).var())
+
+
+def gamma_value(gamma: Any, X: Any) -> Any:
+    """``gamma`` with ``"scale"``/``"auto"`` replaced by their value on ``X``; anything else
+    (a number, None) comes back as it was.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels._gamma import gamma_value
+    >>> X = np.array([[0.0, 2.0], [2.0, 0.0]])  # Var X = 1, 2 features
+    >>> gamma_value("scale", X), gamma_value("auto", X), gamma_value(0.3, X)
+    (0.5, 0.5, 0.3)
+    >>> gamma_value("scale", np.ones((3, 2)))  # no variance: 1, as SVC
+    1.0
+    """
+    if not is_gamma_heuristic(gamma):
+        return gamma
+    n_features = X.shape[1]
+    if gamma == "auto":
+        return 1.0 / n_features
+    variance = data_variance(X)
+    return 1.0 / (n_features * variance) if variance != 0 else 1.0
+
