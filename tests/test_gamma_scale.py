@@ -256,3 +256,35 @@ def test_kernel_alias_gaussian_equals_rbf(make):
 def test_misspelt_kernel_in_an_estimator_gets_did_you_mean():
     with pytest.raises(InvalidParameterError, match=r"did you mean 'gaussian'"):
         Nystroem("gausian").fit(np.ones((5, 2)))
+
+
+# ------------------------------------------------------------------------ Dask
+@pytest.mark.parametrize("name", ["Nystroem", "RBFSampler", "RandomFourierFeatures",
+                                  "TensorSRHT", "KernelRidge-nystrom", "KernelRidgeClassifier"])
+def test_dask_fit_takes_the_variance_of_all_of_x(name, digits):
+    da = pytest.importorskip("dask.array")
+    X, y = digits
+    Xd, yd = da.from_array(X, chunks=(400, 64)), da.from_array(y, chunks=400)
+    if name.startswith("KernelRidge"):
+        cls = KernelRidge if name == "KernelRidge-nystrom" else KernelRidgeClassifier
+        make = lambda: cls(kernel="rbf", gamma="scale", solver="nystrom",  # noqa: E731
+                           n_components=50, random_state=0)
+        in_memory, on_dask = make().fit(X, y), make().fit(Xd, yd)
+    else:
+        in_memory, on_dask = ESTIMATORS[name]("scale").fit(X), ESTIMATORS[name]("scale").fit(Xd)
+    # Dask's chunked two-pass variance (float64) against numpy's pairwise one: the two sums
+    # of 1.2e5 terms agree to a few ulps of the sum of squares, ≈ 2·Var X here.
+    assert on_dask.kernel_.gamma == pytest.approx(in_memory.kernel_.gamma, rel=64 * EPS64)
+    assert on_dask.kernel_.gamma == pytest.approx(sklearn_gamma(X, y), rel=64 * EPS64)
+    assert on_dask.gamma == "scale"  # the parameter is not replaced by the fit
+
+
+def test_dask_fit_resolves_a_kernel_object_on_all_of_x(digits):
+    da = pytest.importorskip("dask.array")
+    X, y = digits
+    Xd = da.from_array(X, chunks=(400, 64))
+    kernel = get_kernel("rbf", gamma="scale")
+    nystroem = Nystroem(kernel, n_components=20, random_state=0).fit(Xd)
+    # Reason as above: chunked against pairwise variance, a few ulps.
+    assert nystroem.kernel_.gamma == pytest.approx(sklearn_gamma(X, y), rel=64 * EPS64)
+    assert nystroem.kernel is kernel

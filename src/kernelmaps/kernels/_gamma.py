@@ -39,7 +39,16 @@ def gamma_constraints(*, allow_zero: bool = False, allow_none: bool = True) -> l
     """scikit-learn parameter constraints of an estimator's ``gamma``: ``"scale"``,
     ``"auto"``, a positive number (``allow_zero``: or 0) and, with ``allow_none``, None.
 
-    One definition, so every estimator accepts the same strings."""
+    One definition, so every estimator accepts the same strings.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import gamma_constraints
+    >>> class Smoother:  # a scikit-learn estimator would put this in _parameter_constraints
+    ...     _parameter_constraints = {"gamma": gamma_constraints()}
+    >>> sorted(gamma_constraints()[0].options)
+    ['auto', 'scale']
+    """
     interval = Interval(Real, 0.0, None, closed="left" if allow_zero else "neither")
     return [StrOptions(set(GAMMA_HEURISTICS)), interval, *([None] if allow_none else [])]
 

@@ -58,6 +58,15 @@ class KernelNameOptions(StrOptions):
     The registry is read when the parameter is validated, so a kernel registered after
     import (:func:`register_kernel`) is accepted too; every estimator builds its constraint
     from this one class.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import KernelNameOptions
+    >>> options = KernelNameOptions(precomputed=True)
+    >>> options.is_satisfied_by("gaussian"), options.is_satisfied_by("gausian")
+    (True, False)
+    >>> "precomputed" in KernelNameOptions().options
+    False
     """
 
     def __init__(self, *, precomputed: bool = False) -> None:

@@ -310,7 +310,7 @@ class PolynomialKernelMap(FeatureMap):
     >>> import numpy as np
     >>> from kernelmaps import PolynomialKernelMap
     >>> X = np.array([[1.0, 2.0], [0.5, -1.0]])
-    >>> Z = PolynomialKernelMap(degree=3, coef0=1.0).fit_transform(X)
+    >>> Z = PolynomialKernelMap(gamma=1.0, degree=3, coef0=1.0).fit_transform(X)
     >>> bool(np.allclose(Z @ Z.T, (X @ X.T + 1.0) ** 3))
     True
     """
