@@ -288,3 +288,55 @@ def test_dask_fit_resolves_a_kernel_object_on_all_of_x(digits):
     # Reason as above: chunked against pairwise variance, a few ulps.
     assert nystroem.kernel_.gamma == pytest.approx(sklearn_gamma(X, y), rel=64 * EPS64)
     assert nystroem.kernel is kernel
+
+
+def test_a_kernel_registered_after_import_is_a_valid_kernel_name():
+    from kernelmaps.kernels import KERNELS, Kernel, register_kernel
+
+    @register_kernel
+    class DoubledLinear(Kernel):  # 2⟨x, y⟩
+        name = "test_doubled_linear"
+
+        def evaluate_into(self, X, Y, out):
+            np.matmul(X, 2.0 * Y.T, out=out)
+
+    try:
+        X = np.random.RandomState(0).normal(size=(15, 3))
+        model = Nystroem("test_doubled_linear", n_components=15, random_state=0).fit(X)
+        Z = model.transform(X)
+        # Z Zᵀ reproduces the rank-3 Gram matrix of all 15 points up to the pseudo-inverse's
+        # rounding, κ·n·eps of the scale with κ ≲ 1e2 on its range and n = 15: 1e4 ulps.
+        assert_equal_to_rounding(Z @ Z.T, 2.0 * X @ X.T, ulps=1e4)
+    finally:
+        del KERNELS["test_doubled_linear"]
+
+
+# ------------------------------------------------------------------------ sample weights
+def test_weighted_scale_equals_repeated_rows(wine):
+    X, y = wine
+    weights = np.tile([1.0, 2.0, 3.0], len(y) // 3 + 1)[: len(y)]
+    repeated = np.repeat(np.arange(len(y)), weights.astype(int))
+    by_weight = KernelRidge(kernel="rbf", gamma="scale").fit(X, y, sample_weight=weights)
+    by_rows = KernelRidge(kernel="rbf", gamma="scale").fit(X[repeated], y[repeated])
+    # Weighted two-pass variance against numpy's pairwise one on the repeated rows: a few
+    # ulps of the sum of squares (wine's Var X is dominated by proline, no cancellation).
+    assert by_weight.kernel_.gamma == pytest.approx(by_rows.kernel_.gamma, rel=64 * EPS64)
+    assert by_rows.kernel_.gamma == pytest.approx(sklearn_gamma(X[repeated], y[repeated]),
+                                                  rel=4 * EPS64)
+    sparse = KernelRidge(kernel="rbf", gamma="scale").fit(sp.csr_matrix(X), y,
+                                                          sample_weight=weights)
+    # Sparse E_w[X²] − μ²: E[X²] ≈ 1.6·Var X on wine, so a few ulps more.
+    assert sparse.kernel_.gamma == pytest.approx(by_rows.kernel_.gamma, rel=64 * EPS64)
+
+
+def test_weighted_scale_on_dask_equals_in_memory(wine):
+    da = pytest.importorskip("dask.array")
+    X, y = wine
+    weights = np.linspace(0.5, 2.0, len(y))
+    make = lambda: KernelRidge(kernel="rbf", gamma="scale", solver="nystrom",  # noqa: E731
+                               n_components=30, random_state=0)
+    in_memory = make().fit(X, y, sample_weight=weights)
+    on_dask = make().fit(da.from_array(X, chunks=(50, 13)), da.from_array(y, chunks=50),
+                         sample_weight=da.from_array(weights, chunks=50))
+    # Same two-pass weighted formula, sums in another order (chunks): a few ulps.
+    assert on_dask.kernel_.gamma == pytest.approx(in_memory.kernel_.gamma, rel=64 * EPS64)

@@ -398,7 +398,7 @@ class Kernel:
         resolve on training data with :meth:`resolve`)."""
         return not is_gamma_heuristic(getattr(self, "gamma", None))
 
-    def resolve(self, X: Any) -> Kernel:
+    def resolve(self, X: Any, sample_weight: Any = None) -> Kernel:
         r"""This kernel with its data-dependent parameters set from the training data ``X``.
 
         ``gamma="scale"`` becomes :math:`1/(d\,\operatorname{Var} X)` (1 if the variance is
@@ -412,6 +412,9 @@ class Kernel:
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             The training data (a Dask array's variance comes from Dask's reductions).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of a weighted fit: the variance counts each row with its weight,
+            so a weight of 2 equals a repeated row. None: ``X.var()``, scikit-learn's.
 
         Returns
         -------
@@ -435,7 +438,7 @@ class Kernel:
             raise ValueError(f"{self!r}.resolve needs the 2-D training data (n_samples, "
                              f"n_features); got an array of shape {tuple(X.shape)}.")
         params = self.get_params()
-        params["gamma"] = gamma_value(params["gamma"], X)
+        params["gamma"] = gamma_value(params["gamma"], X, sample_weight)
         return type(self)(**params)
 
     def _numeric_gamma(self) -> float | None:

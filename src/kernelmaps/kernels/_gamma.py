@@ -13,6 +13,10 @@ training data.
 A kernel or estimator resolves these once, in ``fit``, on the whole training array
 (:meth:`kernelmaps.kernels.Kernel.resolve`; a Dask array through Dask's own reductions):
 kernel values computed block by block must all use one γ.
+
+With sample weights (the kernel machines' ``fit(X, y, sample_weight)``) the variance is the
+weighted one, each row's entries counting with its weight, so that a weight of 2 is a repeated
+row (scikit-learn's sample-weight contract); without weights it is exactly ``X.var()``.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from kernelmaps._array_api import is_device_array, namespace_and_device
+from kernelmaps._array_api import is_device_array, namespace_and_device, to_numpy
 from kernelmaps._engine import collection_handler, is_dask_collection
 from kernelmaps._suggest import did_you_mean
 
@@ -68,16 +72,22 @@ def check_gamma_heuristic(gamma: Any, owner: str) -> None:
         )
 
 
-def data_variance(X: Any) -> float:
-    """The variance of all entries of ``X``, as :class:`sklearn.svm.SVC` computes it.
+def data_variance(X: Any, sample_weight: Any = None) -> float:
+    r"""The variance of all entries of ``X``, as :class:`sklearn.svm.SVC` computes it.
 
     Dense NumPy: ``X.var()`` (in X's dtype, as scikit-learn); sparse:
     ``X.multiply(X).mean() - X.mean() ** 2``; an array-API array: ``xp.var`` on its device;
-    a Dask array: Dask's own tree reductions (one pass, in float64), through the handler
+    a Dask array: Dask's own tree reductions (in float64), through the handler
     :mod:`kernelmaps.distributed` registers.
+
+    With ``sample_weight`` (one per row): :math:`\sum_i w_i \sum_j (x_{ij}-\mu)^2 /
+    (d\sum_i w_i)` about the weighted mean :math:`\mu`, so integer weights equal repeated
+    rows (sparse: :math:`\overline{X^2}_w - \mu^2`).
     """
     if is_dask_collection(X):
-        return float(collection_handler("variance")(X))
+        return float(collection_handler("variance")(X, sample_weight))
+    if sample_weight is not None:
+        return _weighted_variance(X, sample_weight)
     if sp.issparse(X):
         return float(X.multiply(X).mean() - X.mean() ** 2)
     if is_device_array(X):
@@ -86,9 +96,32 @@ def data_variance(X: Any) -> float:
     return float(np.asarray(X).var())
 
 
-def gamma_value(gamma: Any, X: Any) -> Any:
-    """``gamma`` with ``"scale"``/``"auto"`` replaced by their value on ``X``; anything else
-    (a number, None) comes back as it was.
+def _weighted_variance(X: Any, sample_weight: Any) -> float:
+    """The variance of all entries with row weights (host float64; a device array is read
+    once, as two row reductions)."""
+    if is_device_array(X):
+        xp, _ = namespace_and_device(X)
+        rows, squares = xp.mean(X, axis=1), xp.mean(X * X, axis=1)
+        rows, squares = to_numpy(rows), to_numpy(squares)
+        weights = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+        mean = np.average(rows, weights=weights)
+        return float(max(np.average(squares, weights=weights) - mean ** 2, 0.0))
+    weights = np.asarray(sample_weight, dtype=np.float64).ravel()
+    if sp.issparse(X):
+        rows = np.asarray(X.mean(axis=1), dtype=np.float64).ravel()
+        squares = np.asarray(X.multiply(X).mean(axis=1), dtype=np.float64).ravel()
+        mean = np.average(rows, weights=weights)
+        return float(np.average(squares, weights=weights) - mean ** 2)
+    X = np.asarray(X)
+    mean = np.average(X.mean(axis=1, dtype=np.float64), weights=weights)
+    # Two passes about the mean (no cancellation), as X.var() does.
+    return float(np.average(((X - mean) ** 2).mean(axis=1), weights=weights))
+
+
+def gamma_value(gamma: Any, X: Any, sample_weight: Any = None) -> Any:
+    """``gamma`` with ``"scale"``/``"auto"`` replaced by their value on ``X`` (rows weighted
+    by ``sample_weight``, see :func:`data_variance`); anything else (a number, None) comes
+    back as it was.
 
     Examples
     --------
@@ -105,6 +138,6 @@ def gamma_value(gamma: Any, X: Any) -> Any:
     n_features = X.shape[1]
     if gamma == "auto":
         return 1.0 / n_features
-    variance = data_variance(X)
+    variance = data_variance(X, sample_weight)
     return 1.0 / (n_features * variance) if variance != 0 else 1.0
 

@@ -68,7 +68,8 @@ LANDMARK_PARAMETER_CONSTRAINTS: dict = {
 }
 
 
-def fit_kernel(estimator: Any, X: Any, *, precomputed: bool = True) -> Kernel:
+def fit_kernel(estimator: Any, X: Any, sample_weight: Any = None, *,
+               precomputed: bool = True) -> Kernel:
     """The estimator's kernel as a :class:`~kernelmaps.kernels.Kernel`, resolved once in fit.
 
     scikit-learn's ``KernelRidge`` rules: ``gamma``/``degree``/``coef0`` go to a named
@@ -77,7 +78,7 @@ def fit_kernel(estimator: Any, X: Any, *, precomputed: bool = True) -> Kernel:
     ``"precomputed"`` for models that need kernel values a user's matrix cannot give.
     ``gamma="scale"``/``"auto"`` (as the estimator's parameter or inside a Kernel object)
     becomes its value on the whole training array ``X`` (:meth:`Kernel.resolve`; a Dask
-    array's variance from Dask's reductions).
+    array's variance from Dask's reductions), with rows weighted by ``sample_weight``.
     """
     name = type(estimator).__name__
     kernel = resolve_kernel(estimator.kernel, gamma=estimator.gamma, degree=estimator.degree,
@@ -86,7 +87,7 @@ def fit_kernel(estimator: Any, X: Any, *, precomputed: bool = True) -> Kernel:
     if not precomputed and isinstance(kernel, PrecomputedKernel):
         raise ValueError(f"{name} does not take kernel='precomputed'; pass the data and a "
                          "kernel (a name, a Kernel or a callable).")
-    return kernel.resolve(X)
+    return kernel.resolve(X, sample_weight)
 
 
 def select_centres(estimator: Any, X: Any, kernel: Kernel,

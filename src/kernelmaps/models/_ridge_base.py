@@ -115,7 +115,7 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
     # ------------------------------------------------------------------ fit (in memory)
     def _fit_targets(self, X: Any, Y: Any, sample_weight: Any, ravel: bool) -> None:
         """Fit validated ``X`` to the float64 target matrix ``Y`` (n × t)."""
-        self.kernel_ = fit_kernel(self, X)  # kernel parameter errors before any work
+        self.kernel_ = fit_kernel(self, X, sample_weight)  # kernel parameter errors before any work
         if self._pairwise and X.shape[0] != X.shape[1]:
             raise ValueError("With kernel='precomputed', X must be the square (n_samples, "
                              f"n_samples) training kernel matrix; got shape {X.shape}.")

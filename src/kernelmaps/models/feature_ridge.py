@@ -35,6 +35,7 @@ from kernelmaps._engine import (
 from kernelmaps._linalg import solve_psd
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
+from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
 
@@ -159,7 +160,13 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                        ensure_non_negative=True)
         self._set_targets(y)
-        self.feature_map_ = self._new_map().fit(X)
+        feature_map = self._new_map()
+        gamma = feature_map.get_params().get("gamma")
+        if sample_weight is not None and isinstance(gamma, str) and gamma in GAMMA_HEURISTICS:
+            # The map's fit takes no weights: resolve its gamma="scale" here, with the rows
+            # weighted, so that a weight of 2 still equals a repeated row.
+            feature_map.set_params(gamma=gamma_value(gamma, X, weights))
+        self.feature_map_ = feature_map.fit(X)
         gram = normal_statistics(self.feature_map_, X, self._encode(y), weights)
         self._set_solution(gram)
         return self
