@@ -34,7 +34,7 @@ def test_grid_search_refit_equals_the_map_and_model_fitted_by_hand(e):
 BAD_PARAMS = [
     ("RBFSampler", {"n_components": 0}, "n_components"),
     ("RBFSampler", {"gamma": -1.0}, "gamma"),
-    ("RBFSampler", {"gamma": "auto"}, "gamma"),
+    ("RBFSampler", {"gamma": "atuo"}, "gamma"),
     ("SkewedChi2Sampler", {"n_components": -3}, "n_components"),
     ("SkewedChi2Sampler", {"skewedness": np.inf}, "skewedness"),
     ("AdditiveChi2Sampler", {"sample_steps": 0}, "sample_steps"),
@@ -43,7 +43,7 @@ BAD_PARAMS = [
     ("PolynomialCountSketch", {"degree": 0}, "degree"),
     ("PolynomialCountSketch", {"gamma": -1.0}, "gamma"),
     ("PolynomialCountSketch", {"coef0": -1.0}, "coef0"),
-    ("Nystroem", {"kernel": "gaussian"}, "kernel"),
+    ("Nystroem", {"kernel": "gausian"}, "kernel"),
     ("Nystroem", {"n_components": 0}, "n_components"),
     ("Nystroem", {"degree": 0.5}, "degree"),
     ("Nystroem", {"kernel": "precomputed", "gamma": 1.0}, "gamma"),

@@ -91,7 +91,8 @@ def test_default_parameters_follow_sklearn(rng):
     ("rbf", {"length_scale": 1.0}, TypeError, "unexpected parameter"),
     ("poly", {"degree": 0}, ValueError, "degree must be >= 1"),
     ("poly", {"coef0": np.nan}, ValueError, "coef0 must be a finite"),
-    ("laplacian", {"gamma": "big"}, TypeError, "gamma must be a real number"),
+    ("laplacian", {"gamma": "big"}, ValueError, "gamma='big' is not a number, 'scale' or"),
+    ("laplacian", {"gamma": [1.0]}, TypeError, "gamma must be a real number"),
 ])
 def test_bad_kernel_parameters(name, params, error, match):
     with pytest.raises(error, match=match):

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from typing import Any
 
-__all__ = ["close_matches", "did_you_mean"]
+from sklearn.utils._param_validation import InvalidParameterError, StrOptions
+
+__all__ = ["SuggestOptionsMixin", "close_matches", "did_you_mean"]
 
 
 def close_matches(word: object, choices: Iterable[object], n: int = 3) -> list[str]:
@@ -50,3 +53,38 @@ def did_you_mean(word: object, choices: Iterable[object], *, quote: bool = True)
     names = [repr(m) if quote else m for m in matches]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
     return f" (did you mean {listed}?)"
+
+
+class SuggestOptionsMixin:
+    """Estimators: a misspelt string parameter gets a did-you-mean in scikit-learn's error.
+
+    scikit-learn's parameter validation (``_validate_params``) reports the constraints but
+    not which option was meant; this adds the close options of the parameter's
+    ``StrOptions`` (``gamma="scael"`` → ``(did you mean 'scale'?)``) and raises the same
+    :class:`~sklearn.utils._param_validation.InvalidParameterError`. Put it before
+    ``BaseEstimator`` in the bases.
+    """
+
+    def _validate_params(self) -> None:
+        try:
+            super()._validate_params()  # type: ignore[misc]
+        except InvalidParameterError as error:
+            hint = _option_hint(self)
+            if not hint:
+                raise
+            raise InvalidParameterError(f"{str(error).rstrip('.')}{hint}.") from error
+
+
+def _option_hint(estimator: Any) -> str:
+    """The did-you-mean of the first string parameter outside its ``StrOptions``, or ``""``."""
+    for name, constraints in getattr(estimator, "_parameter_constraints", {}).items():
+        value = getattr(estimator, name, None)
+        if not isinstance(value, str):
+            continue
+        options = {option for constraint in constraints if isinstance(constraint, StrOptions)
+                   for option in constraint.options}
+        if options and value not in options:
+            hint = did_you_mean(value, sorted(options))
+            if hint:
+                return hint
+    return ""

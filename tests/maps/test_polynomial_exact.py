@@ -38,8 +38,9 @@ def test_dimension(p, degree, coef0):
 
 def test_degree_two_has_the_sqrt_two_cross_terms():
     x = np.array([[2.0, 3.0]])
-    z = PolynomialKernelMap(degree=2, coef0=0.0).fit_transform(x)[0]
-    names = list(PolynomialKernelMap(degree=2, coef0=0.0).fit(x).get_feature_names_out())
+    z = PolynomialKernelMap(gamma=1.0, degree=2, coef0=0.0).fit_transform(x)[0]
+    names = list(PolynomialKernelMap(gamma=1.0, degree=2, coef0=0.0).fit(x)
+                 .get_feature_names_out())
     assert dict(zip(names, z, strict=True)) == pytest.approx(
         {"x0^2": 4.0, "x0 x1": np.sqrt(2) * 6.0, "x1^2": 9.0})
 

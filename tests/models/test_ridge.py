@@ -165,7 +165,7 @@ def test_duplicate_centres_do_not_break_the_solver():
     (dict(kernel="student", kernel_params={"alpha": 0.0}), ValueError, "alpha must be"),
     (dict(kernel="matern", kernel_params={"nu": 0.7}), ValueError, "nu=0.7"),
     (dict(kernel="poly", degree=0.5), ValueError, "degree"),
-    (dict(kernel="gaussian"), ValueError, "kernel"),
+    (dict(kernel="gausian"), ValueError, "did you mean 'gaussian'"),  # aliases are taken
     (dict(solver="nystrom", alpha=[1.0, 2.0]), ValueError, "single alpha"),
 ])
 def test_bad_parameters(params, error, match):

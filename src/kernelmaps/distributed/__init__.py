@@ -103,6 +103,19 @@ def _score_on_dask(model: Any, X: Any, y: Any, sample_weight: Any) -> float:
     return dask_score(model, X, y, sample_weight)
 
 
+def _variance_on_dask(X: Any, sample_weight: Any = None) -> float:
+    """The variance of all entries of a Dask array (``gamma="scale"``): Dask's own
+    reductions, accumulated in float64. With row weights (a Dask array aligned with X's
+    rows): the weighted mean first, then the weighted mean square deviation (two passes,
+    no cancellation), as the in-memory fit computes it."""
+    if sample_weight is None:
+        return float(X.var(dtype="float64").compute())
+    total = sample_weight.sum()
+    mean = (X.mean(axis=1, dtype="float64") * sample_weight).sum() / total
+    deviation = ((X.astype("float64") - mean) ** 2).mean(axis=1)
+    return float(((deviation * sample_weight).sum() / total).compute())
+
+
 # Maps and models sit below this layer: they dispatch Dask input through the engine's
 # registry instead of importing kernelmaps.distributed.
 register_collection_handler("fit", _fit_on_dask)
@@ -111,3 +124,4 @@ register_collection_handler("map_rows", _map_rows_on_dask)
 register_collection_handler("fit_kernel_ridge", _fit_kernel_ridge_on_dask)
 register_collection_handler("fit_feature_ridge", _fit_feature_ridge_on_dask)
 register_collection_handler("score", _score_on_dask)
+register_collection_handler("variance", _variance_on_dask)

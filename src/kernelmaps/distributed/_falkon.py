@@ -51,7 +51,6 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
     if model.solver == "exact":
         raise ValueError("solver='exact' needs the n × n kernel matrix in memory; on a Dask "
                          "collection use solver='nystrom' (or 'auto').")
-    kernel = fit_kernel(model, precomputed=False)
     X, columns = as_dask_rows(X, owner=owner)
     if y is None:
         raise ValueError(f"{owner} requires y to be passed, but the target y is None.")
@@ -63,6 +62,9 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
                          f"got {model.alpha!r}.") from error
     weights = da.ones((X.shape[0], 1), chunks=(X.chunks[0], 1)) if sample_weight is None \
         else aligned_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
+    # gamma="scale": the (weighted) variance of all of X, from Dask's reductions.
+    kernel = fit_kernel(model, X, None if sample_weight is None else weights[:, 0],
+                        precomputed=False)
     centres, indices = sample_landmarks(
         X, model.landmarks, kernel, min(model.n_components, X.shape[0]),
         check_random_state(model.random_state), options=model.landmark_params)

@@ -11,15 +11,16 @@ over the data) and only those rows are gathered from the workers. The data-drive
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-import dask
 import dask.array as da
 import numpy as np
 from sklearn.utils import check_random_state
 
 from kernelmaps.distributed._collections import as_dask_rows
-from kernelmaps.kernels import Kernel
+from kernelmaps.kernels import GAMMA_HEURISTICS, Kernel, gamma_value
 from kernelmaps.landmarks import select_landmarks, uniform_subset
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.nystroem import Nystroem
@@ -118,7 +119,8 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     * **Random maps** (RBFSampler, RandomFourierFeatures, SkewedChi2Sampler,
       PolynomialCountSketch, TensorSRHT, …) need only the number of features: nothing is
       read, and the fitted map equals the in-memory fit for the same ``random_state``. The
-      data-dependent parameters: ``gamma='scale'`` takes X's variance from one pass;
+      data-dependent parameters: ``gamma='scale'`` (also in a Kernel object, and for
+      Nystroem) takes the variance of all of X from Dask's reductions, one pass;
       RandomFourierFeatures' principal axes (its default ``structure="auto"`` with QMC)
       read a uniform sample of 256 rows, the same rows its in-memory fit draws.
     * **Nystroem** with ``landmarks='uniform'`` draws an exact uniform sample of
@@ -176,7 +178,8 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
 
         data = pd.DataFrame(data, columns=columns)
     data = feature_map._validate_X(data, reset=True)
-    feature_map._n_features_out = int(feature_map._fit(data, random_state))
+    with _gamma_resolved_on(feature_map, X):
+        feature_map._n_features_out = int(feature_map._fit(data, random_state))
     if indices is not None and hasattr(feature_map, "component_indices_"):
         feature_map.component_indices_ = indices[feature_map.component_indices_]
     return feature_map
@@ -191,13 +194,30 @@ def _fit_sample_indices(feature_map: FeatureMap, X: da.Array,
 
 
 def _stand_in(feature_map: FeatureMap, X: da.Array) -> np.ndarray:
-    """A small array with X's width and dtype (and, if the map reads them, its moments).
-
-    Random maps read only ``X.shape[1]`` and ``X.dtype`` in ``_fit``; ``gamma='scale'``
-    reads ``X.var()`` too, so then the two rows μ ± σ carry X's mean μ and variance σ².
-    """
-    if isinstance(getattr(feature_map, "gamma", None), str) and feature_map.gamma == "scale":
-        mean, variance = dask.compute(X.mean(dtype=np.float64), X.var(dtype=np.float64))
-        spread = np.sqrt(variance)
-        return np.array([[mean + spread], [mean - spread]], dtype=X.dtype).repeat(X.shape[1], 1)
+    """A one-row array with X's width and dtype: random maps read only ``X.shape[1]`` and
+    ``X.dtype`` in ``_fit`` (``gamma='scale'`` is resolved beforehand on all of X)."""
     return np.zeros((1, X.shape[1]), dtype=X.dtype)
+
+
+@contextmanager
+def _gamma_resolved_on(feature_map: FeatureMap, X: da.Array) -> Iterator[None]:
+    """While the map's ``_fit`` runs on a sample or a stand-in, its ``gamma="scale"`` /
+    ``"auto"`` (the parameter, or inside a Kernel object) holds the value on all of ``X``
+    — the variance from Dask's reductions — so the fitted ``kernel_`` is the in-memory
+    fit's. The parameters are restored afterwards (``get_params`` is unchanged)."""
+    saved: dict[str, Any] = {}
+    gamma = getattr(feature_map, "gamma", None)
+    if isinstance(gamma, str) and gamma in GAMMA_HEURISTICS:
+        saved["gamma"] = gamma
+    kernel = getattr(feature_map, "kernel", None)
+    if isinstance(kernel, Kernel) and not kernel.is_resolved():
+        saved["kernel"] = kernel
+    try:
+        if "gamma" in saved:
+            feature_map.gamma = gamma_value(gamma, X)
+        if "kernel" in saved:
+            feature_map.kernel = kernel.resolve(X)
+        yield
+    finally:
+        for name, value in saved.items():
+            setattr(feature_map, name, value)

@@ -309,6 +309,7 @@ def compare(
         raise ValueError(f"error_sample must be an int >= 2; got {error_sample!r}.")
     cap = _check_n_jobs(n_jobs)
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], input_name="X")
+    kernel = kernel.resolve(X)  # gamma="scale": once, on the training rows
     y = check_target(y, X.shape[0], "y")
     if test_data is not None:
         X_test = check_array(test_data[0], accept_sparse="csr", dtype=[np.float64, np.float32],

@@ -266,6 +266,8 @@ def approximation_error(
         )
     exact = None if kernel is None else _user_kernel(kernel)
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], input_name="X")
+    if exact is not None:
+        exact = exact.resolve(X)  # gamma="scale": on all of X, before the sample is drawn
     rng = check_random_state(random_state)
     n = X.shape[0]
     rows = np.arange(n) if sample is None or sample >= n else np.sort(

@@ -18,7 +18,12 @@ name               k(x, y)                                                   par
 =================  ========================================================  ====================
 
 ``gamma=None`` means :math:`1/n_\text{features}` (``chi2``: 1), ``degree=None`` means 3 and
-``coef0=None`` means 1, exactly as in scikit-learn.
+``coef0=None`` means 1, exactly as in scikit-learn. Every kernel with ``gamma`` also takes
+scikit-learn's ``gamma="scale"`` — :math:`1/(n_\text{features}\operatorname{Var}X)` on the
+training data, 1 if that variance is 0 (:class:`sklearn.svm.SVC`'s definition) — and
+``gamma="auto"`` (:math:`1/n_\text{features}`): such a kernel is resolved once on the
+training data with :meth:`Kernel.resolve` (estimators do it in ``fit``) and refuses to be
+evaluated before, since row blocks must not get different values of γ.
 
 Beyond scikit-learn: ``exponential``, ``student``, ``matern``, ``additive_chi2_psd``,
 ``skewed_chi2`` and ``arccos`` (see each class).
@@ -39,9 +44,12 @@ for random Fourier features), :mod:`~kernelmaps.kernels.mercer` (the Mercer chec
 """
 
 from kernelmaps.kernels._base import IndefiniteKernelWarning, Kernel
+from kernelmaps.kernels._gamma import GAMMA_HEURISTICS, gamma_constraints, gamma_value
 from kernelmaps.kernels._resolve import (
     KERNEL_ALIASES,
     KERNELS,
+    KernelNameOptions,
+    canonical_kernel_name,
     get_kernel,
     register_kernel,
     resolve_kernel,
@@ -79,6 +87,7 @@ from kernelmaps.kernels.spectral import (
 )
 
 __all__ = [
+    "GAMMA_HEURISTICS",
     "KERNELS",
     "KERNEL_ALIASES",
     "AdditiveChi2Kernel",
@@ -94,6 +103,7 @@ __all__ = [
     "GaussianScaleMixtureDensity",
     "IndefiniteKernelWarning",
     "Kernel",
+    "KernelNameOptions",
     "LaplacianKernel",
     "LinearKernel",
     "MaternKernel",
@@ -106,8 +116,11 @@ __all__ = [
     "SkewedChi2Kernel",
     "SpectralDensity",
     "StudentKernel",
+    "canonical_kernel_name",
     "check_mercer",
     "feature_distance",
+    "gamma_constraints",
+    "gamma_value",
     "get_kernel",
     "kernel_distance",
     "register_kernel",

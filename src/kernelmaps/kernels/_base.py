@@ -42,6 +42,7 @@ from kernelmaps._array_api import (
 )
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import reduce_blocks, run_blocks, scratch_buffer
+from kernelmaps.kernels._gamma import gamma_value, is_gamma_heuristic
 from kernelmaps.kernels._ops import _float_dtypes_of
 
 if TYPE_CHECKING:
@@ -394,9 +395,70 @@ class Kernel:
             name=f"{self!r}.matmul", nonfinite_hint=_NONFINITE_HINT)
         return result[:, 0] if squeeze else result
 
-    def _gamma(self, n_features: int) -> float:
+    # -- data-dependent parameters (gamma="scale" / "auto") ---------------------------
+    def is_resolved(self) -> bool:
+        """Whether every parameter is a value (no ``gamma="scale"``/``"auto"`` left to
+        resolve on training data with :meth:`resolve`)."""
+        return not is_gamma_heuristic(getattr(self, "gamma", None))
+
+    def resolve(self, X: Any, sample_weight: Any = None) -> Kernel:
+        r"""This kernel with its data-dependent parameters set from the training data ``X``.
+
+        ``gamma="scale"`` becomes :math:`1/(d\,\operatorname{Var} X)` (1 if the variance is
+        0) and ``gamma="auto"`` :math:`1/d`, as in :class:`sklearn.svm.SVC`; see
+        :mod:`kernelmaps.kernels._gamma`. Estimators call this once in ``fit``, on the whole
+        training array, and keep the result as ``kernel_``: kernel values are computed in
+        row blocks, and every block must use the same γ. A kernel without such parameters
+        returns itself.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The training data (a Dask array's variance comes from Dask's reductions).
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Row weights of a weighted fit: the variance counts each row with its weight,
+            so a weight of 2 equals a repeated row. None: ``X.var()``, scikit-learn's.
+
+        Returns
+        -------
+        Kernel
+            A new kernel of the same class with numbers for the data-dependent parameters,
+            or ``self``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelmaps.kernels import get_kernel
+        >>> X = np.array([[0.0, 2.0], [2.0, 0.0]])  # Var X = 1, 2 features
+        >>> get_kernel("rbf", gamma="scale").resolve(X)
+        RBFKernel(gamma=0.5, sigma=None)
+        """
+        if self.is_resolved():
+            return self
+        if not hasattr(X, "shape"):
+            X = np.asarray(X, dtype=np.float64)
+        if len(X.shape) != 2:
+            raise ValueError(f"{self!r}.resolve needs the 2-D training data (n_samples, "
+                             f"n_features); got an array of shape {tuple(X.shape)}.")
+        params = self.get_params()
+        params["gamma"] = gamma_value(params["gamma"], X, sample_weight)
+        return type(self)(**params)
+
+    def _numeric_gamma(self) -> float | None:
+        """``gamma`` as a number (None stays None); refuses an unresolved ``"scale"``."""
         gamma = getattr(self, "gamma", None)
-        return 1.0 / n_features if gamma is None else float(gamma)
+        if isinstance(gamma, str):
+            raise ValueError(
+                f"{self!r} has gamma={gamma!r}, which is resolved on the training data: call "
+                f"kernel.resolve(X_train) first (estimators do it in fit and keep the result "
+                f"as kernel_), or pass a number as gamma. It is never resolved per block, "
+                "since blocks would get different values of gamma."
+            )
+        return None if gamma is None else float(gamma)
+
+    def _gamma(self, n_features: int) -> float:
+        gamma = self._numeric_gamma()
+        return 1.0 / n_features if gamma is None else gamma
 
     def spectral_density(self, n_features: int) -> SpectralDensity:
         """The spectral measure of a shift-invariant kernel (Bochner's theorem).

@@ -16,6 +16,7 @@ from kernelmaps._array_api import (
 )
 from kernelmaps._config import get_config
 from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps.kernels._gamma import check_gamma_heuristic
 
 
 def check_positive(name: str, value: Any, kernel: str, *, allow_none: bool = True,
@@ -28,6 +29,15 @@ def check_positive(name: str, value: Any, kernel: str, *, allow_none: bool = Tru
     if not np.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"{kernel} kernel: {name} must be finite and {bound}; got {value!r}.")
+
+
+def check_gamma(value: Any, kernel: str, *, allow_zero: bool = False) -> None:
+    """Validate a kernel's ``gamma``: a positive number, None, or ``"scale"``/``"auto"``
+    (resolved later on the training data, :meth:`Kernel.resolve`)."""
+    if isinstance(value, str):
+        check_gamma_heuristic(value, f"{kernel} kernel")
+        return
+    check_positive("gamma", value, kernel, allow_zero=allow_zero)
 
 
 def check_real(name: str, value: Any, kernel: str) -> None:

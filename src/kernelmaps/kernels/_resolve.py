@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from sklearn.utils._param_validation import StrOptions
+
 from kernelmaps._suggest import did_you_mean
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._user import CallableKernel, PrecomputedKernel
@@ -47,6 +49,33 @@ def canonical_kernel_name(name: str) -> str:
     if key in KERNELS:
         return key
     return KERNEL_ALIASES.get(key, name)
+
+
+class KernelNameOptions(StrOptions):
+    """The ``kernel=`` constraint of estimators: every registered kernel name and every
+    alias of :data:`KERNEL_ALIASES` (plus ``"precomputed"`` where the estimator takes it).
+
+    The registry is read when the parameter is validated, so a kernel registered after
+    import (:func:`register_kernel`) is accepted too; every estimator builds its constraint
+    from this one class.
+
+    Examples
+    --------
+    >>> from kernelmaps.kernels import KernelNameOptions
+    >>> options = KernelNameOptions(precomputed=True)
+    >>> options.is_satisfied_by("gaussian"), options.is_satisfied_by("gausian")
+    (True, False)
+    >>> "precomputed" in KernelNameOptions().options
+    False
+    """
+
+    def __init__(self, *, precomputed: bool = False) -> None:
+        self.precomputed = precomputed
+        super().__init__(set())
+
+    options = property(
+        lambda self: {*KERNELS, *KERNEL_ALIASES, *(["precomputed"] if self.precomputed else [])},
+        lambda self, value: None)
 
 
 def _unknown_kernel(kernel: object, valid: list[str], owner: str | None = None) -> str:
@@ -168,7 +197,10 @@ def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
         A kernel name or alias, ``'precomputed'``, a :class:`Kernel` or a callable (see
         above).
     gamma, degree, coef0 : float or None
-        scikit-learn's shortcut parameters of named kernels.
+        scikit-learn's shortcut parameters of named kernels. ``gamma`` may also be
+        ``"scale"`` or ``"auto"`` (the returned kernel is then resolved on the training data
+        with :meth:`Kernel.resolve`); a ``gamma`` or ``sigma`` in ``kernel_params`` wins
+        over those strings.
     kernel_params : dict, default=None
         Further parameters of a named kernel, or keyword arguments of a callable.
     n_jobs : int, default=None
@@ -216,5 +248,7 @@ def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
     params = {k: v for k, v in (kernel_params or {}).items() if k in accepted}
     for name, value in (("gamma", gamma), ("degree", degree), ("coef0", coef0)):
         if name in accepted and value is not None:
+            if name == "gamma" and isinstance(value, str) and {"gamma", "sigma"} & set(params):
+                continue  # a width given in kernel_params wins over "scale"/"auto"
             params[name] = value
     return get_kernel(kernel, **params)

@@ -16,7 +16,7 @@ from kernelmaps._array_api import unary
 from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._ops import (
-    check_positive,
+    check_gamma,
     check_real,
     dot_device,
     dot_into,
@@ -99,7 +99,7 @@ class PolynomialKernel(Kernel):
 
     def __init__(self, gamma: float | None = None, degree: float | None = None,
                  coef0: float | None = None) -> None:
-        check_positive("gamma", gamma, "polynomial")
+        check_gamma(gamma, "polynomial")
         check_real("coef0", coef0, "polynomial")
         if degree is not None:
             check_real("degree", degree, "polynomial")
@@ -167,7 +167,7 @@ class ExponentialKernel(Kernel):
     param_names = ("gamma",)
 
     def __init__(self, gamma: float | None = None) -> None:
-        check_positive("gamma", gamma, "exponential")
+        check_gamma(gamma, "exponential")
         self.gamma = gamma
 
     def evaluate_into(self, X, Y, out):
@@ -218,7 +218,7 @@ class SigmoidKernel(Kernel):
     is_psd = False
 
     def __init__(self, gamma: float | None = None, coef0: float | None = None) -> None:
-        check_positive("gamma", gamma, "sigmoid")
+        check_gamma(gamma, "sigmoid")
         check_real("coef0", coef0, "sigmoid")
         self.gamma = gamma
         self.coef0 = coef0

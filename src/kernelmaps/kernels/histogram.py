@@ -15,7 +15,12 @@ from sklearn.metrics.pairwise import additive_chi2_kernel
 from kernelmaps._array_api import min_value, unary
 from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
-from kernelmaps.kernels._ops import check_positive, check_real, dense_block, feature_chunks
+from kernelmaps.kernels._ops import (
+    check_gamma,
+    check_real,
+    dense_block,
+    feature_chunks,
+)
 from kernelmaps.kernels._resolve import register_kernel
 
 __all__ = ["AdditiveChi2Kernel", "AdditiveChi2PSDKernel", "Chi2Kernel", "SkewedChi2Kernel"]
@@ -108,12 +113,16 @@ class Chi2Kernel(Kernel):
     requires_non_negative = True
 
     def __init__(self, gamma: float | None = None) -> None:
-        check_positive("gamma", gamma, "chi2")
+        check_gamma(gamma, "chi2")
         self.gamma = gamma
+
+    def _chi2_gamma(self) -> float:
+        # None means 1 here (scikit-learn's chi2_kernel), not 1/n_features.
+        return 1.0 if self.gamma is None else self._numeric_gamma()
 
     def evaluate_into(self, X, Y, out):
         _additive_chi2_into(X, Y, out)
-        out *= 1.0 if self.gamma is None else self.gamma
+        out *= self._chi2_gamma()
         np.exp(out, out=out)
 
     def rounding_error(self, X, Y, K):
@@ -128,7 +137,7 @@ class Chi2Kernel(Kernel):
 
     def _evaluate_device(self, xp, X, Y):
         out = _additive_chi2_device(xp, X, Y)
-        out *= 1.0 if self.gamma is None else float(self.gamma)
+        out *= self._chi2_gamma()
         return unary(xp, "exp", out)
 
     def _diag_device(self, xp, X):

@@ -196,6 +196,7 @@ def check_mercer(kernel: Kernel | str | Callable, X: Any, *, max_samples: int = 
     kernel : str, Kernel or callable
         A kernel name, a :class:`Kernel`, a vectorised callable ``k(X, Y) -> matrix``, or
         ``"precomputed"`` (``X`` is then the kernel matrix, checked with the default bound).
+        A kernel with ``gamma="scale"`` is resolved on all of ``X`` (:meth:`Kernel.resolve`).
     X : array-like of shape (n_samples, n_features) or (n_samples, n_samples)
         Points to test on (``kernel="precomputed"``: their kernel matrix).
     max_samples : int, default=1000
@@ -234,6 +235,7 @@ def check_mercer(kernel: Kernel | str | Callable, X: Any, *, max_samples: int = 
     """
     exact = resolve_kernel(kernel, vectorized=True, owner="check_mercer")
     X = check_array(X, dtype=list(FLOAT_DTYPES), input_name="X")
+    exact = exact.resolve(X)  # gamma="scale": on all of X, before the sample is drawn
     if not isinstance(max_samples, (int, np.integer)) or max_samples < 2:
         raise ValueError(f"max_samples must be an int >= 2; got {max_samples!r}.")
     n = X.shape[0]

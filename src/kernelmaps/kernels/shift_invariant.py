@@ -17,6 +17,7 @@ from kernelmaps._array_api import matmul, unary
 from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._ops import (
+    check_gamma,
     check_positive,
     dot_into,
     feature_chunks,
@@ -87,7 +88,7 @@ class RBFKernel(_ConstantDiagonal, Kernel):
     param_names = ("gamma", "sigma")
 
     def __init__(self, gamma: float | None = None, sigma: float | None = None) -> None:
-        check_positive("gamma", gamma, "rbf", allow_zero=True)
+        check_gamma(gamma, "rbf", allow_zero=True)
         check_positive("sigma", sigma, "rbf")
         if gamma is not None and sigma is not None:
             raise ValueError("rbf kernel: pass gamma or sigma (gamma = 1/(2 sigma²)), not both.")
@@ -154,7 +155,7 @@ class LaplacianKernel(Kernel):
     param_names = ("gamma",)
 
     def __init__(self, gamma: float | None = None) -> None:
-        check_positive("gamma", gamma, "laplacian")
+        check_gamma(gamma, "laplacian")
         self.gamma = gamma
 
     def spectral_density(self, n_features: int) -> SpectralDensity:

@@ -70,6 +70,7 @@ def _as_gram(X: Any, kernel: Kernel | str) -> _Gram:
         )
     kernel = resolve_kernel(kernel, owner="landmark selection")
     X = check_array(_on_host(X), accept_sparse="csr", dtype=list(FLOAT_DTYPES), input_name="X")
+    kernel = kernel.resolve(X)  # gamma="scale": on the rows selected from
     if isinstance(kernel, PrecomputedKernel) and X.shape[0] != X.shape[1]:
         raise ValueError(
             "With kernel='precomputed', X must be the square kernel matrix of the "

@@ -58,6 +58,7 @@ from kernelmaps._array_api import (
 )
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import collection_handler, is_dask_collection, run_blocks
+from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 
 __all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap", "place"]
@@ -89,7 +90,8 @@ def _placement_key(xp: Any, device: Any, dtype: Any) -> tuple[str, str, str]:
     return (xp.__name__, str(device), str(dtype))
 
 
-class FeatureMap(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                 BaseEstimator):
     """Base class of every kernelmaps feature map z(x) with z(x)·z(y) ≈ k(x, y).
 
     Subclasses implement ``_fit`` and ``_transform_block``; see the module docstring.

@@ -16,7 +16,7 @@ from scipy.special import comb, gammaln
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from kernelmaps._array_api import host_dtype, matmul
-from kernelmaps.kernels import resolve_kernel
+from kernelmaps.kernels import gamma_constraints, resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._projection import project_into
 from kernelmaps.maps._structured import fwht, fwht_device, next_power_of_two, padded_device
@@ -75,8 +75,12 @@ class RandomMaclaurin(FeatureMap):
     ----------
     kernel : {"poly", "polynomial", "exponential"}, default="poly"
         The dot-product kernel.
-    gamma : float, default=1.0
-        Scale of the inner product (> 0).
+    gamma : 'scale', 'auto' or float, default='scale'
+        Scale :math:`\gamma > 0` of the inner product. ``'scale'`` (default, as
+        :class:`sklearn.svm.SVC`): :math:`\gamma = 1/(d\,\operatorname{Var}X)`, the
+        variance over all entries of the training X (1 if it is 0), so
+        :math:`\gamma\langle x, y\rangle` is of order one whatever the units; ``'auto'``:
+        :math:`1/d`. Resolved in ``fit``; the value is ``kernel_.gamma``.
     degree : int, default=2
         Degree of ``poly``.
     coef0 : float, default=0.0
@@ -127,7 +131,7 @@ class RandomMaclaurin(FeatureMap):
 
     _parameter_constraints: dict = {
         "kernel": [StrOptions({"poly", "polynomial", "exponential"})],
-        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "gamma": gamma_constraints(allow_none=False),
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, 0, None, closed="left")],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -135,7 +139,7 @@ class RandomMaclaurin(FeatureMap):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, kernel: str = "poly", *, gamma: float = 1.0, degree: int = 2,
+    def __init__(self, kernel: str = "poly", *, gamma: float | str = "scale", degree: int = 2,
                  coef0: float = 0.0, n_components: int = 100, order_decay: float = 2.0,
                  random_state: Any = None) -> None:
         self.kernel = kernel
@@ -155,7 +159,7 @@ class RandomMaclaurin(FeatureMap):
             orders = random_state.geometric(1.0 - ratio, size=self.n_components) - 1
             return orders, (1.0 - ratio) * ratio ** orders
         support = np.arange(self.degree + 1)
-        positive = _maclaurin_coefficients(kind, self.gamma, self.degree, self.coef0,
+        positive = _maclaurin_coefficients(kind, self.kernel_.gamma, self.degree, self.coef0,
                                            support) > 0
         support = support[positive]
         law = ratio ** support
@@ -164,14 +168,15 @@ class RandomMaclaurin(FeatureMap):
         return support[index], law[index]
 
     def _fit(self, X, random_state):
-        self.kernel_ = resolve_kernel(self.kernel, gamma=float(self.gamma), degree=self.degree,
-                                      coef0=float(self.coef0), owner="RandomMaclaurin")
+        self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
+                                      coef0=float(self.coef0),
+                                      owner="RandomMaclaurin").resolve(X)
         orders, probabilities = self._draw_orders(random_state)
         by_order = np.argsort(orders, kind="stable")
         self.orders_ = orders[by_order].astype(np.int64)
         kind = "exponential" if self.kernel == "exponential" else "poly"
-        coefficients = _maclaurin_coefficients(kind, self.gamma, self.degree, self.coef0,
-                                               self.orders_)
+        coefficients = _maclaurin_coefficients(kind, self.kernel_.gamma, self.degree,
+                                               self.coef0, self.orders_)
         self.feature_scale_ = np.sqrt(coefficients / (probabilities[by_order]
                                                       * self.n_components))
         weights = 2.0 * random_state.randint(0, 2, size=(X.shape[1], self.orders_.sum())) - 1.0
@@ -250,8 +255,12 @@ class TensorSRHT(FeatureMap):
 
     Parameters
     ----------
-    gamma : float, default=1.0
-        Scale of the inner product (> 0).
+    gamma : 'scale', 'auto' or float, default='scale'
+        Scale :math:`\gamma > 0` of the inner product. ``'scale'`` (default, as
+        :class:`sklearn.svm.SVC`): :math:`\gamma = 1/(d\,\operatorname{Var}X)`, the
+        variance over all entries of the training X (1 if it is 0), so
+        :math:`\gamma\langle x, y\rangle` is of order one whatever the units; ``'auto'``:
+        :math:`1/d`. Resolved in ``fit``; the value is ``kernel_.gamma``.
     degree : int, default=2
         Degree :math:`p \ge 1`.
     coef0 : float, default=0.0
@@ -295,13 +304,13 @@ class TensorSRHT(FeatureMap):
     """
 
     _parameter_constraints: dict = {
-        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "gamma": gamma_constraints(allow_none=False),
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, 0, None, closed="left")],
         **RANDOM_MAP_CONSTRAINTS,
     }
 
-    def __init__(self, *, gamma: float = 1.0, degree: int = 2, coef0: float = 0.0,
+    def __init__(self, *, gamma: float | str = "scale", degree: int = 2, coef0: float = 0.0,
                  n_components: int = 100, random_state: Any = None) -> None:
         self.gamma = gamma
         self.degree = degree
@@ -310,8 +319,9 @@ class TensorSRHT(FeatureMap):
         self.random_state = random_state
 
     def _fit(self, X, random_state):
-        self.kernel_ = resolve_kernel("poly", gamma=float(self.gamma), degree=self.degree,
-                                      coef0=float(self.coef0), owner="TensorSRHT")
+        self.kernel_ = resolve_kernel("poly", gamma=self.gamma, degree=self.degree,
+                                      coef0=float(self.coef0),
+                                      owner="TensorSRHT").resolve(X)
         d_pad = next_power_of_two(X.shape[1] + (self.coef0 != 0))
         signs = 2 * random_state.randint(0, 2, size=(self.degree, d_pad)) - 1
         self.signs_ = signs.astype(np.int8)  # cast to the data's dtype when used
@@ -333,7 +343,7 @@ class TensorSRHT(FeatureMap):
         X_dense = X_block.toarray() if sp.issparse(X_block) else X_block
         d = X_dense.shape[1]
         augmented = np.zeros((X_dense.shape[0], self.signs_.shape[1]), dtype=dtype)
-        np.multiply(X_dense, np.sqrt(self.gamma), out=augmented[:, :d])
+        np.multiply(X_dense, np.sqrt(self.kernel_.gamma), out=augmented[:, :d])
         if self.coef0 != 0:
             augmented[:, d] = np.sqrt(self.coef0)
         return augmented
@@ -359,7 +369,7 @@ class TensorSRHT(FeatureMap):
     def _transform_block_device(self, xp, params, X_block, out):
         rows = X_block.shape[0]
         d_pad = self.signs_.shape[1]
-        augmented = X_block * float(np.sqrt(self.gamma))
+        augmented = X_block * float(np.sqrt(self.kernel_.gamma))
         if self.coef0 != 0:
             constant = xp.full((rows, 1), float(np.sqrt(self.coef0)), dtype=X_block.dtype,
                                device=X_block.device)

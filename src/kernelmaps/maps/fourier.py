@@ -12,7 +12,7 @@ output form (cos with random offset, or cos/sin pairs).
 
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,16 @@ from kernelmaps._array_api import (
     namespace_and_device,
     to_numpy,
 )
-from kernelmaps.kernels import KERNELS, Kernel, SpectralDensity, resolve_kernel
+from kernelmaps.kernels import (
+    KERNELS,
+    Kernel,
+    KernelNameOptions,
+    SpectralDensity,
+    canonical_kernel_name,
+    gamma_constraints,
+    gamma_value,
+    resolve_kernel,
+)
 from kernelmaps.maps import _quadrature, _structured  # noqa: F401  (register their structures)
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._principal import principal_frame, sample_indices
@@ -66,9 +75,11 @@ class RBFSampler(FeatureMap):
 
     Parameters
     ----------
-    gamma : 'scale' or float, default=1.0
-        Parameter of the RBF kernel :math:`\exp(-\gamma\|x-y\|^2)`. ``'scale'`` uses
-        ``1 / (n_features * X.var())`` (1 if the variance is zero).
+    gamma : 'scale', 'auto' or float, default=1.0
+        Parameter of the RBF kernel :math:`\exp(-\gamma\|x-y\|^2)` (scikit-learn's
+        default, 1.0). ``'scale'`` uses :math:`1/(d\,\operatorname{Var}X)` over all entries
+        of the training X (sparse X: :math:`\overline{X^2}-\bar X^2`; 1 if the variance is
+        0), :class:`sklearn.svm.SVC`'s definition; ``'auto'`` uses :math:`1/d`.
     n_components : int, default=100
         Number of Monte Carlo samples D, the output dimension.
     random_state : int, RandomState instance or None, default=None
@@ -108,7 +119,7 @@ class RBFSampler(FeatureMap):
     """
 
     _parameter_constraints: dict = {
-        "gamma": [StrOptions({"scale"}), Interval(Real, 0.0, None, closed="left")],
+        "gamma": gamma_constraints(allow_zero=True, allow_none=False),
         **RANDOM_MAP_CONSTRAINTS,
     }
 
@@ -120,12 +131,7 @@ class RBFSampler(FeatureMap):
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]
-        if isinstance(self.gamma, str):  # 'scale'
-            sparse = sp.issparse(X)
-            variance = X.multiply(X).mean() - X.mean() ** 2 if sparse else _variance(X)
-            self._gamma = 1.0 / (n_features * variance) if variance != 0 else 1.0
-        else:
-            self._gamma = self.gamma
+        self._gamma = gamma_value(self.gamma, X)  # 'scale' / 'auto': scikit-learn's values
         self.kernel_ = resolve_kernel("rbf", gamma=float(self._gamma), owner="RBFSampler")
         # Same draws, order and shapes as scikit-learn: normal weights, then offsets.
         self.random_weights_ = (2.0 * self._gamma) ** 0.5 * random_state.normal(
@@ -152,14 +158,6 @@ class RBFSampler(FeatureMap):
         return cos_features_device(xp, DenseProjection(params["random_weights_"]), X_block,
                                    params["random_offset_"], (2.0 / self.n_components) ** 0.5,
                                    out)
-
-
-def _variance(X: Any) -> float:
-    """The variance of every entry of a dense NumPy or device array (``gamma='scale'``)."""
-    if is_device_array(X):
-        xp, _ = namespace_and_device(X)
-        return float(xp.var(X))
-    return X.var()
 
 
 # =========================================================================== the RFF engine
@@ -306,8 +304,14 @@ class RandomFourierFeatures(FeatureMap):
         ``"rbf"``, ``"laplacian"``, ``"matern"``, ``"student"``, or a shift-invariant
         :class:`~kernelmaps.Kernel` object (e.g. ``get_kernel("rbf", sigma=2.0)``). Other
         kernels raise a ``ValueError`` naming the map made for them.
-    gamma : float or None, default=None
-        γ of ``rbf`` / ``laplacian``; ``None`` means the kernel's default 1/n_features.
+    gamma : 'scale', 'auto', float or None, default='scale'
+        γ of ``rbf`` / ``laplacian``. ``'scale'`` (default, as :class:`sklearn.svm.SVC`):
+        :math:`\gamma = 1/(d\,\operatorname{Var}X)`, the variance over all entries of the
+        training X (sparse X: :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so
+        :math:`\gamma\|x-y\|^2` is of order one whatever the units; ``'auto'`` and
+        ``None``: :math:`1/d`. Resolved once in ``fit`` into ``kernel_``. The strings are
+        ignored for a Kernel object and for kernels without γ (``matern``, ``student``);
+        a number there is an error.
     kernel_params : dict or None, default=None
         Further parameters of a named kernel: ``sigma`` (rbf), ``nu`` and ``length_scale``
         (matern), ``alpha`` (student).
@@ -404,8 +408,8 @@ class RandomFourierFeatures(FeatureMap):
     """
 
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNELS)), Kernel],
-        "gamma": [Interval(Real, 0.0, None, closed="neither"), None],
+        "kernel": [KernelNameOptions(), Kernel],
+        "gamma": gamma_constraints(),
         "kernel_params": [dict, None],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "structure": [_StructureOptions()],
@@ -414,7 +418,7 @@ class RandomFourierFeatures(FeatureMap):
         "random_state": ["random_state"],
     }
 
-    def __init__(self, kernel: str | Kernel = "rbf", *, gamma: float | None = None,
+    def __init__(self, kernel: str | Kernel = "rbf", *, gamma: float | str | None = "scale",
                  kernel_params: dict[str, Any] | None = None, n_components: int = 100,
                  structure: str = "auto", sampling: str = "qmc", output: str = "cos_offset",
                  random_state: Any = None) -> None:
@@ -463,27 +467,38 @@ class RandomFourierFeatures(FeatureMap):
 
     # ------------------------------------------------------------------ fitting
     def _resolve_kernel(self) -> Kernel:
-        """The Kernel object from ``kernel``, ``gamma`` and ``kernel_params``."""
+        """The Kernel object from ``kernel``, ``gamma`` and ``kernel_params`` (a
+        ``gamma="scale"`` still unresolved: :meth:`_fit` resolves it on the data).
+
+        A numeric ``gamma`` is refused where it cannot apply (a Kernel object, a kernel
+        without γ); the string defaults ``"scale"``/``"auto"`` are ignored there, as
+        scikit-learn's ``SVC`` ignores ``gamma`` for kernels that have none.
+        """
+        numeric_gamma = self.gamma is not None and not isinstance(self.gamma, str)
+        gamma = self.gamma
         if isinstance(self.kernel, Kernel):
-            if self.gamma is not None or self.kernel_params:
+            if numeric_gamma or self.kernel_params:
                 raise ValueError(
                     "RandomFourierFeatures got a Kernel object and gamma/kernel_params: put "
                     "the parameters in the Kernel object (or pass the kernel by name)."
                 )
+            gamma = None
         else:
-            accepted = KERNELS[self.kernel].param_names
-            if self.gamma is not None and "gamma" not in accepted:
-                raise ValueError(
-                    f"gamma does not apply to the {self.kernel!r} kernel, whose parameters "
-                    f"are {list(accepted)}: pass them in kernel_params."
-                )
+            accepted = KERNELS[canonical_kernel_name(self.kernel)].param_names
+            if "gamma" not in accepted:
+                if numeric_gamma:
+                    raise ValueError(
+                        f"gamma does not apply to the {self.kernel!r} kernel, whose "
+                        f"parameters are {list(accepted)}: pass them in kernel_params."
+                    )
+                gamma = None
             unknown = sorted(set(self.kernel_params or {}) - set(accepted))
             if unknown:
                 raise ValueError(
                     f"kernel_params: kernel {self.kernel!r} got unexpected parameter(s) "
                     f"{unknown}; it accepts {list(accepted) or 'no parameters'}."
                 )
-        return resolve_kernel(self.kernel, gamma=self.gamma, kernel_params=self.kernel_params,
+        return resolve_kernel(self.kernel, gamma=gamma, kernel_params=self.kernel_params,
                               owner="RandomFourierFeatures")
 
     def _spectral_density(self, kernel: Kernel, n_features: int) -> SpectralDensity:
@@ -530,7 +545,10 @@ class RandomFourierFeatures(FeatureMap):
         collection and fits on them; a fit on at most that many rows draws nothing here, so
         it equals the fit on all of X.
         """
-        density = self._spectral_density(self._resolve_kernel(), n_features)
+        kernel = self._resolve_kernel()
+        if not kernel.is_resolved():  # the density's form does not depend on γ's value
+            kernel = type(kernel)(**{**kernel.get_params(), "gamma": 1.0})
+        density = self._spectral_density(kernel, n_features)
         if not self._reads_data(density, n_features):
             return None
         return sample_indices(n_samples, random_state)
@@ -554,7 +572,7 @@ class RandomFourierFeatures(FeatureMap):
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]
-        self.kernel_ = self._resolve_kernel()
+        self.kernel_ = self._resolve_kernel().resolve(X)  # gamma="scale": on all of X, once
         density = self._spectral_density(self.kernel_, n_features)
         self.structure_, frame = self._choose_structure(X, density, random_state)
         structure = STRUCTURES[self.structure_]

@@ -21,7 +21,13 @@ from kernelmaps._array_api import (
     to_numpy,
 )
 from kernelmaps._engine import FLOAT_DTYPES, blas_for_work, scratch_buffer
-from kernelmaps.kernels import KERNELS, IndefiniteKernelWarning, Kernel, resolve_kernel
+from kernelmaps.kernels import (
+    IndefiniteKernelWarning,
+    Kernel,
+    KernelNameOptions,
+    gamma_constraints,
+    resolve_kernel,
+)
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 from kernelmaps.maps._base import FeatureMap
@@ -189,8 +195,13 @@ class Nystroem(FeatureMap):
         A name from ``sklearn.metrics.pairwise.PAIRWISE_KERNEL_FUNCTIONS``, a
         :class:`~kernelmaps.kernels.Kernel`, ``'precomputed'``, or a callable
         ``k(x, y, **kernel_params) -> float`` evaluated on pairs of rows.
-    gamma : float, default=None
-        Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels.
+    gamma : 'scale', 'auto', float or None, default=None
+        Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels; ``None``
+        is the kernel's default (:math:`1/d`; chi2: 1), as in scikit-learn.
+        ``'scale'``: :math:`\gamma = 1/(d\,\operatorname{Var}X)`, the variance over all
+        entries of the training X (sparse X: :math:`\overline{X^2}-\bar X^2`; 1 if it
+        is 0), :class:`sklearn.svm.SVC`'s definition, resolved once in ``fit`` into
+        ``kernel_``; ``'auto'``: :math:`1/d`.
     coef0 : float, default=None
         Zero coefficient of the polynomial and sigmoid kernels.
     degree : float, default=None
@@ -289,8 +300,8 @@ class Nystroem(FeatureMap):
     """
 
     _parameter_constraints: dict = {
-        "kernel": [StrOptions(set(KERNELS) | {"precomputed"}), callable, Kernel],
-        "gamma": [Interval(Real, 0, None, closed="left"), None],
+        "kernel": [KernelNameOptions(precomputed=True), callable, Kernel],
+        "gamma": gamma_constraints(allow_zero=True),
         "coef0": [Interval(Real, None, None, closed="neither"), None],
         "degree": [Interval(Real, 1, None, closed="left"), None],
         "kernel_params": [dict, None],
@@ -304,7 +315,7 @@ class Nystroem(FeatureMap):
     }
     _n_jobs_attr = "n_jobs"
 
-    def __init__(self, kernel: Any = "rbf", *, gamma: float | None = None,
+    def __init__(self, kernel: Any = "rbf", *, gamma: float | str | None = None,
                  coef0: float | None = None, degree: float | None = None,
                  kernel_params: dict | None = None, n_components: int = 100,
                  random_state: Any = None, n_jobs: int | None = None,
@@ -409,7 +420,8 @@ class Nystroem(FeatureMap):
     # -- fit / transform ----------------------------------------------------------
     def _fit(self, X, random_state):
         precomputed = self._is_precomputed()
-        self.kernel_ = self._resolve_kernel()  # validates the kernel's parameters first
+        # Validates the kernel's parameters first; gamma="scale" on all of X, once.
+        self.kernel_ = self._resolve_kernel().resolve(X)
         if precomputed and X.shape[0] != X.shape[1]:
             raise ValueError(
                 "With kernel='precomputed', fit expects the square kernel matrix of the "

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import Interval
 
 from kernelmaps._array_api import host_dtype, matmul, on_device
 from kernelmaps._engine import scratch_buffer
-from kernelmaps.kernels import resolve_kernel
+from kernelmaps.kernels import gamma_constraints, resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 
 __all__ = ["PolynomialCountSketch", "PolynomialKernelMap"]
@@ -76,8 +76,11 @@ class PolynomialCountSketch(FeatureMap):
 
     Parameters
     ----------
-    gamma : float, default=1.0
-        Scale of the inner product.
+    gamma : 'scale', 'auto' or float, default=1.0
+        Scale of the inner product (scikit-learn's default, 1.0). ``'scale'``:
+        :math:`\gamma = 1/(d\,\operatorname{Var}X)` over all entries of the training X (1
+        if the variance is 0), :class:`sklearn.svm.SVC`'s definition; ``'auto'``:
+        :math:`1/d`. The value used is ``kernel_.gamma``.
     degree : int, default=2
         Degree :math:`d` of the kernel.
     coef0 : float, default=0.0
@@ -120,13 +123,13 @@ class PolynomialCountSketch(FeatureMap):
     """
 
     _parameter_constraints: dict = {
-        "gamma": [Interval(Real, 0, None, closed="left")],
+        "gamma": gamma_constraints(allow_zero=True, allow_none=False),
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, None, None, closed="neither")],
         **RANDOM_MAP_CONSTRAINTS,
     }
 
-    def __init__(self, *, gamma: float = 1.0, degree: int = 2, coef0: float = 0.0,
+    def __init__(self, *, gamma: float | str = 1.0, degree: int = 2, coef0: float = 0.0,
                  n_components: int = 100, random_state: Any = None) -> None:
         self.gamma = gamma
         self.degree = degree
@@ -141,8 +144,9 @@ class PolynomialCountSketch(FeatureMap):
                 f"got coef0={self.coef0!r}. A negative offset makes the polynomial kernel "
                 "indefinite, which no real feature map can reproduce."
             )
-        self.kernel_ = resolve_kernel("poly", gamma=float(self.gamma), degree=self.degree,
-                                      coef0=float(self.coef0), owner="PolynomialCountSketch")
+        self.kernel_ = resolve_kernel("poly", gamma=self.gamma, degree=self.degree,
+                                      coef0=float(self.coef0),
+                                      owner="PolynomialCountSketch").resolve(X)
         n_features = X.shape[1] + (self.coef0 != 0)
         # Same draws, order and shapes as scikit-learn.
         self.indexHash_ = random_state.randint(
@@ -155,7 +159,7 @@ class PolynomialCountSketch(FeatureMap):
         # column j·D + h_j(i), so X @ H stacks the d Count Sketches of √γ·X side by side.
         rows = np.tile(np.arange(n_in), self.degree)
         cols = (self.indexHash_[:, :n_in] + D * np.arange(self.degree)[:, None]).ravel()
-        vals = np.sqrt(self.gamma) * self.bitHash_[:, :n_in].ravel().astype(np.float64)
+        vals = np.sqrt(self.kernel_.gamma) * self.bitHash_[:, :n_in].ravel().astype(np.float64)
         self._hash_matrix = sp.csr_array(
             (vals, (rows, cols)), shape=(n_in, self.degree * D)
         )
@@ -276,8 +280,12 @@ class PolynomialKernelMap(FeatureMap):
 
     Parameters
     ----------
-    gamma : float, default=1.0
-        Scale of the inner product (> 0).
+    gamma : 'scale', 'auto' or float, default='scale'
+        Scale :math:`\gamma > 0` of the inner product. ``'scale'`` (default, as
+        :class:`sklearn.svm.SVC`): :math:`\gamma = 1/(d\,\operatorname{Var}X)`, the
+        variance over all entries of the training X (1 if it is 0), so
+        :math:`\gamma\langle x, y\rangle` is of order one whatever the units; ``'auto'``:
+        :math:`1/d`. Resolved in ``fit``; the value is ``kernel_.gamma``.
     degree : int, default=2
         Degree :math:`d \ge 1`.
     coef0 : float, default=1.0
@@ -302,19 +310,19 @@ class PolynomialKernelMap(FeatureMap):
     >>> import numpy as np
     >>> from kernelmaps import PolynomialKernelMap
     >>> X = np.array([[1.0, 2.0], [0.5, -1.0]])
-    >>> Z = PolynomialKernelMap(degree=3, coef0=1.0).fit_transform(X)
+    >>> Z = PolynomialKernelMap(gamma=1.0, degree=3, coef0=1.0).fit_transform(X)
     >>> bool(np.allclose(Z @ Z.T, (X @ X.T + 1.0) ** 3))
     True
     """
 
     _parameter_constraints: dict = {
-        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "gamma": gamma_constraints(allow_none=False),
         "degree": [Interval(Integral, 1, None, closed="left")],
         "coef0": [Interval(Real, 0, None, closed="left")],
         "max_bytes": [Interval(Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, *, gamma: float = 1.0, degree: int = 2, coef0: float = 1.0,
+    def __init__(self, *, gamma: float | str = "scale", degree: int = 2, coef0: float = 1.0,
                  max_bytes: int = 2**31) -> None:
         self.gamma = gamma
         self.degree = degree
@@ -322,8 +330,9 @@ class PolynomialKernelMap(FeatureMap):
         self.max_bytes = max_bytes
 
     def _fit(self, X, random_state):
-        self.kernel_ = resolve_kernel("poly", gamma=float(self.gamma), degree=self.degree,
-                                      coef0=float(self.coef0), owner="PolynomialKernelMap")
+        self.kernel_ = resolve_kernel("poly", gamma=self.gamma, degree=self.degree,
+                                      coef0=float(self.coef0),
+                                      owner="PolynomialKernelMap").resolve(X)
         n_variables = X.shape[1] + (self.coef0 != 0)
         n_out = comb(n_variables + self.degree - 1, self.degree)
         itemsize = host_dtype(X).itemsize
@@ -368,7 +377,7 @@ class PolynomialKernelMap(FeatureMap):
 
     def _transform_block(self, X_block, out):
         X_block = X_block.toarray() if sp.issparse(X_block) else X_block
-        variables = np.sqrt(self.gamma) * X_block
+        variables = np.sqrt(self.kernel_.gamma) * X_block
         if self.coef0 != 0:
             constant = np.full((X_block.shape[0], 1), np.sqrt(self.coef0), dtype=out.dtype)
             variables = np.hstack([variables, constant])
@@ -385,7 +394,7 @@ class PolynomialKernelMap(FeatureMap):
                 "coefficients": on_device(self._coefficients, xp, device, dtype)}
 
     def _transform_block_device(self, xp, params, X_block, out):
-        variables = X_block * float(np.sqrt(self.gamma))
+        variables = X_block * float(np.sqrt(self.kernel_.gamma))
         if self.coef0 != 0:
             constant = xp.full((X_block.shape[0], 1), float(np.sqrt(self.coef0)),
                                dtype=X_block.dtype, device=X_block.device)

@@ -29,7 +29,13 @@ from kernelmaps._array_api import (
     on_device,
     to_numpy,
 )
-from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, resolve_kernel
+from kernelmaps.kernels import (
+    Kernel,
+    KernelNameOptions,
+    PrecomputedKernel,
+    gamma_constraints,
+    resolve_kernel,
+)
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 
 __all__ = [
@@ -48,8 +54,8 @@ __all__ = [
 
 #: Constraints of the scikit-learn-style kernel arguments every model takes.
 KERNEL_PARAMETER_CONSTRAINTS: dict = {
-    "kernel": [StrOptions(set(KERNELS) | {"precomputed"}), callable, Kernel],
-    "gamma": [Interval(Real, 0, None, closed="neither"), None],
+    "kernel": [KernelNameOptions(precomputed=True), callable, Kernel],
+    "gamma": gamma_constraints(),
     "degree": [Interval(Real, 1, None, closed="left"), None],
     "coef0": [Interval(Real, None, None, closed="neither"), None],
     "kernel_params": [dict, None],
@@ -62,13 +68,17 @@ LANDMARK_PARAMETER_CONSTRAINTS: dict = {
 }
 
 
-def fit_kernel(estimator: Any, *, precomputed: bool = True) -> Kernel:
+def fit_kernel(estimator: Any, X: Any, sample_weight: Any = None, *,
+               precomputed: bool = True) -> Kernel:
     """The estimator's kernel as a :class:`~kernelmaps.kernels.Kernel`, resolved once in fit.
 
     scikit-learn's ``KernelRidge`` rules: ``gamma``/``degree``/``coef0`` go to a named
     kernel that has them and are ignored for a Kernel object, a callable (which receives
     ``kernel_params``) or ``"precomputed"``. ``precomputed=False`` refuses
     ``"precomputed"`` for models that need kernel values a user's matrix cannot give.
+    ``gamma="scale"``/``"auto"`` (as the estimator's parameter or inside a Kernel object)
+    becomes its value on the whole training array ``X`` (:meth:`Kernel.resolve`; a Dask
+    array's variance from Dask's reductions), with rows weighted by ``sample_weight``.
     """
     name = type(estimator).__name__
     kernel = resolve_kernel(estimator.kernel, gamma=estimator.gamma, degree=estimator.degree,
@@ -77,7 +87,7 @@ def fit_kernel(estimator: Any, *, precomputed: bool = True) -> Kernel:
     if not precomputed and isinstance(kernel, PrecomputedKernel):
         raise ValueError(f"{name} does not take kernel='precomputed'; pass the data and a "
                          "kernel (a name, a Kernel or a callable).")
-    return kernel
+    return kernel.resolve(X, sample_weight)
 
 
 def select_centres(estimator: Any, X: Any, kernel: Kernel,

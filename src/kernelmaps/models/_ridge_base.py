@@ -30,6 +30,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._array_api import is_device_array, namespace_and_device
 from kernelmaps._linalg import restore_symmetric, solve_psd, solve_psd_device
+from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
@@ -65,7 +66,7 @@ def check_alpha(alpha: Any, n_targets: int, solver: str) -> np.ndarray:
     return values
 
 
-class _KernelRidgeBase(BaseEstimator):
+class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
     """Parameters, solvers and fitted state of kernel ridge (see the module)."""
 
     _parameter_constraints: dict = {
@@ -81,7 +82,7 @@ class _KernelRidgeBase(BaseEstimator):
     }
 
     def __init__(self, alpha: float | np.ndarray = 1.0, *, kernel: Any = "linear",
-                 gamma: float | None = None, degree: float = 3, coef0: float = 1,
+                 gamma: float | str | None = None, degree: float = 3, coef0: float = 1,
                  kernel_params: dict | None = None, solver: str = "auto",
                  n_components: int = 1000, landmarks: str = "uniform",
                  landmark_params: dict | None = None, max_iter: int = 100, tol: float = 1e-4,
@@ -114,7 +115,7 @@ class _KernelRidgeBase(BaseEstimator):
     # ------------------------------------------------------------------ fit (in memory)
     def _fit_targets(self, X: Any, Y: Any, sample_weight: Any, ravel: bool) -> None:
         """Fit validated ``X`` to the float64 target matrix ``Y`` (n × t)."""
-        self.kernel_ = fit_kernel(self)  # kernel parameter errors before any work
+        self.kernel_ = fit_kernel(self, X, sample_weight)  # kernel parameter errors before any work
         if self._pairwise and X.shape[0] != X.shape[1]:
             raise ValueError("With kernel='precomputed', X must be the square (n_samples, "
                              f"n_samples) training kernel matrix; got shape {X.shape}.")

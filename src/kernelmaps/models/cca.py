@@ -36,6 +36,7 @@ from kernelmaps._array_api import (
 )
 from kernelmaps._engine import FLOAT_DTYPES
 from kernelmaps._linalg import inverse_sqrt_psd
+from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.maps.nystroem import Nystroem
 from kernelmaps.models._common import as_float64, check_fitted_placement
@@ -46,7 +47,8 @@ __all__ = ["KernelCCA"]
 DEFAULT_LANDMARKS = 100
 
 
-class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class KernelCCA(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                BaseEstimator):
     r"""Regularised kernel canonical correlation analysis, on explicit features of two views.
 
     Kernel CCA (Bach & Jordan, 2002; Hardoon, Szedmak & Shawe-Taylor, 2004) finds functions
@@ -112,8 +114,9 @@ class KernelCCA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator
         and it is ``None``, is drawn from ``random_state``); a fitted map is used as it is
         (a copy). ``clone`` (and so ``GridSearchCV``) returns unfitted copies of given
         maps; wrap a fitted map in :class:`sklearn.frozen.FrozenEstimator` to keep it
-        fitted. ``None``: ``Nystroem(kernel="rbf", n_components=min(100, n_samples))``
-        (:math:`\gamma = 1/n_\text{features}` of the view).
+        fitted. ``None``: ``Nystroem(kernel="rbf", gamma="scale",
+        n_components=min(100, n_samples))``: :math:`\gamma = 1/(d\,\operatorname{Var}X)`
+        of the view (:class:`sklearn.svm.SVC`'s ``gamma="scale"``).
     random_state : int, RandomState instance or None, default=None
         Seeds the default Nyström maps and the given unfitted maps whose ``random_state``
         is ``None``.
@@ -383,7 +386,8 @@ def _fit_map(feature_map: Any, data: Any, seed: int, name: str) -> tuple[Any, An
     """The fitted map of one view and the view's features (dense, float64 — or float64 as
     the device has it — in ``data``'s namespace and on its device)."""
     if feature_map is None:
-        fitted = Nystroem(n_components=min(DEFAULT_LANDMARKS, data.shape[0]), random_state=seed)
+        fitted = Nystroem(gamma="scale", n_components=min(DEFAULT_LANDMARKS, data.shape[0]),
+                          random_state=seed)
         Z = fitted.fit_transform(data)
     elif _is_fitted(feature_map):
         fitted = copy.deepcopy(feature_map)

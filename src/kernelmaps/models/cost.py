@@ -137,7 +137,7 @@ def estimate_fit_cost(model: Any, X: Any, *, n_targets: int = 1) -> FitCost:
     """
     probe_model = clone(model)
     X = validate_input(probe_model, X, reset=True)
-    kernel = fit_kernel(probe_model)
+    kernel = fit_kernel(probe_model, X)
     n = X.shape[0]
     threads = resolve_n_threads()
     solver = probe_model._choose_solver(n)

@@ -33,7 +33,9 @@ from kernelmaps._engine import (
     run_blocks,
 )
 from kernelmaps._linalg import solve_psd
+from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
+from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
 
@@ -101,7 +103,13 @@ def encode_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
     return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
 
 
-class _FeatureRidgeBase(BaseEstimator):
+def _default_map() -> FeatureMap:
+    """The map of ``feature_map=None``: random Fourier features of the Gaussian kernel with
+    scikit-learn's ``gamma="scale"`` (γ = 1 fails on unscaled features)."""
+    return RBFSampler(gamma="scale")
+
+
+class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
     #: Regression: numeric targets, several columns allowed; classification: 1-D labels.
     _y_numeric: bool
     _parameter_constraints: dict = {
@@ -120,7 +128,7 @@ class _FeatureRidgeBase(BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def _new_map(self) -> FeatureMap:
-        feature_map = RBFSampler() if self.feature_map is None else clone(self.feature_map)
+        feature_map = _default_map() if self.feature_map is None else clone(self.feature_map)
         if self.random_state is not None and "random_state" in feature_map.get_params():
             feature_map.set_params(random_state=self.random_state)
         return feature_map
@@ -152,7 +160,13 @@ class _FeatureRidgeBase(BaseEstimator):
         weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                        ensure_non_negative=True)
         self._set_targets(y)
-        self.feature_map_ = self._new_map().fit(X)
+        feature_map = self._new_map()
+        gamma = feature_map.get_params().get("gamma")
+        if sample_weight is not None and isinstance(gamma, str) and gamma in GAMMA_HEURISTICS:
+            # The map's fit takes no weights: resolve its gamma="scale" here, with the rows
+            # weighted, so that a weight of 2 still equals a repeated row.
+            feature_map.set_params(gamma=gamma_value(gamma, X, weights))
+        self.feature_map_ = feature_map.fit(X)
         gram = normal_statistics(self.feature_map_, X, self._encode(y), weights)
         self._set_solution(gram)
         return self
@@ -205,7 +219,7 @@ class _FeatureRidgeBase(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        feature_map = self.feature_map if self.feature_map is not None else RBFSampler()
+        feature_map = self.feature_map if self.feature_map is not None else _default_map()
         tags.input_tags.sparse = bool(feature_map._accept_sparse)
         tags.target_tags.multi_output = self._y_numeric  # several regression targets
         return tags
@@ -238,7 +252,8 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     ----------
     feature_map : FeatureMap, default=None
         The unfitted kernelmaps map z (cloned, then fitted on ``X``). ``None``:
-        ``RBFSampler()`` (100 random Fourier features of the RBF kernel, γ = 1).
+        ``RBFSampler(gamma="scale")`` (100 random Fourier features of the RBF kernel with
+        :math:`\gamma = 1/(d\,\operatorname{Var}X)`, :class:`sklearn.svm.SVC`'s default).
     alpha : float, default=1.0
         Ridge penalty α ≥ 0 on ``w`` (not on the intercept).
     fit_intercept : bool, default=True
@@ -320,7 +335,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
     ----------
     feature_map : FeatureMap, default=None
         The unfitted kernelmaps map z (cloned, then fitted on ``X``). ``None``:
-        ``RBFSampler()``.
+        ``RBFSampler(gamma="scale")`` (:math:`\gamma = 1/(d\,\operatorname{Var}X)`).
     alpha : float, default=1.0
         Ridge penalty α ≥ 0.
     fit_intercept : bool, default=True

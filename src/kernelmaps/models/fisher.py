@@ -28,6 +28,7 @@ from kernelmaps._array_api import (
     on_device,
     to_numpy,
 )
+from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
@@ -45,8 +46,9 @@ from kernelmaps.models._nystrom import cache_budget, cross_block, kernel_times
 __all__ = ["KernelFisherDiscriminant"]
 
 
-class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
-                               TransformerMixin, BaseEstimator):
+class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
+                               ClassNamePrefixFeaturesOutMixin, TransformerMixin,
+                               BaseEstimator):
     r"""Regularised kernel Fisher discriminant (Mika et al., 1999).
 
     Discriminant directions :math:`w = \sum_i a_i\,\phi(x_i)` maximise the ratio of between-
@@ -86,7 +88,15 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         The regulariser μ > 0, relative to the mean diagonal of :math:`S_W` (so it does not
         depend on the kernel's scale).
     kernel : str, Kernel or callable, default="rbf"
-    gamma, degree, coef0, kernel_params :
+    gamma : 'scale', 'auto', float or None, default='scale'
+        Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels (ignored
+        for a Kernel, a callable and other kernels, as in scikit-learn). ``'scale'``
+        (default, as :class:`sklearn.svm.SVC`): :math:`\gamma = 1/(d\,\operatorname{Var}X)`,
+        the variance over all entries of the training X (sparse X:
+        :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so :math:`\gamma\|x-y\|^2` is
+        of order one whatever the units of the features; ``'auto'`` and ``None``:
+        :math:`1/d`. Resolved once in ``fit`` into ``kernel_``.
+    degree, coef0, kernel_params :
         Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
     n_components : int or None, default=None
         Number of landmarks; ``None`` (or at least n_samples) uses every training point
@@ -146,7 +156,8 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
         "random_state": ["random_state"],
     }
 
-    def __init__(self, reg: float = 1e-3, *, kernel: Any = "rbf", gamma: float | None = None,
+    def __init__(self, reg: float = 1e-3, *, kernel: Any = "rbf",
+                 gamma: float | str | None = "scale",
                  degree: float | None = None, coef0: float | None = None,
                  kernel_params: dict | None = None, n_components: int | None = None,
                  landmarks: str = "uniform", landmark_params: dict | None = None,
@@ -184,7 +195,7 @@ class KernelFisherDiscriminant(ClassifierMixin, ClassNamePrefixFeaturesOutMixin,
             raise ValueError(
                 "KernelFisherDiscriminant needs at least 2 classes in y; got 1 class "
                 f"({self.classes_.tolist()}). A discriminant separates classes.")
-        self.kernel_ = fit_kernel(self, precomputed=False)
+        self.kernel_ = fit_kernel(self, X, precomputed=False)
         self.X_fit_ = expansion_points(self, X)
         # n × p; symmetric when the expansion is on X, so k(x, x) is exact on the diagonal.
         expansion_on_X = self.X_fit_ is X

@@ -50,7 +50,7 @@ def make_fixed_size_model(
     *,
     n_components: int = 100,
     kernel: Any = "rbf",
-    gamma: float | None = None,
+    gamma: float | str | None = "scale",
     kernel_params: dict | None = None,
     landmarks: Any = "renyi",
     landmark_params: dict | None = None,
@@ -79,8 +79,12 @@ def make_fixed_size_model(
         Number of landmarks m (prototype vectors).
     kernel : str, Kernel or callable, default='rbf'
         The kernel, as in :class:`~kernelmaps.Nystroem`.
-    gamma : float, default=None
-        Kernel parameter, as in :class:`~kernelmaps.Nystroem`.
+    gamma : 'scale', 'auto', float or None, default='scale'
+        Kernel parameter, as in :class:`~kernelmaps.Nystroem`. ``'scale'`` (default, as
+        :class:`sklearn.svm.SVC`): :math:`\gamma = 1/(d\,\operatorname{Var}X)` over all
+        entries of the training X (1 if the variance is 0), resolved when the pipeline is
+        fitted; ``None``: the kernel's default (:math:`1/d`). A string is not passed on
+        with a Kernel object or a callable (their parameters are their own).
     kernel_params : dict, default=None
         Further kernel parameters, as in :class:`~kernelmaps.Nystroem`.
     landmarks : str or array-like, default='renyi'
@@ -138,6 +142,8 @@ def make_fixed_size_model(
     >>> print(f"cross-validated accuracy {search.fit(X_train, y_train).best_score_:.2f}")
     cross-validated accuracy 1.00
     """
+    if isinstance(gamma, str) and not isinstance(kernel, str):
+        gamma = None  # Nystroem refuses gamma beside a Kernel object or a callable
     features = Nystroem(kernel, gamma=gamma, kernel_params=kernel_params,
                         n_components=n_components, random_state=random_state,
                         landmarks=landmarks, landmark_params=landmark_params, basis=basis,

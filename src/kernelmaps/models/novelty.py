@@ -12,6 +12,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._array_api import to_numpy
+from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.models._common import (
@@ -27,7 +28,7 @@ from kernelmaps.models._common import (
 __all__ = ["KernelMeanDistance"]
 
 
-class KernelMeanDistance(OutlierMixin, BaseEstimator):
+class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
     r"""Novelty detection by the distance to the mean of the training data in feature space.
 
     .. math::
@@ -56,7 +57,15 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
     contamination : float, default=0.1
         Expected fraction of outliers in the training data, in (0, 0.5].
     kernel : str, Kernel or callable, default="rbf"
-    gamma, degree, coef0, kernel_params :
+    gamma : 'scale', 'auto', float or None, default='scale'
+        Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels (ignored
+        for a Kernel, a callable and other kernels, as in scikit-learn). ``'scale'``
+        (default, as :class:`sklearn.svm.SVC`): :math:`\gamma = 1/(d\,\operatorname{Var}X)`,
+        the variance over all entries of the training X (sparse X:
+        :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so :math:`\gamma\|x-y\|^2` is
+        of order one whatever the units of the features; ``'auto'`` and ``None``:
+        :math:`1/d`. Resolved once in ``fit`` into ``kernel_``.
+    degree, coef0, kernel_params :
         Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
     n_components : int or None, default=None
         Number of landmarks; ``None`` (or at least n_samples): exact, with every training
@@ -106,7 +115,7 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
     }
 
     def __init__(self, *, contamination: float = 0.1, kernel: Any = "rbf",
-                 gamma: float | None = None, degree: float | None = None,
+                 gamma: float | str | None = "scale", degree: float | None = None,
                  coef0: float | None = None, kernel_params: dict | None = None,
                  n_components: int | None = None, landmarks: str = "uniform",
                  landmark_params: dict | None = None, random_state: Any = None) -> None:
@@ -137,7 +146,7 @@ class KernelMeanDistance(OutlierMixin, BaseEstimator):
         """
         X = validate_input(self, X, reset=True)
         # Scores need k(x, x) of new points, which a precomputed k(X_new, X_train) lacks.
-        self.kernel_ = fit_kernel(self, precomputed=False)
+        self.kernel_ = fit_kernel(self, X, precomputed=False)
         n = X.shape[0]
         self.X_fit_ = expansion_points(self, X)
         if self.X_fit_ is X:

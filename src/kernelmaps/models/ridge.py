@@ -87,7 +87,16 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
     kernel : str, Kernel or callable, default="linear"
         A name of :mod:`kernelmaps.kernels`, a Kernel, ``"precomputed"``, or a callable on
         pairs of rows.
-    gamma, degree, coef0 : float
+    gamma : 'scale', 'auto', float or None, default=None
+        Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels, ignored for
+        a Kernel, a callable or ``"precomputed"`` (as in scikit-learn); ``None`` is the
+        kernel's default (:math:`1/d`; chi2: 1), as in
+        :class:`sklearn.kernel_ridge.KernelRidge`. ``'scale'``:
+        :math:`\gamma = 1/(d\,\operatorname{Var}X)`, the variance over all entries of the
+        training X (sparse X: :math:`\overline{X^2}-\bar X^2`; 1 if it is 0),
+        :class:`sklearn.svm.SVC`'s definition, resolved once in ``fit`` into ``kernel_``
+        (on a Dask array with Dask's reductions); ``'auto'``: :math:`1/d`.
+    degree, coef0 : float
         Parameters of the named kernel, used where it has them and ignored for a Kernel,
         a callable or ``"precomputed"`` (as in scikit-learn).
     kernel_params : dict, default=None

@@ -50,7 +50,15 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     kernel : str, Kernel or callable, default="rbf"
         A name of :mod:`kernelmaps.kernels`, a Kernel, ``"precomputed"``, or a callable on
         pairs of rows.
-    gamma, degree, coef0, kernel_params :
+    gamma : 'scale', 'auto', float or None, default='scale'
+        Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels (ignored
+        for a Kernel, a callable and other kernels, as in scikit-learn). ``'scale'``
+        (default, as :class:`sklearn.svm.SVC`): :math:`\gamma = 1/(d\,\operatorname{Var}X)`,
+        the variance over all entries of the training X (sparse X:
+        :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so :math:`\gamma\|x-y\|^2` is
+        of order one whatever the units of the features; ``'auto'`` and ``None``:
+        :math:`1/d`. Resolved once in ``fit`` into ``kernel_``.
+    degree, coef0, kernel_params :
         Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
     solver : {"auto", "exact", "nystrom"}, default="auto"
         ``"auto"``: exact up to 5,000 samples, Nyström beyond.
@@ -117,7 +125,8 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     True
     """
 
-    def __init__(self, alpha: float = 1.0, *, kernel: Any = "rbf", gamma: float | None = None,
+    def __init__(self, alpha: float = 1.0, *, kernel: Any = "rbf",
+                 gamma: float | str | None = "scale",
                  degree: float = 3, coef0: float = 1, kernel_params: dict | None = None,
                  solver: str = "auto", n_components: int = 1000, landmarks: str = "uniform",
                  landmark_params: dict | None = None, max_iter: int = 100, tol: float = 1e-2,
