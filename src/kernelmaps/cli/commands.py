@@ -245,10 +245,6 @@ def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:
     return dataclasses.replace(data, X=data.X[keep], y=data.y[keep]), stated
 
 
-#: Largest/smallest feature standard deviation above which compare suggests --scale.
-SCALE_WARNING_RATIO = 100.0
-
-
 def _scaled_for_heuristic(X: Any, scale: str | None) -> Any:
     """X as the maps will see it, for the median heuristic of the kernel's scale."""
     scaler = evaluate.make_scaler(scale or "none", sparse.issparse(X))
@@ -271,11 +267,12 @@ def _compare(args: argparse.Namespace) -> int:
     data, subsample = _subsample(data, args)
     if subsample:
         err_console.print(subsample)
-    if args.scale is None:
-        ratio = evaluate.scale_ratio(data.X)
-        if ratio > SCALE_WARNING_RATIO:
-            err_console.print(f"[yellow]warning:[/yellow] the features' scales differ by "
-                              f"{ratio:.0f}x; consider --scale standard.", markup=True)
+    # Said before the runs (so they can be stopped and rerun scaled), and in the report.
+    scales = evaluate.check_scales(data.X, data.feature_names) if args.scale is None else None
+    warned = [f"warning: {scales.message}"] if scales is not None and scales.advised else []
+    for warning in warned:
+        err_console.print(f"[yellow]warning:[/yellow]{warning.removeprefix('warning:')}",
+                          markup=True)
     choice = _kernel_from_args(args, _scaled_for_heuristic(data.X, args.scale))
     results, notes = _run_comparison(args, data, choice.kernel, err_console)
     summary = evaluate.summarize(results)
@@ -283,11 +280,12 @@ def _compare(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     settings = _settings(args, data, choice, results.attrs["settings"], wall)
     title = f"kernelmaps compare: {data.name}, {choice.kernel.name} kernel, {args.model}"
-    html_path = report.write_report(out, results, summary, title, settings, notes, advice)
+    html_path = report.write_report(out, results, summary, title, settings,
+                                    [*warned, *notes], advice)
     caption = (f"{settings['kernel']}\n{settings['split']}; wall time {wall:.1f} s; "
                f"report: {html_path}")
-    report.print_summary(out_console, summary, title, caption)
-    report.print_advice(out_console, advice)
+    layout = report.print_summary(out_console, summary, title, caption, wide=args.wide)
+    report.print_advice(out_console, advice, layout=layout)
     for note in notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)
     if args.json:
