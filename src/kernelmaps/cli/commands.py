@@ -148,14 +148,21 @@ def _split_text(data: Dataset, args: argparse.Namespace, task: str) -> str:
 
 
 def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
-                    err_console: Any) -> tuple[Any, list[str]]:
-    """``evaluate.compare`` with a progress bar; returns the table and the warnings seen."""
+                    err_console: Any, warned: Sequence[str] = ()) -> tuple[Any, list[str]]:
+    """``evaluate.compare`` with a progress bar; returns the table and the warnings seen.
+
+    ``warned`` (the scale warning) is printed when the work starts: after the options are
+    checked (bad input stays one line), before the runs (so they can be stopped and rerun).
+    """
     # The bar starts with the first finished row, so bad input fails before any bar is drawn.
     progress = report.progress_bar(err_console, disable=args.quiet)
     tasks: list[Any] = []
 
     def start(total: int | None) -> None:
         if not tasks:
+            for warning in warned:
+                err_console.print(f"[yellow]warning:[/yellow]"
+                                  f"{warning.removeprefix('warning:')}", markup=True)
             progress.start()
             tasks.append(progress.add_task("", total=total))
 
@@ -267,14 +274,11 @@ def _compare(args: argparse.Namespace) -> int:
     data, subsample = _subsample(data, args)
     if subsample:
         err_console.print(subsample)
-    # Said before the runs (so they can be stopped and rerun scaled), and in the report.
+    # Said as the runs start, and in the report's notes.
     scales = evaluate.check_scales(data.X, data.feature_names) if args.scale is None else None
     warned = [f"warning: {scales.message}"] if scales is not None and scales.advised else []
-    for warning in warned:
-        err_console.print(f"[yellow]warning:[/yellow]{warning.removeprefix('warning:')}",
-                          markup=True)
     choice = _kernel_from_args(args, _scaled_for_heuristic(data.X, args.scale))
-    results, notes = _run_comparison(args, data, choice.kernel, err_console)
+    results, notes = _run_comparison(args, data, choice.kernel, err_console, warned)
     summary = evaluate.summarize(results)
     advice = evaluate.advise(summary, tolerance=args.tolerance)
     wall = time.perf_counter() - start

@@ -112,7 +112,7 @@ _TERMINAL_COLUMNS = (
             "pairs and Hadamard blocks round n up)"),
     _Column("error", lambda r: f"{r['error']:.3g}", "kernel approximation error "
             "‖K − ZZᵀ‖/‖K‖ on training rows, mean over seeds"),
-    _Column("95% CI", _error_ci, "95 % interval of the mean error over seeds (log scale)",
+    _Column("95% CI", _error_ci, "the mean error's 95 % interval over seeds (log scale)",
             spread=True),
     _Column("score", lambda r: f"{r['score']:.4f}", "test score (accuracy, or R² for "
             "regression), mean over seeds and folds"),
