@@ -286,8 +286,9 @@ def _compare(args: argparse.Namespace) -> int:
     title = f"kernelmaps compare: {data.name}, {choice.kernel.name} kernel, {args.model}"
     html_path = report.write_report(out, results, summary, title, settings,
                                     [*warned, *notes], advice)
-    caption = (f"{settings['kernel']}\n{settings['split']}; wall time {wall:.1f} s; "
-               f"report: {html_path}")
+    # The wall time last: its width varies from run to run, the text before it does not.
+    caption = (f"{settings['kernel']}\n{settings['split']}\nreport: {html_path}; wall time "
+               f"{wall:.1f} s")
     layout = report.print_summary(out_console, summary, title, caption, wide=args.wide)
     report.print_advice(out_console, advice, layout=layout)
     for note in notes:
