@@ -120,6 +120,8 @@ def test_80_columns_compact_table_fits_and_reads_well(at_80):
     assert "95% CI" not in summary and "± sd" not in summary and "CPU range" not in summary
     assert summary == ["method", "n", "D", "error", "score", "CPU s", "MB"]
     assert "95% CI" in (out / "report.html").read_text()
+    # Standardising lowers digits' exact score (docs/cli.md, Feature scales): no warning.
+    assert "--scale" not in joined(lines)
     # structured's merged requests: n shows the span, D the map's dimension.
     assert any(re.match(r"structured +25–50 +64 ", line) for line in lines)
 

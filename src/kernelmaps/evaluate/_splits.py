@@ -191,11 +191,12 @@ class ScaleCheck:
     Attributes
     ----------
     advised : bool
-        True when at least :data:`DROWNED_FRACTION` of the non-constant features are drowned.
+        True when at least half of the non-constant features are drowned.
     n_features : int
         Features with a positive variance (constant ones play no part in distances).
     n_drowned : int
-        Features whose share of the total variance is below ``DROWNED_SHARE / n_features``.
+        Features whose share of the total variance is below a tenth of an equal share,
+        ``0.1 / n_features``.
     largest_share : float
         The share of the total variance held by the feature with the largest variance.
     largest_feature : int
@@ -221,12 +222,11 @@ def check_scales(X: Any, feature_names: Any = None) -> ScaleCheck:
     helps when features the distances cannot see carry information, and hurts when it
     inflates near-constant features measured in the same unit as the rest (digits' border
     pixels). The rule: with :math:`s_j = \sigma_j^2 / \sum_k \sigma_k^2` over the
-    :math:`d` non-constant features, a feature is *drowned* when
-    :math:`s_j < 0.1 / d` (:data:`DROWNED_SHARE`: a tenth of an equal share), and
-    standardising is advised when at least half of the features are drowned
-    (:data:`DROWNED_FRACTION`) — the distances then hardly see most of the features. The
-    ratio of the largest to the smallest standard deviation alone is not a good rule: one
-    near-constant pixel makes it large without the others being unseen.
+    :math:`d` non-constant features, a feature is *drowned* when :math:`s_j < 0.1 / d` (a
+    tenth of an equal share), and standardising is advised when at least half of the
+    features are drowned: the distances then hardly see most of them. The ratio of the
+    largest to the smallest standard deviation alone is not a good rule: one near-constant
+    pixel makes it large without the others being unseen.
 
     Measured (``python scripts/measure_scale_warning.py``: the exact-kernel ridge score of
     ``kernelmaps compare``, Gaussian kernel with the median heuristic, 5-fold
