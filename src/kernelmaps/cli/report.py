@@ -106,8 +106,8 @@ def _requested(row: Any) -> str:
 #: a short optional column (the ridge α per row, when the summary has ``alpha``) fits both.
 _TERMINAL_COLUMNS = (
     _Column("method", lambda r: r["method"], ""),
-    _Column("n", _requested, "n_components asked for (25–800: the requests that gave one "
-            "same map, run once)"),
+    _Column("n", _requested, "n_components asked for; a span (25–50) where several gave "
+            "one same map, run once"),
     _Column("D", lambda r: str(r["n_features_out"]), "output features of the map (cos/sin "
             "pairs and Hadamard blocks round n up)"),
     _Column("error", lambda r: f"{r['error']:.3g}", "kernel approximation error "
