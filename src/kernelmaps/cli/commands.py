@@ -289,8 +289,8 @@ def _compare(args: argparse.Namespace) -> int:
     # The wall time last: its width varies from run to run, the text before it does not.
     caption = (f"{settings['kernel']}\n{settings['split']}\nreport: {html_path}; wall time "
                f"{wall:.1f} s")
-    layout = report.print_summary(out_console, summary, title, caption, wide=args.wide)
-    report.print_advice(out_console, advice, layout=layout)
+    report.print_summary(out_console, summary, title, caption, wide=args.wide)
+    report.print_advice(out_console, advice)
     for note in notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)
     if args.json:

@@ -94,6 +94,13 @@ class _Column:
     needs: str | None = None
 
 
+def _alpha(row: Any) -> str:
+    alpha = row["alpha"]
+    if alpha is None or alpha != alpha:  # NaN: no α for this row (the exact kernel's, say)
+        return "–"
+    return f"{alpha:.0e}"
+
+
 def _requested(row: Any) -> str:
     """The n_components asked for: the one request, or the span of those that gave this
     same map (run once)."""
@@ -110,21 +117,20 @@ _TERMINAL_COLUMNS = (
             "one same map, run once"),
     _Column("D", lambda r: str(r["n_features_out"]), "output features of the map (cos/sin "
             "pairs and Hadamard blocks round n up)"),
-    _Column("error", lambda r: f"{r['error']:.3g}", "kernel approximation error "
+    _Column("error", _SUMMARY_COLUMNS["kernel error"], "kernel approximation error "
             "‖K − ZZᵀ‖/‖K‖ on training rows, mean over seeds"),
     _Column("95% CI", _error_ci, "the mean error's 95 % interval over seeds (log scale)",
             spread=True),
-    _Column("score", lambda r: f"{r['score']:.4f}", "test score (accuracy, or R² for "
+    _Column("score", _SUMMARY_COLUMNS["score"], "test score (accuracy, or R² for "
             "regression), mean over seeds and folds"),
-    _Column("± sd", lambda r: f"{r['score_std']:.4f}" if r["runs"] > 1 else "–",
-            "standard deviation of the score over the runs", spread=True),
-    _Column("CPU s", lambda r: f"{r['cpu_time_s']:.3f}" if "cpu_time_s" in r else "–",
-            "median CPU seconds of one run (map fit, transform, model fit and score)"),
+    _Column("± sd", _SUMMARY_COLUMNS["± sd"], "standard deviation of the score over the runs",
+            spread=True),
+    _Column("CPU s", _SUMMARY_COLUMNS["CPU s"], "median CPU seconds of one run (map fit, "
+            "transform, model fit and score)"),
     _Column("CPU range", _cpu_range, "fastest–slowest run, CPU seconds", spread=True),
-    _Column("MB", lambda r: f"{r['peak_memory_mb']:.1f}", "peak memory of a run "
+    _Column("MB", _SUMMARY_COLUMNS["peak MB"], "peak memory of a run "
             "(tracemalloc: NumPy and Python allocations), megabytes"),
-    _Column("α", lambda r: f"{r['alpha']:.0e}", "ridge regularisation chosen for the row",
-            needs="alpha"),
+    _Column("α", _alpha, "ridge regularisation chosen for the row", needs="alpha"),
 )
 #: The advice table's own abbreviation (the others are the summary's).
 _GAP_LEGEND = "relative gap to the reference score, (reference − score)/|reference|"
@@ -234,13 +240,11 @@ def _advice_row(row: Any) -> tuple[str, ...]:
 _ADVICE_TERMINAL = ("method", "n", "D", "score", "gap", "CPU s", "MB")
 
 
-def print_advice(console: Any, advice: Any, *, layout: str = "compact") -> None:
-    """What to use (:func:`kernelmaps.evaluate.advise`): a table, the estimates of the
-    methods that missed the tolerance as wrapped lines under it, and one sentence.
-
-    Both layouts show the same short columns (``layout`` is the summary's, for a caller
-    that wants to match it); nothing is cut: long text wraps to the console's width.
-    """
+def print_advice(console: Any, advice: Any) -> None:
+    """What to use (:func:`kernelmaps.evaluate.advise`): a table of short columns (it fits
+    80 columns), the estimates of the methods that missed the tolerance as wrapped lines
+    under it (a table column would wrap them over many lines), and one sentence; nothing
+    is cut."""
     box = import_optional("rich.box")
     Table = import_optional("rich.table").Table
     # The heading wraps to the console's width (a table title wraps to the table's).
