@@ -214,7 +214,7 @@ class ScaleCheck:
 
 
 def check_scales(X: Any, feature_names: Any = None) -> ScaleCheck:
-    r"""Would standardising the features plausibly help a kernel on ``X``?
+    r"""Tell whether standardising the features would plausibly help a kernel on ``X``.
 
     A Gaussian, Laplacian or dot-product kernel sees the data through distances or inner
     products, to which feature :math:`j` contributes in proportion to its variance
