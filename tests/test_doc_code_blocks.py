@@ -12,7 +12,8 @@ code block (its whole output). Text must match; numbers within 1 % or two units 
 printed digit, whichever is more (scores on held-out rows move by one prediction when another
 BLAS rounds differently), and numbers in scientific notation — rounding-level values such as
 2e-11 — within a factor of 100 (or exactly 0). A shown line with ``...`` matches any text
-in its place (doctest's ELLIPSIS), for values another CPU's rounding changes by more.
+in its place (doctest's ELLIPSIS), for values another CPU's rounding changes by more (or
+timings); the numbers around it are compared as numbers.
 
 docs/kernel_methods.md runs in tests/test_kernel_methods_guide.py, which also asserts its
 claims; here only its blocks' headers are checked. The Dask examples run on fewer rows
@@ -31,6 +32,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,6 +196,19 @@ def run_chain(chain: list[Block], folder: Path) -> list[list[str]]:
     return per_block
 
 
+def assert_number_agrees(got: str, want: str, where: Any) -> None:
+    """A printed number against the shown one (the tolerances of the module docstring)."""
+    if "e" in want.lower():
+        # A rounding-level value: within a factor of 100, or exactly 0 (arithmetic that
+        # happens to be exact on this CPU).
+        ratio_ok = abs(float(want)) / 100 <= abs(float(got)) <= abs(float(want)) * 100
+        assert float(got) == 0 or ratio_ok, where
+    else:
+        decimals = len(want.split(".")[1]) if "." in want else 0
+        tolerance = max(2 * 10.0 ** -decimals, 0.01 * abs(float(want))) + 1e-12
+        assert abs(float(got) - float(want)) <= tolerance, where
+
+
 def assert_same_output(printed: str, shown: str, where: str) -> None:
     printed_lines = [line.rstrip() for line in printed.strip().splitlines()]
     shown_lines = [line.rstrip() for line in shown.strip().splitlines()]
@@ -202,20 +217,29 @@ def assert_same_output(printed: str, shown: str, where: str) -> None:
         if ELLIPSIS in want:
             # Doctest's convention: "..." stands for text that depends on the machine (a ratio of
             # two rounding errors, which another CPU's BLAS kernels change by tens of per cent).
-            pattern = ".*".join(re.escape(part) for part in want.split(ELLIPSIS))
-            assert re.fullmatch(pattern, got), (where, got, want)
+            # The numbers around it are still numbers: compared with the tolerances below.
+            numbers = [NUMBER.findall(part) for part in want.split(ELLIPSIS)]
+            pattern = ".*?".join("".join(
+                f"({NUMBER.pattern})" if i % 2 else re.escape(piece)
+                for i, piece in enumerate(_split_numbers(part))) for part in want.split(ELLIPSIS))
+            match = re.fullmatch(pattern, got)
+            assert match, (where, got, want)
+            shown_numbers = [n for part in numbers for n in part]
+            for a, b in zip(match.groups(), shown_numbers, strict=True):
+                assert_number_agrees(a, b, (where, got, want))
             continue
         assert NUMBER.sub("#", got).split() == NUMBER.sub("#", want).split(), (where, got, want)
         for a, b in zip(NUMBER.findall(got), NUMBER.findall(want), strict=True):
-            if "e" in b.lower():
-                # A rounding-level value: within a factor of 100, or exactly 0 (arithmetic that
-                # happens to be exact on this CPU).
-                ratio_ok = abs(float(b)) / 100 <= abs(float(a)) <= abs(float(b)) * 100
-                assert float(a) == 0 or ratio_ok, (where, got, want)
-            else:
-                decimals = len(b.split(".")[1]) if "." in b else 0
-                tolerance = max(2 * 10.0 ** -decimals, 0.01 * abs(float(b))) + 1e-12
-                assert abs(float(a) - float(b)) <= tolerance, (where, got, want)
+            assert_number_agrees(a, b, (where, got, want))
+
+
+def _split_numbers(text: str) -> list[str]:
+    """``text`` as [text, number, text, number, …, text]."""
+    pieces, start = [], 0
+    for match in NUMBER.finditer(text):
+        pieces += [text[start:match.start()], match.group()]
+        start = match.end()
+    return [*pieces, text[start:]]
 
 
 # ------------------------------------------------------------------ the tests

@@ -278,8 +278,8 @@ def build_parser() -> argparse.ArgumentParser:
                               "classification), stated in the output")
     compare.add_argument("--scale", choices=list(evaluate.SCALES), default=None,
                          help="feature scaling fitted on the training rows only (default: "
-                              "none; a warning suggests standard when features' scales differ "
-                              "by more than 100x)")
+                              "none; a warning suggests standard when most features carry "
+                              "less than a tenth of an equal share of the variance)")
     compare.add_argument("--tolerance", type=_fraction("0.01"), default=0.01,
                          help="advice: the smallest n_components per method whose score is "
                               "within this relative gap of the exact score (default: 0.01)")
@@ -289,6 +289,11 @@ def build_parser() -> argparse.ArgumentParser:
                               "core; 1: everything in this process, on one thread)")
     compare.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", type=_output_dir,
                          help=f"report folder (default: ./{DEFAULT_OUT})")
+    compare.add_argument("--wide", action="store_true",
+                         help="the full table with the spreads (95%% interval of the kernel "
+                              "error, score standard deviation, CPU-time range), however wide "
+                              "the terminal (default: the full table when it fits, else a "
+                              "compact one; the report always has them)")
     compare.add_argument("--quiet", action="store_true",
                          help="no progress bar, table or messages")
     compare.add_argument("--json", action="store_true",

@@ -148,14 +148,21 @@ def _split_text(data: Dataset, args: argparse.Namespace, task: str) -> str:
 
 
 def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
-                    err_console: Any) -> tuple[Any, list[str]]:
-    """``evaluate.compare`` with a progress bar; returns the table and the warnings seen."""
+                    err_console: Any, warned: Sequence[str] = ()) -> tuple[Any, list[str]]:
+    """``evaluate.compare`` with a progress bar; returns the table and the warnings seen.
+
+    ``warned`` (the scale warning) is printed when the work starts: after the options are
+    checked (bad input stays one line), before the runs (so they can be stopped and rerun).
+    """
     # The bar starts with the first finished row, so bad input fails before any bar is drawn.
     progress = report.progress_bar(err_console, disable=args.quiet)
     tasks: list[Any] = []
 
     def start(total: int | None) -> None:
         if not tasks:
+            for warning in warned:
+                err_console.print(f"[yellow]warning:[/yellow]"
+                                  f"{warning.removeprefix('warning:')}", markup=True)
             progress.start()
             tasks.append(progress.add_task("", total=total))
 
@@ -245,10 +252,6 @@ def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:
     return dataclasses.replace(data, X=data.X[keep], y=data.y[keep]), stated
 
 
-#: Largest/smallest feature standard deviation above which compare suggests --scale.
-SCALE_WARNING_RATIO = 100.0
-
-
 def _scaled_for_heuristic(X: Any, scale: str | None) -> Any:
     """X as the maps will see it, for the median heuristic of the kernel's scale."""
     scaler = evaluate.make_scaler(scale or "none", sparse.issparse(X))
@@ -271,22 +274,22 @@ def _compare(args: argparse.Namespace) -> int:
     data, subsample = _subsample(data, args)
     if subsample:
         err_console.print(subsample)
-    if args.scale is None:
-        ratio = evaluate.scale_ratio(data.X)
-        if ratio > SCALE_WARNING_RATIO:
-            err_console.print(f"[yellow]warning:[/yellow] the features' scales differ by "
-                              f"{ratio:.0f}x; consider --scale standard.", markup=True)
+    # Said as the runs start, and in the report's notes.
+    scales = evaluate.check_scales(data.X, data.feature_names) if args.scale is None else None
+    warned = [f"warning: {scales.message}"] if scales is not None and scales.advised else []
     choice = _kernel_from_args(args, _scaled_for_heuristic(data.X, args.scale))
-    results, notes = _run_comparison(args, data, choice.kernel, err_console)
+    results, notes = _run_comparison(args, data, choice.kernel, err_console, warned)
     summary = evaluate.summarize(results)
     advice = evaluate.advise(summary, tolerance=args.tolerance)
     wall = time.perf_counter() - start
     settings = _settings(args, data, choice, results.attrs["settings"], wall)
     title = f"kernelmaps compare: {data.name}, {choice.kernel.name} kernel, {args.model}"
-    html_path = report.write_report(out, results, summary, title, settings, notes, advice)
-    caption = (f"{settings['kernel']}\n{settings['split']}; wall time {wall:.1f} s; "
-               f"report: {html_path}")
-    report.print_summary(out_console, summary, title, caption)
+    html_path = report.write_report(out, results, summary, title, settings,
+                                    [*warned, *notes], advice)
+    # The wall time last: its width varies from run to run, the text before it does not.
+    caption = (f"{settings['kernel']}\n{settings['split']}\nreport: {html_path}; wall time "
+               f"{wall:.1f} s")
+    report.print_summary(out_console, summary, title, caption, wide=args.wide)
     report.print_advice(out_console, advice)
     for note in notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)

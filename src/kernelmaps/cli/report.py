@@ -15,14 +15,16 @@ import html
 import os
 import platform
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from kernelmaps._optional import import_optional
 from kernelmaps.cli.data import DatasetInfo
-from kernelmaps.evaluate import plot_error, plot_error_time, plot_pareto, plot_score
+from kernelmaps.evaluate import METHODS, plot_error, plot_error_time, plot_pareto, plot_score
 from kernelmaps.evaluate.advice import MEMORY_TOLERANCE, TIME_NOISE, advice_sentence
+from kernelmaps.evaluate.registry import EXACT
 
 __all__ = ["PLOTS", "print_advice", "print_datasets", "print_summary", "write_report"]
 
@@ -55,8 +57,7 @@ def _cpu_range(row: Any) -> str:
     return f"{row['cpu_time_min_s']:.3f}–{row['cpu_time_max_s']:.3f}"
 
 
-# Summary columns: header → cell text. The report shows them all; the terminal a subset
-# (_TERMINAL_COLUMNS) that fits 100 characters.
+# Summary columns of the report: header → cell text (all of them, in the HTML table).
 _SUMMARY_COLUMNS: dict[str, Callable[[Any], str]] = {
     "method": lambda r: r["method"],
     "D": _dimension,
@@ -72,33 +73,197 @@ _SUMMARY_COLUMNS: dict[str, Callable[[Any], str]] = {
     "CPU range": _cpu_range,
     "peak MB": lambda r: f"{r['peak_memory_mb']:.1f}",
 }
-_TERMINAL_COLUMNS = ("method", "D", "kernel error", "95% CI", "score", "± sd", "CPU s",
-                     "peak MB")
 
 
 def _summary_cells(summary: Any, columns: Sequence[str]) -> list[tuple[str, ...]]:
-    """The summary as display strings, shared by the terminal table and the HTML report."""
+    """The summary as display strings for the HTML report."""
     return [tuple(_SUMMARY_COLUMNS[c](row) for c in columns) for _, row in summary.iterrows()]
 
 
-def print_summary(console: Any, summary: Any, title: str, caption: str) -> None:
+# =========================================================================== terminal
+@dataclass(frozen=True)
+class _Column:
+    """A column of a terminal table: its header, its cells, the legend line that explains
+    the header, whether it is a spread (shown only in the wide layout), and the summary
+    column it needs (an optional column is shown only when the summary has it)."""
+
+    header: str
+    cell: Callable[[Any], str]
+    legend: str
+    spread: bool = False
+    needs: str | None = None
+
+
+def _alpha(row: Any) -> str:
+    alpha = row["alpha"]
+    if alpha is None or alpha != alpha:  # NaN: no α for this row (the exact kernel's, say)
+        return "–"
+    return f"{alpha:.0e}"
+
+
+def _requested(row: Any) -> str:
+    """The n_components asked for: the one request, or the span of those that gave this
+    same map (run once)."""
+    requests = str(row.get("n_components_same_map", row["n_components"])).split()
+    return requests[0] if len(requests) <= 1 else f"{requests[0]}–{requests[-1]}"
+
+
+#: The terminal's summary table. Below the width the wide layout needs (about 100–115
+#: columns), the compact layout leaves the spreads out (``--wide`` and the report have them);
+#: a short optional column (the ridge α per row, when the summary has ``alpha``) fits both.
+_TERMINAL_COLUMNS = (
+    _Column("method", lambda r: r["method"], ""),
+    _Column("n", _requested, "n_components asked for; a span (25–50) where several gave "
+            "one same map, run once"),
+    _Column("D", lambda r: str(r["n_features_out"]), "output features of the map (cos/sin "
+            "pairs and Hadamard blocks round n up)"),
+    _Column("error", _SUMMARY_COLUMNS["kernel error"], "kernel approximation error "
+            "‖K − ZZᵀ‖/‖K‖ on training rows, mean over seeds"),
+    _Column("95% CI", _error_ci, "the mean error's 95 % interval over seeds (log scale)",
+            spread=True),
+    _Column("score", _SUMMARY_COLUMNS["score"], "test score (accuracy, or R² for "
+            "regression), mean over seeds and folds"),
+    _Column("± sd", _SUMMARY_COLUMNS["± sd"], "standard deviation of the score over the runs",
+            spread=True),
+    _Column("CPU s", _SUMMARY_COLUMNS["CPU s"], "median CPU seconds of one run (map fit, "
+            "transform, model fit and score)"),
+    _Column("CPU range", _cpu_range, "fastest–slowest run, CPU seconds", spread=True),
+    _Column("MB", _SUMMARY_COLUMNS["peak MB"], "peak memory of a run "
+            "(tracemalloc: NumPy and Python allocations), megabytes"),
+    _Column("α", _alpha, "ridge regularisation chosen for the row", needs="alpha"),
+)
+#: The advice table's own abbreviation (the others are the summary's).
+_GAP_LEGEND = "relative gap to the reference score, (reference − score)/|reference|"
+
+
+def _layout_columns(summary: Any, wide: bool) -> list[_Column]:
+    return [c for c in _TERMINAL_COLUMNS
+            if (wide or not c.spread) and (c.needs is None or c.needs in summary.columns)]
+
+
+def _first_clause(text: str) -> str:
+    """``text`` up to its first ';' outside parentheses (a method's description, short)."""
+    depth = 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if char == ";" and depth == 0:
+            return text[:i]
+    return text
+
+
+def _method_legend(method: str) -> str:
+    if method == EXACT:
+        return "the exact kernel: the same model on the kernel matrix itself"
+    known = METHODS.get(method)
+    return _first_clause(known.description) if known is not None and known.description else ""
+
+
+def _summary_table(summary: Any, columns: Sequence[_Column], title: str) -> Any:
     box = import_optional("rich.box")
     Table = import_optional("rich.table").Table
-
-    table = Table(title=title, caption=caption, header_style="bold", box=box.SIMPLE_HEAD,
-                  caption_justify="left")
-    for i, header in enumerate(_TERMINAL_COLUMNS):
-        table.add_column(header, justify="left" if i == 0 else "right", no_wrap=True)
+    table = Table(title=title, header_style="bold", box=box.SIMPLE_HEAD, show_edge=False,
+                  pad_edge=False)
+    for i, column in enumerate(columns):
+        # Folded, never cut: a cell too long for its column wraps onto a second line.
+        table.add_column(column.header, justify="left" if i == 0 else "right",
+                         overflow="fold")
     previous = None
-    for cells in _summary_cells(summary, _TERMINAL_COLUMNS):
+    for _, row in summary.iterrows():
+        cells = [column.cell(row) for column in columns]
         if previous is not None and cells[0] != previous:
             table.add_section()
-        table.add_row(*cells, style="bold" if cells[0] == "exact" else None)
+        table.add_row(*cells, style="bold" if cells[0] == EXACT else None)
         previous = cells[0]
+    return table
+
+
+def _legend(entries: Sequence[tuple[str, str]]) -> Any:
+    """Term – meaning lines, the meanings wrapped in their own column."""
+    grid = import_optional("rich.table").Table.grid(padding=(0, 1))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column(overflow="fold")
+    for term, meaning in entries:
+        grid.add_row(term, meaning)
+    return grid
+
+
+def _width_of(console: Any, renderable: Any) -> int:
+    """The width ``renderable`` takes unconstrained (rich clamps to the console's width)."""
+    measurement = import_optional("rich.measure").Measurement
+    unbounded = console.options.update_width(10_000)
+    return measurement.get(console, unbounded, renderable).maximum
+
+
+def print_summary(console: Any, summary: Any, title: str, caption: str, *,
+                  wide: bool = False) -> str:
+    """The summary table in the terminal, a legend line per abbreviation under it, then
+    ``caption`` (wrapped to the console's width, not the table's).
+
+    The wide layout (with the spreads: the error's 95 % interval, the score's standard
+    deviation, the CPU-time range) when it fits the console or ``wide`` asks for it (then
+    printed at its full width, whatever the console's); else the compact layout without
+    them. Returns the layout used, ``'wide'`` or ``'compact'``.
+    """
+    table = _summary_table(summary, _layout_columns(summary, wide=True), title)
+    needed = _width_of(console, table)
+    layout = "wide" if wide or needed <= console.width else "compact"
+    if layout == "compact":
+        table = _summary_table(summary, _layout_columns(summary, wide=False), title)
+    shown = _layout_columns(summary, wide=layout == "wide")
+    entries = [(c.header, c.legend) for c in shown if c.legend]
+    entries += [(m, _method_legend(m)) for m in dict.fromkeys(summary["method"])
+                if _method_legend(m)]
+    width = console.width
+    if wide:
+        console.width = max(width, needed)
+    try:
+        console.print(table)
+        console.print(_legend(entries))
+        console.print(caption)
+    finally:
+        console.width = width
+    return layout
+
+
+def _advice_row(row: Any) -> tuple[str, ...]:
+    meets = row["meets"]
+    mark = " ★" if row["advised"] else " ≈" if row["fastest"] else ""
+    return (row["method"] + mark,
+            str(row["n_components"]) if meets else "–",
+            str(row["n_features_out"]) if meets else "–",
+            f"{row['score']:.4f}" if meets else "–",
+            f"{row['score_gap']:.2%}" if meets else "–",
+            f"{row['cpu_time_s']:.3f}" if meets else "–",
+            f"{row['peak_memory_mb']:.1f}" if meets else "–")
+
+
+_ADVICE_TERMINAL = ("method", "n", "D", "score", "gap", "CPU s", "MB")
+
+
+def print_advice(console: Any, advice: Any) -> None:
+    """What to use (:func:`kernelmaps.evaluate.advise`): a table of short columns (it fits
+    80 columns), the estimates of the methods that missed the tolerance as wrapped lines
+    under it (a table column would wrap them over many lines), and one sentence; nothing
+    is cut."""
+    box = import_optional("rich.box")
+    Table = import_optional("rich.table").Table
+    # The heading wraps to the console's width (a table title wraps to the table's).
+    console.print(f"What to use (within {100 * advice.attrs['tolerance']:.3g} % of the "
+                  "reference score; ★ advised, ≈ as fast within the timing noise)",
+                  style="bold italic")
+    table = Table(header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for i, header in enumerate(_ADVICE_TERMINAL):
+        table.add_column(header, justify="left" if i == 0 else "right", overflow="fold")
+    for _, row in advice.iterrows():
+        table.add_row(*_advice_row(row))
     console.print(table)
+    estimates = [(row["method"], row["advice"]) for _, row in advice.iterrows()
+                 if not row["meets"]]
+    console.print(_legend([("gap", _GAP_LEGEND), *estimates]))
+    console.print(advice_sentence(advice))
 
 
-#: The advice table: header → cell text (terminal and report).
+#: The advice table of the report: header → cell text.
 _ADVICE_COLUMNS: dict[str, Callable[[Any], str]] = {
     "method": lambda r: r["method"] + (" ★" if r["advised"] else " ≈" if r["fastest"] else ""),
     "n_components": lambda r: str(r["n_components"]) if r["meets"] else "–",
@@ -108,22 +273,6 @@ _ADVICE_COLUMNS: dict[str, Callable[[Any], str]] = {
     "peak MB": lambda r: f"{r['peak_memory_mb']:.1f}" if r["meets"] else "–",
     "estimate": lambda r: "" if r["meets"] else r["advice"],
 }
-
-
-def print_advice(console: Any, advice: Any) -> None:
-    """What to use (:func:`kernelmaps.evaluate.advise`): a table and one sentence."""
-    box = import_optional("rich.box")
-    Table = import_optional("rich.table").Table
-    table = Table(title=f"What to use (within {100 * advice.attrs['tolerance']:.3g} % of the "
-                        "reference score; ★ advised, ≈ as fast within the timing noise)",
-                  header_style="bold", box=box.SIMPLE_HEAD)
-    for i, header in enumerate(_ADVICE_COLUMNS):
-        table.add_column(header, justify="left" if i in (0, 6) else "right",
-                         no_wrap=i != 6)
-    for _, row in advice.iterrows():
-        table.add_row(*(cell(row) for cell in _ADVICE_COLUMNS.values()))
-    console.print(table)
-    console.print(advice_sentence(advice))
 
 
 def _advice_html(advice: Any) -> str:
@@ -303,10 +452,11 @@ def print_datasets(console: Any, infos: Sequence[DatasetInfo], title: str) -> No
 
 
 def console(stderr: bool = False, quiet: bool = False) -> Any:
-    """A rich console; 110 columns when it is not a terminal (rich would assume 80)."""
+    """A rich console: the terminal's width, or ``COLUMNS`` when set; 110 columns when the
+    output is not a terminal and ``COLUMNS`` is not set (rich would assume 80)."""
     Console = import_optional("rich.console").Console
     terminal = Console(stderr=stderr, quiet=quiet, highlight=False)
-    if terminal.is_terminal:
+    if terminal.is_terminal or os.environ.get("COLUMNS", "").isdigit():
         return terminal
     return Console(stderr=stderr, quiet=quiet, highlight=False, width=110)
 

@@ -23,7 +23,8 @@ Which maps :func:`compare` can run is the method registry :data:`METHODS`
 (:mod:`~kernelmaps.evaluate.registry`): a name, how to build the map for a kernel and an
 output dimension, and which kernels it approximates. A new map plugs in with one
 :func:`register_method` call. :func:`median_heuristic` (:mod:`~kernelmaps.evaluate.heuristics`)
-chooses a kernel's scale from the data.
+chooses a kernel's scale from the data; :func:`check_scales` says whether standardising the
+features would plausibly help.
 
 This package sits above ``kernels`` and ``maps`` and imports only from them (and
 scikit-learn); pandas and matplotlib (the ``cli`` extra) are imported only by the functions
@@ -34,6 +35,8 @@ is used.
 from kernelmaps.evaluate._splits import (
     MAX_AUTO_CLASSES,
     SCALES,
+    ScaleCheck,
+    check_scales,
     make_scaler,
     scale_ratio,
     task_of,
@@ -76,8 +79,10 @@ __all__ = [
     "ApproximationError",
     "Method",
     "ParameterChoice",
+    "ScaleCheck",
     "advise",
     "approximation_error",
+    "check_scales",
     "compare",
     "dimension_ticks",
     "make_scaler",
