@@ -127,6 +127,22 @@ def _int_at_least(low: int, high: int | None = None, what: str = "") -> Any:
     return integer
 
 
+def _positive_number(example: str) -> Any:
+    """A value type for a positive finite number (``example`` shows one)."""
+
+    def number(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not (np.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(
+                f"expected a positive number such as {example}; got {text!r}")
+        return value
+
+    return number
+
+
 def _kernel_name(text: str) -> str:
     """A kernel name or alias (kept as typed; :func:`resolve_kernel` reads aliases)."""
     if text == "precomputed":  # the command explains why it cannot take one
@@ -253,6 +269,10 @@ def build_parser() -> argparse.ArgumentParser:
                               f"{','.join(map(str, DEFAULT_N_COMPONENTS))})")
     compare.add_argument("--model", choices=sorted(evaluate.MODELS), default="ridge",
                          help="linear model on the features (default: ridge)")
+    compare.add_argument("--alpha", type=_positive_number("0.01"), default=None, metavar="A",
+                         help="ridge's alpha, the same for every row (default: chosen per "
+                              "row, the exact baseline included, by leave-one-out on its "
+                              "training rows; --model ridge only)")
     compare.add_argument("--task", choices=["auto", "classification", "regression"],
                          default="auto",
                          help="auto: class labels unless the target is real-valued with more "
