@@ -64,9 +64,10 @@ __all__ = ["ALPHA_PATH_PHASE", "EIGH_FLOPS", "PHASES", "ExactRun", "available_me
 PHASES = ("exact: kernel matrix", "exact: Cholesky", "exact: test rows", "exact: linear model")
 #: The phase that replaces the Cholesky factorisation when α is chosen (:class:`SelectAlpha`).
 ALPHA_PATH_PHASE = "exact: α path (eigh)"
-#: Flops counted for the eigendecomposition of the n × n kernel matrix, in units of n³, at
-#: :func:`flops_per_second`'s rate (measured here: 3.1 at n = 2,000 on one thread, against
-#: 1/3 for a Cholesky factorisation; counted high, the safe side for ``exact="auto"``).
+#: Flops counted for the eigendecomposition of the n × n kernel matrix (LAPACK ``syevd``), in
+#: units of n³ at :func:`flops_per_second`'s rate, which a Cholesky factorisation (n³/3)
+#: roughly reaches: ``eigh`` took 16× a Cholesky factorisation at n = 2,000 on one thread
+#: here (10× at n = 1,000), i.e. about 5.4 n³.
 EIGH_FLOPS = 5.0
 
 #: Kernel rows computed (or test rows mapped) per block: bounds the temporaries to
