@@ -75,8 +75,26 @@ _CHUNK_ELEMENTS = 2**15
 _TASKS = ("regression", "classification")
 
 
+class _Chosen:
+    """The chosen α and its score, from a path's ``alphas``, ``scores`` and ``best_index``."""
+
+    alphas: np.ndarray
+    scores: np.ndarray
+    best_index: int
+
+    @property
+    def alpha(self) -> float:
+        """The chosen α."""
+        return float(self.alphas[self.best_index])
+
+    @property
+    def score(self) -> float:
+        """The validation score at the chosen α."""
+        return float(self.scores[self.best_index])
+
+
 @dataclass(frozen=True)
-class AlphaPath:
+class AlphaPath(_Chosen):
     """Validation scores of ridge for every α, and the linear model at the best one.
 
     Attributes
@@ -113,15 +131,6 @@ class AlphaPath:
     classes: np.ndarray | None
     n_features: int
 
-    @property
-    def alpha(self) -> float:
-        """The chosen α."""
-        return float(self.alphas[self.best_index])
-
-    @property
-    def score(self) -> float:
-        """The validation score at the chosen α."""
-        return float(self.scores[self.best_index])
 
     def estimator(self) -> Ridge | RidgeClassifier:
         """The fitted :class:`~sklearn.linear_model.Ridge` or
@@ -473,7 +482,7 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
 
 
 @dataclass(frozen=True)
-class KernelAlphaPath:
+class KernelAlphaPath(_Chosen):
     r"""Leave-one-out scores of kernel ridge for every α, and its dual solution at the best.
 
     Attributes
@@ -497,15 +506,6 @@ class KernelAlphaPath:
     y_mean: np.ndarray
     classes: np.ndarray | None
 
-    @property
-    def alpha(self) -> float:
-        """The chosen α."""
-        return float(self.alphas[self.best_index])
-
-    @property
-    def score(self) -> float:
-        """The leave-one-out score at the chosen α."""
-        return float(self.scores[self.best_index])
 
 
 def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
