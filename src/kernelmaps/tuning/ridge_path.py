@@ -254,8 +254,9 @@ def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alph
          task: str, classes: Any, labels: Any,
          scored: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
     lam, V = _spectrum(Zc)
-    coeffs = (Zc @ V).T @ Yc                     # r × C  (= Vᵀ Zcᵀ Yc)
-    P = Zc[scored] @ V                           # the scored rows' projections
+    projections = Zc @ V                         # n × r: one product serves both below
+    coeffs = projections.T @ Yc                  # r × C  (= Vᵀ Zcᵀ Yc)
+    P = projections[scored]                      # the scored rows' projections
     scores, errors = _loo_scores(lam, P, coeffs, Zc.shape[0], y_mean, Y[scored], alphas,
                                  task, classes, None if labels is None else labels[scored])
     return scores, errors, (lam, V, coeffs)
@@ -571,7 +572,8 @@ def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
     labels = np.asarray(y) if task == "classification" else None
     y_mean = Y.mean(axis=0)
     Yc = Y - y_mean
-    lam, U = psd_spectrum(K_centred, overwrite=overwrite)
+    # evr: syevd's faster divide and conquer needs 2n² more doubles of workspace.
+    lam, U = psd_spectrum(K_centred, overwrite=overwrite, driver="evr")
     UtY = U.T @ Yc                                          # r × C
     root = np.sqrt(lam)
     P = U * root                                            # Zc V for features with ZcZcᵀ = Kc
