@@ -246,9 +246,11 @@ def digits_advice_twice():
     from kernelmaps.evaluate import compare
 
     X, y = load_digits(return_X_y=True)
+    # At one fixed alpha (the scores, times and memories below were measured so): choosing
+    # alpha per row adds each row's own eigendecomposition and moves those numbers.
     settings = {"kernel": get_kernel("rbf", gamma=0.0002), "n_components": [50, 400],
                 "methods": ["nystroem", "rff", "orthogonal", "structured"], "n_seeds": 3,
-                "error_sample": 200}
+                "error_sample": 200, "alpha": 1e-2}
     # One run on worker processes, one in this process: two runs of the same comparison.
     return [advise(compare(X, y, n_jobs=n_jobs, **settings), tolerance=0.025)
             for n_jobs in (2, 1)]

@@ -98,13 +98,14 @@ def test_duplicate_rows_need_jitter_and_say_so():
     assert "jitter" in exact["notes"] and exact["error"] < 1e-8 and exact["score"] > 0.8
 
 
-@pytest.mark.parametrize(("model", "phases"), [
-    ("ridge", list(_exact.PHASES[:3])), ("svm", list(_exact.PHASES))])
-def test_phases_are_reported(model, phases):
+@pytest.mark.parametrize(("model", "alpha", "phases"), [
+    ("ridge", None, [_exact.PHASES[0], _exact.ALPHA_PATH_PHASE, _exact.PHASES[2]]),
+    ("ridge", 1e-2, list(_exact.PHASES[:3])), ("svm", None, list(_exact.PHASES))])
+def test_phases_are_reported(model, alpha, phases):
     X, y = load_digits(return_X_y=True)
     seen = []
     settings = {"methods": ["rbf_sampler"], "n_components": [10], "n_seeds": 1,
-                "model": model, "exact": True, "on_phase": seen.append}
+                "model": model, "alpha": alpha, "exact": True, "on_phase": seen.append}
     compare(X[:200], y[:200], n_jobs=1, **settings)  # the baseline runs in this process
     assert seen == phases
     seen.clear()

@@ -17,6 +17,9 @@ evaluation baseline (``evaluate/_exact.py``), so each is written once:
 ``inverse_sqrt_psd``
     :math:`(A + sI)^{-1/2}` of a symmetric PSD matrix by ``eigh`` (rounding-negative
     eigenvalues floored at 0);
+``psd_spectrum``
+    the eigenpairs of a symmetric PSD matrix that are not numerically zero (the closed-form
+    ridge paths of :mod:`kernelmaps.tuning.ridge_path` and of the exact baseline);
 ``cholesky_with_jitter_device`` / ``solve_psd_device``
     the same on another array library's device (array API dispatch).
 
@@ -46,6 +49,7 @@ from kernelmaps._array_api import namespace_and_device
 
 __all__ = [
     "JITTER_ATTEMPTS",
+    "RELATIVE_RANK_TOL",
     "SINGULAR_WARNING",
     "cholesky_in_place",
     "cholesky_with_jitter",
@@ -54,6 +58,7 @@ __all__ = [
     "lower_times_upper_in_place",
     "mirror_lower_to_upper",
     "mirror_upper_to_lower",
+    "psd_spectrum",
     "restore_symmetric",
     "solve_psd",
     "solve_psd_device",
@@ -214,6 +219,32 @@ def inverse_sqrt_psd(matrix: np.ndarray, shift: float = 0.0) -> np.ndarray:
     eigenvalues, eigenvectors = scipy.linalg.eigh(matrix, check_finite=False)
     scale = 1.0 / np.sqrt(np.maximum(eigenvalues, 0.0) + shift)
     return (eigenvectors * scale) @ eigenvectors.T
+
+
+#: :func:`psd_spectrum` drops eigenvalues below this fraction of the largest: they carry
+#: no signal, only rounding error.
+RELATIVE_RANK_TOL = 1e-12
+
+
+def psd_spectrum(matrix: np.ndarray, *, overwrite: bool = False, driver: str = "evd",
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    r"""Eigenvalues :math:`\lambda` (ascending, shape ``(r,)``) and orthonormal eigenvectors
+    (``n × r``) of a symmetric PSD matrix, the numerically zero ones dropped (below
+    :data:`RELATIVE_RANK_TOL` times the largest, rounding-negative ones included).
+
+    ``driver="evd"`` (LAPACK's divide and conquer, ``syevd``) is 1.2-1.5× faster than
+    scipy's default ``"evr"`` for the whole spectrum (measured on one thread: 0.135 s
+    against 0.199 s at n = 800, 0.70 s against 0.86 s at n = 1,347), but its workspace is
+    :math:`2n^2` doubles more: ``"evr"`` for a large kernel matrix. ``overwrite=True`` lets
+    LAPACK use ``matrix``'s memory (an ``n × n`` kernel matrix need not be copied).
+    """
+    lam, vectors = scipy.linalg.eigh(matrix, overwrite_a=overwrite, check_finite=False,
+                                     driver=driver)
+    # Ascending: the significant ones are a suffix, so a view of the columns, not a copy.
+    first = int(np.searchsorted(lam, RELATIVE_RANK_TOL * max(float(lam[-1]),
+                                                             np.finfo(float).tiny),
+                                side="right"))
+    return lam[first:], vectors[:, first:]
 
 
 # ----------------------------------------------------------------------------- on a device

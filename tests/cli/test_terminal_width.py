@@ -118,7 +118,7 @@ def test_80_columns_compact_table_fits_and_reads_well(at_80):
     summary = headers(lines)[0]
     # The compact layout: the spreads are left to --wide and the report.
     assert "95% CI" not in summary and "± sd" not in summary and "CPU range" not in summary
-    assert summary == ["method", "n", "D", "error", "score", "CPU s", "MB"]
+    assert summary == ["method", "n", "D", "error", "score", "CPU s", "MB", "α"]
     assert "95% CI" in (out / "report.html").read_text()
     # Standardising lowers digits' exact score (docs/cli.md, Feature scales): no warning.
     assert "--scale" not in joined(lines)

@@ -27,12 +27,20 @@ def test_tune_end_to_end(capsys, tmp_path):
     assert params["n_components"] == 64 and payload["scoring"] == "accuracy"
     assert payload["score"] > 0.9 and payload["test_score"] > 0.9
     assert len(payload["trials"]) >= 3 and payload["trials"][-1]["stage"] == "final"
-    # The compare command states the same configuration, and the parser accepts it (up to
-    # --alpha, which compare gains with issue 20's item 3).
+    # The compare command states the same configuration, and it runs: every row at the
+    # chosen alpha (--alpha keeps it fixed), the map and D tune chose.
     command = shlex.split(payload["compare_command"])
     assert command[:2] == ["kernelmaps", "compare"]
     assert command[command.index("--gamma") + 1] == f"{params['gamma']:.6g}"
     assert command[command.index("--n-components") + 1] == "64"
+    code, stdout, err = run_main(capsys, *command[1:], "--seeds", "1", "--threads", "1",
+                                 "--no-exact", "--out", str(tmp_path / "compare"), "--json")
+    assert code == 0, err
+    compared = json.loads(stdout)
+    alpha = float(command[command.index("--alpha") + 1])
+    assert [(row["method"], row["n_components"], row["alpha"])
+            for row in compared["results"]] == [(params["method"], 64, alpha)]
+    assert compared["settings"]["alpha"] == f"{alpha:.6g} (fixed)"
     # The report: the tune section with both plots, every trial, and the files.
     page = (out / "report.html").read_text()
     assert "Every configuration tried" in page and page.count("data:image/png;base64") == 2

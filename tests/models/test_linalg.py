@@ -15,6 +15,7 @@ from kernelmaps._linalg import (
     cholesky_in_place,
     inverse_sqrt_psd,
     lower_times_upper_in_place,
+    psd_spectrum,
     restore_symmetric,
     solve_psd,
 )
@@ -142,3 +143,19 @@ def test_exact_ridge_factorises_in_place_for_each_alpha(monkeypatch):
         kappa = np.linalg.cond(K + a * np.eye(800))
         assert np.abs(model.dual_coef_[:, j] - expected).max() <= \
             800 * kappa * EPS * np.abs(expected).max()
+
+
+def test_psd_spectrum_drops_the_null_space_and_reconstructs():
+    # A doubly centred rank-5 Gram matrix: the constant vector and 34 more directions are
+    # numerically zero (±1e-15, some negative) and must go; the rest rebuild it.
+    rng = np.random.RandomState(0)
+    Z = rng.normal(size=(40, 5))
+    Z -= Z.mean(axis=0)
+    G = Z @ Z.T
+    lam, U = psd_spectrum(G.copy(), overwrite=True)
+    assert lam.shape == (5,) and U.shape == (40, 5) and np.all(lam > 0)
+    assert np.all(np.diff(lam) >= 0)
+    # Reconstruction through eigh: ~n · eps of ‖G‖ (Golub & Van Loan 8.1.2).
+    scale = np.abs(G).max()
+    assert np.abs((U * lam) @ U.T - G).max() <= 40 * 64 * EPS * scale
+    assert np.abs(U.T @ np.ones(40)).max() <= 40 * 64 * EPS * np.sqrt(40)

@@ -95,20 +95,27 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _fraction(example: str) -> Any:
-    """A value type for a number strictly between 0 and 1 (``example`` shows one)."""
+def _number_above_zero(example: str, below: float | None = None) -> Any:
+    """A value type for a finite number in (0, ``below``) — or > 0 when ``below`` is None
+    (``example`` shows one)."""
+    expected = "a positive number" if below is None else f"a number in (0, {below:g})"
 
-    def fraction(text: str) -> float:
+    def number(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             value = -1.0
-        if not 0 < value < 1:
-            raise argparse.ArgumentTypeError(
-                f"expected a number in (0, 1) such as {example}; got {text!r}")
+        if not (np.isfinite(value) and value > 0 and (below is None or value < below)):
+            raise argparse.ArgumentTypeError(f"expected {expected} such as {example}; got "
+                                             f"{text!r}")
         return value
 
-    return fraction
+    return number
+
+
+def _fraction(example: str) -> Any:
+    """A value type for a number strictly between 0 and 1 (``example`` shows one)."""
+    return _number_above_zero(example, below=1.0)
 
 
 def _int_at_least(low: int, high: int | None = None, what: str = "") -> Any:
@@ -253,6 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
                               f"{','.join(map(str, DEFAULT_N_COMPONENTS))})")
     compare.add_argument("--model", choices=sorted(evaluate.MODELS), default="ridge",
                          help="linear model on the features (default: ridge)")
+    compare.add_argument("--alpha", type=_number_above_zero("0.01"), default=None, metavar="A",
+                         help="ridge's alpha, the same for every row (default: chosen per "
+                              "row, the exact baseline included, by leave-one-out on its "
+                              "training rows; --model ridge only)")
     compare.add_argument("--task", choices=["auto", "classification", "regression"],
                          default="auto",
                          help="auto: class labels unless the target is real-valued with more "

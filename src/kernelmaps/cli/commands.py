@@ -147,6 +147,21 @@ def _split_text(data: Dataset, args: argparse.Namespace, task: str) -> str:
     return f"random {stratified}hold-out, test_size={args.test_size}"
 
 
+#: The cost estimate of the exact baseline is printed when it exceeds this many seconds.
+ESTIMATE_MESSAGE_S = 5.0
+
+
+def estimate_text(cost: dict[str, Any]) -> str:
+    """The message line about the exact baseline's estimated cost (see ``on_estimate`` of
+    :func:`kernelmaps.evaluate.compare`)."""
+    exact = cost["exact"]
+    return (f"estimate: the exact baseline takes ~{exact['seconds']:.0f} s (kernel matrix "
+            f"{exact['kernel_matrix_s']:.1f} s, {exact['factorisation']} "
+            f"{exact['factorisation_s']:.1f} s) and {exact['memory_bytes'] / 2**30:.2f} GiB; "
+            f"every run together ~{cost['work_s']:.0f} s of single-core work on "
+            f"{cost['n_jobs']} process(es). --no-exact skips the baseline.")
+
+
 def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                     err_console: Any, warned: Sequence[str] = ()) -> tuple[Any, list[str]]:
     """``evaluate.compare`` with a progress bar; returns the table and the warnings seen.
@@ -175,19 +190,23 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
         start(None)
         progress.update(tasks[0], description=name)
 
+    def estimated(cost: dict[str, Any]) -> None:  # before any run: a long wait announced
+        if cost["exact"] is not None and cost["exact"]["seconds"] > ESTIMATE_MESSAGE_S:
+            err_console.print(estimate_text(cost))
+
     test_data = (data.X_test, data.y_test) if data.X_test is not None else None
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             results = evaluate.compare(
                 data.X, data.y, kernel=kernel, methods=_methods_from_args(args.methods),
-                n_components=args.n_components, model=args.model,
+                n_components=args.n_components, model=args.model, alpha=args.alpha,
                 exact="auto" if args.exact is None else args.exact, task=args.task,
                 test_size=args.test_size, cv=args.cv, test_data=test_data,
                 n_seeds=args.seeds, error_sample=args.error_sample, metric=args.metric,
                 random_state=args.random_state, scale=args.scale or "none",
                 n_jobs=args.threads,  # None: as many workers as the work is worth
-                progress=advance, on_phase=phase)
+                progress=advance, on_phase=phase, on_estimate=estimated)
     finally:
         if tasks:
             progress.stop()
@@ -209,6 +228,7 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
                              for name in resolved["methods"]),
         "n_components": ", ".join(map(str, resolved["n_components"])),
         "model": f"{args.model} ({resolved['task']})",
+        "alpha": resolved["alpha"],
         "exact baseline": f"{exact} — {resolved['exact_reason']} (the same model on the "
                           "Cholesky factor of the training kernel matrix, or kernel ridge "
                           "for ridge: the kernel machine itself, see docs/cli.md)",
@@ -268,6 +288,9 @@ def _compare(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists() and not out.is_dir():  # before the runs, not after them
         raise InputError(f"--out {out} exists and is not a directory; choose another path.")
+    if args.alpha is not None and args.model != "ridge":
+        raise InputError(f"--alpha applies to --model ridge only; --model {args.model} has "
+                         "no alpha (drop --alpha).")
     out_console = report.console(quiet=args.quiet or args.json)
     err_console = report.console(stderr=True, quiet=args.quiet)
     data = _load(args, require_target=True)
@@ -295,6 +318,7 @@ def _compare(args: argparse.Namespace) -> int:
         err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)
     if args.json:
         payload = {"settings": settings, "report": str(html_path),
+                   "cost_estimate": results.attrs["settings"]["cost_estimate"],
                    "summary": json.loads(summary.to_json(orient="records")),
                    "advice": json.loads(advice.to_json(orient="records")),
                    "results": json.loads(results.to_json(orient="records"))}

@@ -49,14 +49,26 @@ from sklearn.preprocessing import LabelBinarizer
 
 from kernelmaps._config import available_memory as _available_memory
 from kernelmaps._linalg import cholesky_in_place
+from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.kernels import Kernel
+from kernelmaps.models.cost import estimate_fit_cost
+from kernelmaps.models.ridge import KernelRidge
+from kernelmaps.tuning.ridge_path import kernel_alpha_path
 
-__all__ = ["PHASES", "ExactRun", "available_memory", "closed_form_alpha", "exact_cost",
-           "flops_per_second", "run_exact"]
+__all__ = ["ALPHA_PATH_PHASE", "EIGH_FLOPS", "PHASES", "ExactRun", "available_memory",
+           "closed_form_alpha", "exact_cost", "exact_fit_cost", "flops_per_second",
+           "run_exact"]
 
 #: The phases of the baseline, in order, as reported to ``compare(on_phase=...)``.
 PHASES = ("exact: kernel matrix", "exact: Cholesky", "exact: test rows", "exact: linear model")
+#: The phase that replaces the Cholesky factorisation when α is chosen (:class:`SelectAlpha`).
+ALPHA_PATH_PHASE = "exact: α path (eigh)"
+#: Flops counted for the eigendecomposition of the n × n kernel matrix (LAPACK ``syevd``), in
+#: units of n³ at :func:`flops_per_second`'s rate, which a Cholesky factorisation (n³/3)
+#: roughly reaches: ``eigh`` took 16× a Cholesky factorisation at n = 2,000 on one thread
+#: here (10× at n = 1,000), i.e. about 5.4 n³.
+EIGH_FLOPS = 5.0
 
 #: Kernel rows computed (or test rows mapped) per block: bounds the temporaries to
 #: ``BLOCK_ROWS × n`` float64 values.
@@ -73,6 +85,8 @@ class ExactRun:
     transform_time_s: float
     model_time_s: float
     notes: list[str]
+    alpha: float  # the ridge α used (chosen or fixed); NaN for other models
+    losses: np.ndarray  # per test row (see _alpha.test_losses)
 
 
 def closed_form_alpha(model: Any) -> float | None:
@@ -127,7 +141,9 @@ def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
     K = _train_kernel(kernel, split.X_train)
     if alpha is not None:
         kernel_time = time.perf_counter() - start
-        return _closed_form(K, kernel, split, model, alpha, kernel_time, on_phase, notes)
+        alphas = model_factory.alphas if isinstance(model_factory, SelectAlpha) else None
+        return _closed_form(K, kernel, split, model, alpha, alphas, kernel_time, on_phase,
+                            notes)
     _timed(on_phase, PHASES[1])
     L = _factor(K, 0.0, notes)
     del K  # L is K's memory
@@ -149,17 +165,22 @@ def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
     model.fit(L, split.y_train)
     score = float(model.score(Z_test, split.y_test))
     done = time.perf_counter()
+    task = "classification" if hasattr(model, "classes_") else "regression"
+    losses = test_losses(split.y_test, model.predict(Z_test), task)
     return ExactRun(score, L[split.error_rows], fitted - start, transformed - fitted,
-                    done - transformed, notes)
+                    done - transformed, notes, float("nan"), losses)
 
 
 def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha: float,
-                 kernel_time: float, on_phase: Callable[[str], None] | None,
-                 notes: list[str]) -> ExactRun:
-    """Ridge with an intercept on the exact features, solved as centred kernel ridge.
+                 alphas: np.ndarray | None, kernel_time: float,
+                 on_phase: Callable[[str], None] | None, notes: list[str]) -> ExactRun:
+    """Ridge with an intercept on the exact features, solved as centred kernel ridge: at
+    ``alpha`` by one Cholesky factorisation, or — ``alphas`` given — at the α of the grid
+    with the best leave-one-out score, from one eigendecomposition
+    (:func:`~kernelmaps.tuning.kernel_alpha_path`).
 
-    Times: ``fit`` the kernel matrix, ``model`` the centring, factorisation and solve,
-    ``transform`` the test rows' kernel values and predictions.
+    Times: ``fit`` the kernel matrix, ``model`` the centring, factorisation (or α path) and
+    solve, ``transform`` the test rows' kernel values and predictions.
     """
     solve_start = time.perf_counter()
     classify = isinstance(model, RidgeClassifier)
@@ -175,11 +196,19 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
     K -= row_means[:, None]
     K -= row_means[None, :]
     K += grand
-    _timed(on_phase, PHASES[1])
-    L = _factor(K, alpha, notes)
-    del K
-    beta = scipy.linalg.cho_solve((L, True), Y - Y_mean, check_finite=False)
-    del L
+    if alphas is None:
+        _timed(on_phase, PHASES[1])
+        L = _factor(K, alpha, notes)
+        del K
+        beta = scipy.linalg.cho_solve((L, True), Y - Y_mean, check_finite=False)
+        del L
+    else:
+        _timed(on_phase, ALPHA_PATH_PHASE)
+        path = kernel_alpha_path(K, split.y_train, alphas=alphas,
+                                 task="classification" if classify else "regression",
+                                 overwrite=True)
+        del K
+        alpha, beta = path.alpha, path.dual_coef
     fitted = _timed(on_phase, PHASES[2])
     X_test = split.X_test
     predictions = np.empty((X_test.shape[0], Y.shape[1]), dtype=np.float64)
@@ -195,14 +224,17 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
         labels = (classes[(predictions[:, 0] > 0).astype(int)] if Y.shape[1] == 1
                   else classes[predictions.argmax(axis=1)])
         score = float(accuracy_score(split.y_test, labels))
+        losses = test_losses(split.y_test, labels, "classification")
     else:
         score = float(r2_score(split.y_test, predictions[:, 0]))
+        losses = test_losses(split.y_test, predictions[:, 0], "regression")
     done = time.perf_counter()
-    return ExactRun(score, None, kernel_time, done - fitted, fitted - solve_start, notes)
+    return ExactRun(score, None, kernel_time, done - fitted, fitted - solve_start, notes,
+                    float(alpha), losses)
 
 
 def exact_cost(n_train: int, n_test: int, n_features: int, n_outputs: int,
-               closed_form: bool) -> tuple[float, float]:
+               closed_form: bool, select_alpha: bool = False) -> tuple[float, float]:
     """Estimated ``(peak bytes, flops)`` of :func:`run_exact`.
 
     Memory: the n × n float64 kernel matrix (factorised in place) and two blocks of kernel
@@ -211,17 +243,43 @@ def exact_cost(n_train: int, n_test: int, n_features: int, n_outputs: int,
     forms XᵀX; liblinear copies the data). Flops: the kernel values (3 per pair and
     feature), the factor (n³/3) and the test rows (n² n_test for the triangular solves, or
     2 n n_test n_outputs for the closed form); the linear model on features is counted as
-    n³ more, a rough guess (its solvers iterate).
+    n³ more, a rough guess (its solvers iterate). With ``select_alpha`` (closed form only)
+    the factorisation is an eigendecomposition: :data:`EIGH_FLOPS` · n³ flops and one more
+    n × n array (the eigenvectors).
     """
     n = float(n_train)
     memory = 8 * n * n + 2 * 8 * BLOCK_ROWS * n
     flops = 3 * n * (n + n_test) * n_features + n**3 / 3
+    if closed_form and select_alpha:
+        memory += 8 * n * n
+        flops += (EIGH_FLOPS - 1 / 3) * n**3
     if closed_form:
         flops += 2 * n * n_test * n_outputs
     else:
         memory += 8 * n_test * n + 2 * 8 * n * n
         flops += n * n * n_test + n**3
     return memory, flops
+
+
+def exact_fit_cost(kernel: Kernel, X_train: Any, n_outputs: int,
+                   select_alpha: bool) -> dict[str, Any]:
+    """The baseline's cost before it runs, from :func:`kernelmaps.models.estimate_fit_cost`
+    of the same kernel ridge (a probe of the kernel rows and of the factorisation rate on
+    this machine now, at the caller's thread setting): seconds per phase, their total and
+    the peak bytes. With ``select_alpha`` the n³/3 Cholesky factorisation becomes an
+    eigendecomposition (:data:`EIGH_FLOPS` · n³, one more n × n array), scaled from the
+    probe's rate."""
+    cost = estimate_fit_cost(KernelRidge(kernel=kernel, solver="exact"), X_train,
+                             n_targets=n_outputs)
+    n = X_train.shape[0]
+    factorisation, memory = cost.factorisation_s, cost.memory_bytes
+    if select_alpha:
+        factorisation *= EIGH_FLOPS * n / (n / 3 + 2 * n_outputs)
+        memory += 8 * n * n
+    return {"kernel_matrix_s": cost.first_pass_s,
+            "factorisation": "eigendecomposition" if select_alpha else "Cholesky",
+            "factorisation_s": factorisation,
+            "seconds": cost.first_pass_s + factorisation, "memory_bytes": int(memory)}
 
 
 @functools.cache

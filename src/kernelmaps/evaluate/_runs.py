@@ -30,10 +30,12 @@ from sklearn.utils.parallel import Parallel, delayed
 from kernelmaps._config import config_context, get_config
 from kernelmaps._engine import blas_controller
 from kernelmaps.evaluate import _exact
+from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.evaluate.error import relative_error
 from kernelmaps.evaluate.registry import EXACT, Method
 from kernelmaps.kernels import Kernel
+from kernelmaps.tuning.ridge_path import honest_rows, ridge_alpha_path
 
 __all__ = ["PARALLEL_EXACT_PHASE", "PROBE_ROWS", "SECONDS_PER_WORKER", "WORKER_START_S", "Run",
            "estimated_seconds", "execute", "plan_runs", "run_all", "workers_worth"]
@@ -184,7 +186,26 @@ def _measure_exact(run: Run, kernel: Kernel, model_factory: Callable[[], Any], m
         "model_time_s": result.model_time_s,
         "total_time_s": result.fit_time_s + result.transform_time_s + result.model_time_s,
         "cpu_time_s": cpu, "peak_memory_mb": peak / 2**20, "notes": list(result.notes),
+        "alpha": result.alpha, "test_losses": result.losses,
     }
+
+
+def _fit_model(model_factory: Callable[[], Any], feature_map: Any, Z: Any,
+               y: Any) -> tuple[Any, float]:
+    """The linear model fitted on the features, and its ridge α (NaN for other models).
+
+    With :class:`SelectAlpha`, α is the grid's best by exact leave-one-out
+    (:func:`~kernelmaps.tuning.ridge_alpha_path`), scored on the rows that are not the
+    map's landmarks, as :func:`kernelmaps.tune` scores (:func:`~kernelmaps.tuning.
+    honest_rows`: a landmark's own features are exact, a new point's are not).
+    """
+    if isinstance(model_factory, SelectAlpha):
+        path = ridge_alpha_path(Z, y, alphas=model_factory.alphas, task=model_factory.task,
+                                score_rows=honest_rows(feature_map, Z.shape[0]))
+        return path.estimator(), path.alpha
+    model = model_factory().fit(Z, y)
+    alpha = _exact.closed_form_alpha(model)
+    return model, float("nan") if alpha is None else alpha
 
 
 def _measure_map(run: Run, model_factory: Callable[[], Any], metric: str) -> dict[str, Any]:
@@ -198,18 +219,21 @@ def _measure_map(run: Run, model_factory: Callable[[], Any], metric: str) -> dic
     Z_train = feature_map.transform(split.X_train)
     Z_test = feature_map.transform(split.X_test)
     transformed = time.perf_counter()
-    model = model_factory().fit(Z_train, split.y_train)
+    model, alpha = _fit_model(model_factory, feature_map, Z_train, split.y_train)
+    predicted = model.predict(Z_test)
     score = float(model.score(Z_test, split.y_test))
     done, cpu = time.perf_counter(), time.process_time() - cpu
     peak = tracemalloc.get_traced_memory()[1] - baseline
     del Z_train, Z_test
     Z_error = feature_map.transform(split.X_train[split.error_rows])
+    task = "classification" if hasattr(model, "classes_") else "regression"
     return {
         "n_features_out": int(Z_error.shape[1]),
         "error": relative_error(split.K_error, Z_error, metric), "score": score,
         "fit_time_s": fitted - start, "transform_time_s": transformed - fitted,
         "model_time_s": done - transformed, "total_time_s": done - start,
         "cpu_time_s": cpu, "peak_memory_mb": peak / 2**20, "notes": [],
+        "alpha": alpha, "test_losses": test_losses(split.y_test, predicted, task),
     }
 
 
@@ -304,17 +328,22 @@ _NOMINAL_FLOPS = 1e10
 _RUN_OVERHEAD_S = 0.015
 
 
-def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool) -> float:
+def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool,
+                      select_alpha: bool = False) -> float:
     """Single-core seconds the runs would take, roughly: per run a fixed cost and the flops
     of the map's products (2(n_train + n_test)·d·D) and of ridge's normal equations
-    (2·n_train·D²); the baseline's from :func:`_exact.exact_cost`."""
+    (2·n_train·D²; with ``select_alpha`` also the D × D eigendecomposition, counted as
+    :data:`_exact.EIGH_FLOPS`·D³); the baseline's from :func:`_exact.exact_cost`."""
     total = 0.0
     for run in runs:
         (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
         if run.method == EXACT:
-            flops = _exact.exact_cost(n_train, n_test, d, n_outputs, closed_form)[1]
+            flops = _exact.exact_cost(n_train, n_test, d, n_outputs, closed_form,
+                                      select_alpha)[1]
         else:
             flops = 2 * (n_train + n_test) * d * run.size + 2 * n_train * run.size**2
+            if select_alpha:
+                flops += _exact.EIGH_FLOPS * min(run.size, n_train) ** 3
         total += _RUN_OVERHEAD_S + flops / _NOMINAL_FLOPS
     return total
 

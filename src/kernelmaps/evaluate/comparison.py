@@ -25,6 +25,7 @@ from threadpoolctl import threadpool_limits
 from kernelmaps._config import config_context, resolve_n_threads
 from kernelmaps._optional import import_optional
 from kernelmaps.evaluate import _exact
+from kernelmaps.evaluate._alpha import SelectAlpha, difference_se
 from kernelmaps.evaluate._runs import estimated_seconds, plan_runs, run_all, workers_worth
 from kernelmaps.evaluate._splits import (
     Split,
@@ -44,6 +45,7 @@ from kernelmaps.evaluate.error import (
 )
 from kernelmaps.evaluate.registry import EXACT, method_order, resolve_methods
 from kernelmaps.kernels import PrecomputedKernel, resolve_kernel
+from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
@@ -68,7 +70,8 @@ _EXACT_ALWAYS_TRAIN = 3000
 EXACT_MAX_TRAIN = 100000
 
 #: Linear models run on the features: name → (classifier, regressor or None) factories.
-#: Ridge's alpha suits features scaled so that z(x)·z(y) ≈ k(x, y) = O(1).
+#: Ridge's alpha (used with ``compare(alpha=...)``; by default α is chosen per row) suits
+#: features scaled so that z(x)·z(y) ≈ k(x, y) = O(1).
 MODELS: dict[str, tuple[Callable[[], BaseEstimator], Callable[[], BaseEstimator] | None]] = {
     "ridge": (lambda: RidgeClassifier(alpha=1e-2), lambda: Ridge(alpha=1e-2)),
     "logistic": (lambda: LogisticRegression(C=1.0, max_iter=1000), None),
@@ -76,12 +79,34 @@ MODELS: dict[str, tuple[Callable[[], BaseEstimator], Callable[[], BaseEstimator]
 }
 
 
-def _model_factory(model: str | BaseEstimator, task: str) -> tuple[str, Callable[[], Any]]:
+def _check_alpha(alpha: Any) -> float | None:
+    """``None`` (choose α per row) or a positive finite number."""
+    if alpha is None:
+        return None
+    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.number)) \
+            or not np.isfinite(alpha) or alpha <= 0:
+        raise ValueError(f"alpha must be None (choose ridge's alpha per row by leave-one-out) "
+                         f"or a positive finite number such as 0.01; got {alpha!r}.")
+    return float(alpha)
+
+
+def _model_factory(model: str | BaseEstimator, task: str,
+                   alpha: float | None = None) -> tuple[str, Callable[[], Any]]:
     if isinstance(model, BaseEstimator):
+        if alpha is not None:
+            raise ValueError("alpha applies to model='ridge'; set the estimator's own "
+                             "parameters instead.")
         return type(model).__name__, functools.partial(clone, model)
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}; valid models are {sorted(MODELS)}.")
+    if alpha is not None and model != "ridge":
+        raise ValueError(f"alpha applies to model='ridge' only; got model={model!r}.")
     classifier, regressor = MODELS[model]
+    if model == "ridge":
+        if alpha is None:  # the default: α chosen per row, the same way for every row
+            return model, SelectAlpha(DEFAULT_ALPHAS, task)
+        cls = RidgeClassifier if task == "classification" else Ridge
+        return model, functools.partial(cls, alpha=alpha)
     if task == "classification":
         return model, classifier
     if regressor is None:
@@ -93,7 +118,7 @@ def _model_factory(model: str | BaseEstimator, task: str) -> tuple[str, Callable
 
 
 def _resolve_exact(exact: bool | str, split: Split, closed_form: bool,
-                   n_outputs: int) -> tuple[bool, str]:
+                   n_outputs: int, select_alpha: bool = False) -> tuple[bool, str]:
     """Whether to run the baseline, and why (see :data:`EXACT_AUTO_MAX_TRAIN`)."""
     if exact not in (True, False, "auto"):
         raise ValueError(f"exact must be True, False or 'auto'; got {exact!r}.")
@@ -112,7 +137,7 @@ def _resolve_exact(exact: bool | str, split: Split, closed_form: bool,
         return True, ("requested" if exact is True
                       else f"auto: {n_train} training rows <= {_EXACT_ALWAYS_TRAIN}")
     memory, flops = _exact.exact_cost(n_train, n_test, split.X_train.shape[1], n_outputs,
-                                      closed_form)
+                                      closed_form, select_alpha)
     available = _exact.available_memory()
     estimate = (f"estimated {memory / 1e9:.1f} GB of {available / 1e9:.1f} GB available")
     if exact is True:
@@ -139,6 +164,7 @@ def compare(
     methods: Iterable[str] | None = None,
     n_components: Iterable[int] = (25, 50, 100, 200, 400, 800),
     model: str | BaseEstimator = "ridge",
+    alpha: float | None = None,
     exact: bool | Literal["auto"] = "auto",
     task: Literal["auto", "classification", "regression"] = "auto",
     test_size: float = 0.25,
@@ -152,6 +178,7 @@ def compare(
     n_jobs: int | None = None,
     progress: Callable[[dict[str, Any], int, int], None] | None = None,
     on_phase: Callable[[str], None] | None = None,
+    on_estimate: Callable[[dict[str, Any]], None] | None = None,
 ) -> pd.DataFrame:
     r"""Run feature maps side by side with the exact kernel: error, score, time, memory.
 
@@ -169,6 +196,26 @@ def compare(
     the map is run once per seed, under the smallest ``n_components``, and the column
     ``n_components_same_map`` lists every request it stands for
     (``attrs["settings"]["merged"]`` says why, in a sentence per group).
+
+    **Every row on fair terms: α chosen per row.** With ``model="ridge"`` and no ``alpha``,
+    every row — each map × D and the exact baseline — gets ridge's α by the same rule on
+    its own training rows: exact leave-one-out over :data:`~kernelmaps.tuning.DEFAULT_ALPHAS`
+    (10⁻⁶…10³, 37 values) from one eigendecomposition — of the features' Gram matrix
+    (:func:`~kernelmaps.tuning.ridge_alpha_path`, as ``RidgeCV`` does; for landmark maps the
+    landmark rows are fitted on but not scored, as in :func:`kernelmaps.tune`) or of the
+    centred kernel matrix for the baseline (:func:`~kernelmaps.tuning.kernel_alpha_path`).
+    Classification is scored as ``tune`` scores it: accuracy of ridge on ±1 class codes,
+    ties broken by their squared error. The α chosen is the column ``alpha``. A single
+    fixed α favours whichever rows it suits: on diabetes, at α = 0.01, the exact kernel
+    overfits (R² 0.17) while Nyström at D = 25, whose low rank regularises, scores 0.41. A
+    fixed ``alpha`` is still available; the baseline's eigendecomposition costs about 15
+    times its Cholesky factorisation (see ``exact``).
+
+    **Scores above the exact kernel.** ``score_diff_se`` is the standard error of the
+    difference between a row's score and the baseline's on the same test rows (a paired
+    difference of per-row losses: 0/1 errors, or squared residuals over the total sum of
+    squares for R²); :func:`~kernelmaps.evaluate.advise` uses it to say whether a row that
+    beats the baseline does so beyond the test split's noise.
 
     **Parallel.** The runs are independent fits: they run side by side in worker processes
     (joblib, loky backend), each with BLAS and the kernelmaps engine limited to one thread,
@@ -224,6 +271,9 @@ def compare(
         training rows are skipped with a warning).
     model : {'ridge', 'logistic', 'svm'} or estimator, default='ridge'
         The linear model on the features (:data:`MODELS`; an estimator is cloned).
+    alpha : float or None, default=None
+        Ridge's α for every row (``model='ridge'`` only). ``None``: chosen per row by
+        leave-one-out (see *Every row on fair terms* above).
     exact : bool or 'auto', default='auto'
         Add the exact-kernel baseline rows (see above).
     task : {'auto', 'classification', 'regression'}, default='auto'
@@ -263,7 +313,15 @@ def compare(
         step: ``'exact: kernel matrix'``, ``'exact: Cholesky'``, ``'exact: test rows'`` and,
         when features are formed, ``'exact: linear model'``, when the baseline runs in this
         process (``n_jobs=1``; called from the thread that runs it); with workers, once,
-        ``'exact: in a worker'``, as it is dispatched (first, being the longest run).
+        ``'exact: in a worker'``, as it is dispatched (first, being the longest run). With
+        α chosen, ``'exact: α path (eigh)'`` replaces ``'exact: Cholesky'``.
+    on_estimate : callable or None, default=None
+        ``on_estimate(estimate)`` once, before any run, with what the runs are estimated to
+        cost (also ``attrs["settings"]["cost_estimate"]``): ``work_s`` (single-core
+        seconds of every run), ``n_jobs``, and ``exact``: ``None`` or, for a ridge baseline,
+        its ``seconds``, ``kernel_matrix_s``, ``factorisation`` (``'Cholesky'`` or
+        ``'eigendecomposition'``), ``factorisation_s`` and ``memory_bytes``, from
+        :func:`kernelmaps.models.estimate_fit_cost` (a probe of about 0.1 s).
 
     Returns
     -------
@@ -274,7 +332,10 @@ def compare(
         fit_time_s`` (map fit), ``transform_time_s`` (training + test rows),
         ``model_time_s`` (fit + score), ``total_time_s`` (their sum: wall time),
         ``cpu_time_s`` (CPU time of the same steps, in the process that ran them: what
-        other work on the machine does not inflate), ``peak_memory_mb`` (tracemalloc peak
+        other work on the machine does not inflate), ``alpha`` (ridge's α, chosen or
+        fixed; NaN for other models), ``score_diff_se`` (standard error of the score's
+        difference from the baseline's on the same test rows; NaN without a baseline),
+        ``peak_memory_mb`` (tracemalloc peak
         above the start of the row: NumPy and Python allocations, not BLAS-internal
         buffers), ``n_train, n_test, n_components_same_map`` (every requested n_components
         this map stands for, space-separated), ``notes`` (warnings raised, deduplicated),
@@ -318,7 +379,9 @@ def compare(
             raise ValueError(f"X_test has {X_test.shape[1]} features but X has {X.shape[1]}.")
         test_data = (X_test, check_target(test_data[1], X_test.shape[0], "y_test"))
     task = task_of(y, task)
-    model_name, model_factory = _model_factory(model, task)
+    alpha = _check_alpha(alpha)
+    model_name, model_factory = _model_factory(model, task, alpha)
+    select_alpha = isinstance(model_factory, SelectAlpha)
     rng = check_random_state(random_state)
     split_seed, *seeds = _seed_values(rng, n_seeds + 1)
     # Everything here runs on one thread, whatever n_jobs is (the workers too, see
@@ -332,7 +395,8 @@ def compare(
         largest = max(splits, key=lambda s: s.X_train.shape[0])
         n_outputs = len(np.unique(y)) if task == "classification" else 1
         closed_form = _exact.closed_form_alpha(model_factory()) is not None
-        run_exact, exact_reason = _resolve_exact(exact, largest, closed_form, n_outputs)
+        run_exact, exact_reason = _resolve_exact(exact, largest, closed_form, n_outputs,
+                                                 select_alpha)
         plan = plan_runs(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
         if plan.skipped:
             warnings.warn("skipped (landmark methods need n_components <= training rows): "
@@ -342,10 +406,16 @@ def compare(
             split.error_rows = np.sort(rng.choice(n_train, size=min(error_sample, n_train),
                                                   replace=False))
             split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
-        estimate = estimated_seconds(plan.runs, n_outputs, closed_form)
+        estimate = estimated_seconds(plan.runs, n_outputs, closed_form, select_alpha)
         workers = (workers_worth(estimate, cap, len(plan.runs)) if n_jobs is None
                    else min(cap, len(plan.runs)))
+        cost = {"work_s": estimate, "n_jobs": workers, "exact": (
+            _exact.exact_fit_cost(kernel, largest.X_train, n_outputs, select_alpha)
+            if run_exact and closed_form else None)}
+        if on_estimate is not None:
+            on_estimate(cost)
         rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase)
+    _difference_errors(rows, splits, task)
     table = pd.DataFrame(rows, columns=list(_ROW_COLUMNS))
     table["random_state"] = table["random_state"].astype("Int64")
     table["kernel"] = repr(kernel)
@@ -359,9 +429,27 @@ def compare(
         "splits": len(splits), "test_size": None if cv or test_data else test_size,
         "cv": cv, "fixed_test_set": test_data is not None, "error_sample": error_sample,
         "metric": metric, "skipped": plan.skipped, "merged": plan.merged, "scale": scale,
-        "n_jobs": workers, "work_estimate_s": estimate,
+        "n_jobs": workers, "work_estimate_s": estimate, "cost_estimate": cost,
+        "alpha_selected": select_alpha,
+        "alpha": (f"chosen per row by leave-one-out over {DEFAULT_ALPHAS.size} values "
+                  f"{DEFAULT_ALPHAS[0]:.0e}…{DEFAULT_ALPHAS[-1]:.0e}" if select_alpha
+                  else f"{alpha:.6g} (fixed)" if alpha is not None
+                  else "none (the model's own regularisation)"),
     }
     return table
+
+
+def _difference_errors(rows: list[dict[str, Any]], splits: list[Split], task: str) -> None:
+    """Each row's ``score_diff_se`` against the baseline of its split (NaN without one),
+    from the per-test-row losses the runs returned (dropped here: not a table column)."""
+    reference = {row["split"]: row["test_losses"] for row in rows if row["method"] == EXACT}
+    y_test = {split.index: split.y_test for split in splits}
+    for row in rows:
+        losses = row.pop("test_losses")
+        baseline = reference.get(row["split"])
+        row["score_diff_se"] = (
+            float("nan") if baseline is None or row["method"] == EXACT
+            else difference_se(losses, baseline, y_test[row["split"]], task))
 
 
 def _check_n_jobs(n_jobs: Any) -> int:
@@ -376,8 +464,19 @@ def _check_n_jobs(n_jobs: Any) -> int:
 #: Columns measured per row by _runs.execute (compare adds kernel, model, scoring, metric).
 _ROW_COLUMNS = ("method", "n_components", "n_features_out", "seed", "random_state", "split",
                 "error", "score", "fit_time_s", "transform_time_s", "model_time_s",
-                "total_time_s", "cpu_time_s", "peak_memory_mb", "n_train", "n_test",
-                "n_components_same_map", "notes")
+                "total_time_s", "cpu_time_s", "alpha", "score_diff_se", "peak_memory_mb",
+                "n_train", "n_test", "n_components_same_map", "notes")
+
+
+def _combined_se(group: pd.DataFrame) -> float:
+    """Standard error of a configuration's mean score difference from the baseline: the
+    seeds of one split share its test rows (their errors are not independent, so their
+    standard errors are averaged), the splits' test rows are disjoint (combined as
+    independent means)."""
+    per_split = group.groupby("split")["score_diff_se"].mean().dropna().to_numpy()
+    if per_split.size == 0:
+        return float("nan")
+    return float(np.sqrt(np.sum(per_split**2)) / per_split.size)
 
 
 def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -401,10 +500,14 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         median is the time of one run, robust to one disturbed run), ``cpu_time_min_s,
         cpu_time_max_s`` (the spread of the CPU times: smallest and largest run; equal for
         a single run, whose noise is unknown), ``cpu_time_mad_s`` (their median absolute
-        deviation from the median: the noise, robust to one disturbed run) and
-        ``peak_memory_mb`` (the largest); the
-        exact baseline first, then methods in registry order, ``n_components`` ascending.
-        Tables from before ``cpu_time_s`` existed are summarised without it.
+        deviation from the median: the noise, robust to one disturbed run),
+        ``peak_memory_mb`` (the largest), ``alpha`` (ridge's α: the median over the runs),
+        ``score_diff`` (the mean score minus the baseline's; NaN without one) and
+        ``score_diff_se`` (the standard error of that difference: per split the mean over
+        seeds — they share the test rows — combined over splits as independent); the exact
+        baseline first, then methods in registry order, ``n_components`` ascending. Tables
+        from before ``cpu_time_s`` existed are summarised without it.
+        ``attrs`` are the table's (``attrs["settings"]``).
     """
     pd = import_optional("pandas")
     # The baseline's n_components is the training size, which differs by a row between
@@ -434,9 +537,18 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
                           cpu_time_max_s=float(cpu.max()),
                           cpu_time_mad_s=float((cpu - median).abs().median()))
         record["peak_memory_mb"] = float(group["peak_memory_mb"].max())
+        if "alpha" in group:
+            record["alpha"] = float(group["alpha"].median())
+            record["score_diff_se"] = _combined_se(group)
         records.append(record)
     summary = pd.DataFrame.from_records(records)
+    exact_score = summary.loc[summary["method"] == EXACT, "score"]
+    summary["score_diff"] = (summary["score"] - float(exact_score.iloc[0]) if len(exact_score)
+                             else np.nan)
+    summary.loc[summary["method"] == EXACT, "score_diff"] = np.nan
     order = {name: i for i, name in enumerate(method_order(results["method"]))}
     summary["_order"] = summary["method"].map(order)
-    return (summary.sort_values(["_order", "n_components"]).drop(columns="_order")
-            .reset_index(drop=True))
+    summary = (summary.sort_values(["_order", "n_components"]).drop(columns="_order")
+               .reset_index(drop=True))
+    summary.attrs = dict(results.attrs)  # the settings (e.g. how α was chosen) go along
+    return summary

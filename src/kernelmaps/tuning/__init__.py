@@ -6,22 +6,27 @@ r"""Choosing γ, α and D for a feature map and a linear model, using the proble
     configuration tried (:class:`TuneResult`);
 :func:`ridge_alpha_path` (:mod:`~kernelmaps.tuning.ridge_path`)
     every ridge α scored from one eigendecomposition of the features (exact leave-one-out
-    or k folds), and the linear model at the best one (:class:`AlphaPath`).
+    or k folds), and the linear model at the best one (:class:`AlphaPath`);
+:func:`kernel_alpha_path`
+    the same for kernel ridge, from one eigendecomposition of the centred kernel matrix
+    (:class:`KernelAlphaPath`): the exact baseline of :func:`~kernelmaps.evaluate.compare`.
 
-``ridge_path`` imports only NumPy, SciPy and scikit-learn, and is imported before ``search``, so
-:mod:`kernelmaps.evaluate` can use it without a cycle; ``search`` uses the median heuristic,
-the method registry and the target checks of :mod:`kernelmaps.evaluate`. See
-``docs/tuning.md``.
+``ridge_path`` imports only NumPy, SciPy, scikit-learn and :mod:`kernelmaps._linalg`, and is
+imported before ``search``, so :mod:`kernelmaps.evaluate` can use it without a cycle;
+``search`` uses the median heuristic, the method registry and the target checks of
+:mod:`kernelmaps.evaluate`. See ``docs/tuning.md``.
 """
 
 from kernelmaps.tuning.result import Trial, TuneResult
 from kernelmaps.tuning.ridge_path import (
     DEFAULT_ALPHAS,
     AlphaPath,
+    KernelAlphaPath,
     honest_rows,
+    kernel_alpha_path,
     ridge_alpha_path,
 )
 from kernelmaps.tuning.search import START_COMPONENTS, tune
 
-__all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "Trial", "TuneResult",
-           "honest_rows", "ridge_alpha_path", "tune"]
+__all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "KernelAlphaPath", "Trial",
+           "TuneResult", "honest_rows", "kernel_alpha_path", "ridge_alpha_path", "tune"]

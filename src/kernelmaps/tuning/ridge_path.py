@@ -55,26 +55,46 @@ from sklearn.model_selection import KFold, StratifiedKFold
 from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_array
 
+from kernelmaps._linalg import psd_spectrum
 from kernelmaps.tuning._checks import check_alphas, check_cv
 
-__all__ = ["DEFAULT_ALPHAS", "AlphaPath", "honest_rows", "ridge_alpha_path"]
+__all__ = ["DEFAULT_ALPHAS", "AlphaPath", "KernelAlphaPath", "honest_rows",
+           "kernel_alpha_path", "ridge_alpha_path"]
 
 #: The α grid used when none is given: 10⁻⁶ … 10³, four per decade. Feature maps scale
 #: features so that z(x)·z(y) ≈ k(x, y) = O(1), so the eigenvalues of ZᵀZ are O(n) at most.
 DEFAULT_ALPHAS = np.logspace(-6, 3, 37)
 
-#: Eigenvalues below this fraction of the largest are numerically zero: their directions are
-#: dropped (they carry no signal and only rounding error).
-_RELATIVE_RANK_TOL = 1e-12
-
-#: Fitted values for all α are computed in groups of α holding at most this many numbers.
-_CHUNK_ELEMENTS = 2**24
+#: Fitted values for all α are computed in groups of α holding at most this many numbers
+#: (one α at a time beyond it): a few such temporaries live at once, and ``compare`` reports
+#: the peak memory of every fit, which a 37-α block of n × classes values would dominate at
+#: small D (digits, 10 classes: 3 MB against the features' 0.1 MB). The products keep the
+#: same flops either way.
+_CHUNK_ELEMENTS = 2**15
 
 _TASKS = ("regression", "classification")
 
 
+class _Chosen:
+    """The chosen α and its score, from a path's ``alphas``, ``scores`` and ``best_index``."""
+
+    alphas: np.ndarray
+    scores: np.ndarray
+    best_index: int
+
+    @property
+    def alpha(self) -> float:
+        """The chosen α."""
+        return float(self.alphas[self.best_index])
+
+    @property
+    def score(self) -> float:
+        """The validation score at the chosen α."""
+        return float(self.scores[self.best_index])
+
+
 @dataclass(frozen=True)
-class AlphaPath:
+class AlphaPath(_Chosen):
     """Validation scores of ridge for every α, and the linear model at the best one.
 
     Attributes
@@ -116,15 +136,6 @@ class AlphaPath:
     classes: np.ndarray | None
     n_features: int
 
-    @property
-    def alpha(self) -> float:
-        """The chosen α."""
-        return float(self.alphas[self.best_index])
-
-    @property
-    def score(self) -> float:
-        """The validation score at the chosen α."""
-        return float(self.scores[self.best_index])
 
     def estimator(self) -> Ridge | RidgeClassifier:
         """Build the fitted linear model at the chosen α.
@@ -183,23 +194,15 @@ def _gram(Zc: np.ndarray) -> np.ndarray:
     return np.triu(upper) + np.triu(upper, 1).T
 
 
-def _significant(lam: np.ndarray) -> np.ndarray:
-    """Mask of the eigenvalues (ascending) that are not numerically zero."""
-    return lam > _RELATIVE_RANK_TOL * max(float(lam[-1]), np.finfo(float).tiny)
-
-
 def _spectrum(Zc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Eigenvalues ``λ`` (r,) and orthonormal ``V`` (D × r) with ``Zcᵀ Zc = V diag(λ) Vᵀ``,
     numerically zero directions dropped; from the smaller of ``Zcᵀ Zc`` and ``Zc Zcᵀ``."""
     n, D = Zc.shape
     if n >= D:
-        lam, V = scipy.linalg.eigh(_gram(Zc), check_finite=False)
-        keep = _significant(lam)
-        return lam[keep], V[:, keep]
+        return psd_spectrum(_gram(Zc), overwrite=True)
     # Dual: Zc Zcᵀ = U Λ Uᵀ, and V = Zcᵀ U Λ^{-1/2} are the right singular vectors.
-    lam, U = scipy.linalg.eigh(_gram(np.ascontiguousarray(Zc.T)), check_finite=False)
-    keep = _significant(lam)
-    return lam[keep], (Zc.T @ U[:, keep]) / np.sqrt(lam[keep])
+    lam, U = psd_spectrum(_gram(np.ascontiguousarray(Zc.T)), overwrite=True)
+    return lam, (Zc.T @ U) / np.sqrt(lam)
 
 
 def _alpha_chunks(n: int, n_outputs: int, n_alphas: int) -> list[slice]:
@@ -236,15 +239,13 @@ def _score(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarray 
     return r2.mean(axis=0), errors
 
 
-def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alphas: np.ndarray,
-         task: str, classes: Any, labels: Any,
-         scored: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
-    n = Zc.shape[0]
-    lam, V = _spectrum(Zc)
-    coeffs = (Zc @ V).T @ Yc                     # r × C  (= Vᵀ Zcᵀ Yc)
-    P = Zc[scored] @ V                           # the scored rows' projections
+def _loo_scores(lam: np.ndarray, P: np.ndarray, coeffs: np.ndarray, n: int,
+                y_mean: np.ndarray, Y: np.ndarray, alphas: np.ndarray, task: str,
+                classes: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Leave-one-out score and error per α of the rows whose projections are ``P``
+    (``P diag(λ+α)⁻¹ coeffs`` their centred fitted values, ``Y``/``labels`` their targets),
+    for ridge fitted on ``n`` rows."""
     P2 = P * P
-    Y, labels = Y[scored], None if labels is None else labels[scored]
     scores = np.empty(alphas.size)
     errors = np.empty(alphas.size)
     for chunk in _alpha_chunks(P.shape[0], Y.shape[1], alphas.size):
@@ -256,7 +257,25 @@ def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alph
         denominator = np.maximum(1.0 - leverage, 1e-12)[:, None, :]
         loo = (fitted - leverage[:, None, :] * Y[:, :, None]) / denominator
         scores[chunk], errors[chunk] = _score(Y, loo, task, classes, labels)
+    return scores, errors
+
+
+def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alphas: np.ndarray,
+         task: str, classes: Any, labels: Any,
+         scored: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any]:
+    lam, V = _spectrum(Zc)
+    projections = Zc @ V                         # n × r: one product serves both below
+    coeffs = projections.T @ Yc                  # r × C  (= Vᵀ Zcᵀ Yc)
+    P = projections[scored]                      # the scored rows' projections
+    scores, errors = _loo_scores(lam, P, coeffs, Zc.shape[0], y_mean, Y[scored], alphas,
+                                 task, classes, None if labels is None else labels[scored])
     return scores, errors, (lam, V, coeffs)
+
+
+def _best(alphas: np.ndarray, scores: np.ndarray, errors: np.ndarray) -> int:
+    """The chosen α's index: the best score; among equals the smallest squared error; then
+    the largest α (stabler)."""
+    return int(np.lexsort((-alphas, errors, -np.round(scores, 12)))[0])
 
 
 def _scored_rows(score_rows: Any, n: int) -> np.ndarray:
@@ -316,9 +335,7 @@ def _kfold(Z: np.ndarray, Y: np.ndarray, alphas: np.ndarray, cv: int, task: str,
             # Centring by subtraction: exact in exact arithmetic; rounding ~eps·‖G‖, far
             # below any α worth choosing.
             Gc = G - _gram(Z_test) - n_train * np.outer(mu, mu)
-            lam, V = scipy.linalg.eigh(Gc, check_finite=False)
-            keep = _significant(lam)
-            lam, V = lam[keep], V[:, keep]
+            lam, V = psd_spectrum(Gc, overwrite=True)
             ZcY = ZtY - Z_test.T @ Y[test] - n_train * np.outer(mu, y_mean)
             coeffs = V.T @ ZcY
         else:
@@ -462,9 +479,7 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
                                 scored)
         lam, V = _spectrum(Zc)
         coeffs = (Zc @ V).T @ Yc
-    # Best score; among equals the smallest squared error; then the largest α (stabler).
-    order = np.lexsort((-alphas, errors, -np.round(scores, 12)))
-    best = int(order[0])
+    best = _best(alphas, scores, errors)
     W = V @ (coeffs / (lam + alphas[best])[:, None])          # D × C
     intercept = y_mean - mu @ W
     # scikit-learn's shapes: one target (a 1-D y, two classes) gives 1-D coefficients; the
@@ -475,3 +490,118 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
     return AlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best, task=task,
                      cv=cv, coef=coef, intercept=intercept,
                      classes=classes, n_features=D)
+
+
+@dataclass(frozen=True)
+class KernelAlphaPath(_Chosen):
+    r"""Leave-one-out scores of kernel ridge for every α, and its dual solution at the best.
+
+    Attributes
+    ----------
+    alphas : ndarray of shape (n_alphas,)
+        The α grid: the distinct values given, ascending.
+    scores : ndarray of shape (n_alphas,)
+        Leave-one-out score per α: accuracy (classification) or R² (regression).
+    errors : ndarray of shape (n_alphas,)
+        Mean squared leave-one-out error per α (of the ±1 class codes for classification):
+        the tie-break between α of equal accuracy.
+    best_index : int
+        Index of the chosen α: the best score, then the smallest error, then the largest α.
+    task : {"regression", "classification"}
+        What was fitted.
+    classes : ndarray or None
+        Class labels (classification), sorted.
+    dual_coef : ndarray of shape (n_samples, n_outputs)
+        :math:`\beta = (K_c + \alpha I)^{-1}(Y - \bar Y)` at the chosen α (±1 class codes for
+        classification, one column per class, or one for two classes).
+    y_mean : ndarray of shape (n_outputs,)
+        The targets' mean :math:`\bar Y`: predictions are
+        :math:`k_c(x)\,\beta + \bar Y` with :math:`k_c` the centred kernel row.
+    """
+
+    alphas: np.ndarray
+    scores: np.ndarray
+    errors: np.ndarray
+    best_index: int
+    task: str
+    dual_coef: np.ndarray
+    y_mean: np.ndarray
+    classes: np.ndarray | None
+
+
+
+def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
+                      task: str = "regression", overwrite: bool = False) -> KernelAlphaPath:
+    r"""Leave-one-out scores of kernel ridge (with an intercept) at every α, from one eigh.
+
+    One eigendecomposition of the centred kernel matrix gives every α's scores and the dual
+    solution at the best. Kernel ridge with an unpenalised intercept is ridge on any features :math:`Z` with
+    :math:`Z_cZ_c^\top = K_c = HKH` (:math:`H = I - \tfrac1n\mathbf 1\mathbf 1^\top`), so
+    :func:`ridge_alpha_path`'s identity applies with :math:`K_c = U\Lambda U^\top` in place
+    of the features' decomposition: the projections are :math:`P = U\Lambda^{1/2}`, the
+    leverages :math:`h_i(\alpha) = \tfrac1n + \sum_k U_{ik}^2\lambda_k/(\lambda_k+\alpha)`
+    and the fitted values :math:`U\,\mathrm{diag}(\lambda/(\lambda+\alpha))\,U^\top Y_c`;
+    the leave-one-out prediction of row :math:`i` is
+    :math:`(\hat y_i - h_i y_i)/(1 - h_i)`, exactly. The scores (accuracy or R²) and the
+    choice among equal scores are :func:`ridge_alpha_path`'s.
+
+    Parameters
+    ----------
+    K_centred : ndarray of shape (n_samples, n_samples)
+        The doubly centred training kernel matrix :math:`HKH` (float64, symmetric PSD).
+    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
+        Real targets (regression) or class labels (classification, 1-D).
+    alphas : array-like of positive floats, default=None
+        ``None``: :data:`DEFAULT_ALPHAS`.
+    task : {"regression", "classification"}, default="regression"
+    overwrite : bool, default=False
+        Let the eigendecomposition use ``K_centred``'s memory (``n²`` doubles saved).
+
+    Returns
+    -------
+    KernelAlphaPath
+        The scores and errors of every α, the chosen one, and the dual solution there.
+
+    Notes
+    -----
+    Cost: one symmetric eigendecomposition of ``n × n`` (LAPACK ``syevd``, about
+    :math:`4n^3` flops against :math:`n^3/3` for the Cholesky factorisation of one α) and
+    :math:`O(n^2)` per α. Directions with numerically zero eigenvalues are dropped (the
+    constant vector, which centring removes, among them): the dual solution is the one in
+    the span of the others.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.tuning import kernel_alpha_path
+    >>> rng = np.random.RandomState(0)
+    >>> X = rng.normal(size=(60, 2))
+    >>> y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=60)
+    >>> K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    >>> H = np.eye(60) - 1 / 60
+    >>> path = kernel_alpha_path(H @ K @ H, y, alphas=[1e-3, 1e-1, 10.0])
+    >>> path.alpha, bool(path.score > 0.9)
+    (0.1, True)
+    """
+    if task not in _TASKS:
+        raise ValueError(f"task must be one of {list(_TASKS)}; got {task!r}.")
+    alphas = check_alphas(alphas, DEFAULT_ALPHAS)
+    n = K_centred.shape[0]
+    if K_centred.ndim != 2 or K_centred.shape[1] != n or n < 2:
+        raise ValueError(f"K_centred must be a square matrix of at least 2 rows; got shape "
+                         f"{K_centred.shape}.")
+    Y, classes = _targets(y, n, task)
+    labels = np.asarray(y) if task == "classification" else None
+    y_mean = Y.mean(axis=0)
+    Yc = Y - y_mean
+    # evr: syevd's faster divide and conquer needs 2n² more doubles of workspace.
+    lam, U = psd_spectrum(K_centred, overwrite=overwrite, driver="evr")
+    UtY = U.T @ Yc                                          # r × C
+    root = np.sqrt(lam)
+    P = U * root                                            # Zc V for features with ZcZcᵀ = Kc
+    scores, errors = _loo_scores(lam, P, root[:, None] * UtY, n, y_mean, Y, alphas, task,
+                                 classes, labels)
+    best = _best(alphas, scores, errors)
+    dual = U @ (UtY / (lam + alphas[best])[:, None])
+    return KernelAlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best,
+                           task=task, dual_coef=dual, y_mean=y_mean, classes=classes)

@@ -1,0 +1,73 @@
+r"""Fair terms for :func:`~kernelmaps.evaluate.compare`: ridge's α chosen per row, and how far
+a row's score is from the exact kernel's.
+
+:class:`SelectAlpha` is the model factory of ``compare(model="ridge")`` without a fixed
+``alpha``: every row — each map × D and the exact baseline — gets its α by exact
+leave-one-out on its own training rows over the same grid, from one eigendecomposition
+(:func:`kernelmaps.tuning.ridge_alpha_path` on the features, the same identity on the
+centred kernel matrix for the baseline, :func:`kernelmaps.tuning.kernel_alpha_path`), scored
+as :func:`kernelmaps.tune` scores (accuracy, ties broken by the squared error of the ±1 class
+codes; R² for regression). One fixed α favours whichever row it happens to suit.
+
+:func:`test_losses` and :func:`difference_se` measure whether a row that scores above the
+exact kernel does so beyond the test split's noise: the score difference of two models on
+the same test rows is a mean of per-row loss differences :math:`d_i`, whose standard error is
+:math:`\operatorname{sd}(d)/\sqrt{n}` (a paired comparison: the rows both models find hard
+cancel out). Private to :mod:`kernelmaps.evaluate`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sklearn.linear_model import Ridge, RidgeClassifier
+
+__all__ = ["SelectAlpha", "difference_se", "test_losses"]
+
+
+@dataclass(frozen=True)
+class SelectAlpha:
+    """The model factory of a comparison whose ridge α is chosen per row.
+
+    Called, it gives the unfitted ridge model of the task (what ``compare`` reports as the
+    model, and what a run falls back to); the runs see this class and choose α instead.
+    """
+
+    alphas: np.ndarray
+    task: str
+
+    def __call__(self) -> Ridge | RidgeClassifier:
+        return RidgeClassifier() if self.task == "classification" else Ridge()
+
+
+def test_losses(y_true: Any, predicted: Any, task: str) -> np.ndarray:
+    """Per test row: 1 for a wrong class, else 0 (accuracy = 1 − mean), or the squared
+    residual (R² = 1 − sum / total sum of squares)."""
+    y_true = np.asarray(y_true)
+    predicted = np.asarray(predicted)
+    if task == "classification":
+        return (predicted != y_true).astype(np.float64)
+    return (np.asarray(predicted, dtype=np.float64).reshape(y_true.shape)
+            - y_true.astype(np.float64)) ** 2
+
+
+def difference_se(losses: np.ndarray, reference: np.ndarray, y_true: Any,
+                  task: str) -> float:
+    r"""Standard error of (score − reference score) on the same test rows.
+
+    Accuracy: the difference is :math:`\bar d` with :math:`d_i = \ell^\text{ref}_i -
+    \ell_i`; R²: it is :math:`\sum_i d_i / \sum_i (y_i - \bar y)^2`. Either way the standard
+    error is that of a mean of the paired :math:`d_i`, scaled. NaN with fewer than 2 rows.
+    """
+    d = np.asarray(reference, dtype=np.float64) - np.asarray(losses, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        return float("nan")
+    se = float(np.std(d, ddof=1) / np.sqrt(n))
+    if task == "classification":
+        return se
+    y = np.asarray(y_true, dtype=np.float64)
+    total = float(np.sum((y - y.mean()) ** 2))
+    return se * n / total if total > 0 else float("nan")
