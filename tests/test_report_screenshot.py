@@ -45,7 +45,7 @@ def rendered(tmp_path_factory) -> str:
 
 def test_sections_are_the_ones_in_the_screenshot(rendered):
     headings = [h for h in re.findall(r"<h2>(.*?)</h2>", rendered) if h not in CONDITIONAL]
-    assert headings == recorded("h2"), (
+    assert headings == [h for h in recorded("h2") if h not in CONDITIONAL], (
         "the report's sections changed: regenerate docs/report.png with "
         "python scripts/regenerate_report_screenshot.py")
 
