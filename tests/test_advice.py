@@ -248,8 +248,12 @@ def digits_advice_twice():
     X, y = load_digits(return_X_y=True)
     # At one fixed alpha (the scores, times and memories below were measured so): choosing
     # alpha per row adds each row's own eigendecomposition and moves those numbers.
+    # Nyström is left out: at this alpha it takes 1.5-1.7x rff's time (measured), at the
+    # edge of the band, with rff's memory and a better score, so it is tied in some runs and
+    # not in others, and advised when tied (test_a_borderline_method_... shows the case the
+    # score step settles; this one it cannot).
     settings = {"kernel": get_kernel("rbf", gamma=0.0002), "n_components": [50, 400],
-                "methods": ["nystroem", "rff", "orthogonal", "structured"], "n_seeds": 3,
+                "methods": ["rff", "orthogonal", "structured"], "n_seeds": 3,
                 "error_sample": 200, "alpha": 1e-2}
     # One run on worker processes, one in this process: two runs of the same comparison.
     return [advise(compare(X, y, n_jobs=n_jobs, **settings), tolerance=0.025)
@@ -261,20 +265,26 @@ def test_two_identical_runs_on_digits_give_the_same_advice(digits_advice_twice):
     # 0.8 % of the exact 0.991, at D = 50 (64) each is 4.8 % or more below it; a 2.5 %
     # tolerance is 7 test rows of 450 from both. Times: rff and orthogonal do the same
     # work (measured 1.0-1.1x apart, the band allows 1.56x), so they are always tied, and
-    # they have the least memory of all (15.6 MB; structured 17.5, nystroem 19.6) and the
-    # same D: the better scoring of the two is advised whatever the timings.
+    # they have the least memory (15.4 MB; structured 17.4) and the same D: the better
+    # scoring of the two, or rff, listed first, if they score the same, is advised whatever
+    # the timings.
     first, second = digits_advice_twice
     columns = ["method", "n_components", "n_features_out", "score", "meets", "advised"]
     pd.testing.assert_frame_equal(first[columns], second[columns])
-    assert first["meets"].all() and first["n_components"].tolist() == [400] * 4
+    assert first["meets"].all() and first["n_components"].tolist() == [400] * 3
     scores = first.set_index("method")["score"]
-    assert scores["rff"] != scores["orthogonal"]
-    best, other = sorted(["rff", "orthogonal"], key=lambda m: -scores[m])
+    if abs(scores["rff"] - scores["orthogonal"]) <= 1e-9:
+        best, other, why = "rff", "orthogonal", "the same D and the same score as orthogonal, " \
+                                                "listed first"
+    else:
+        best, other = sorted(["rff", "orthogonal"], key=lambda m: -scores[m])
+        why = f"the same D as {other}, the best score"
     assert first.loc[first["advised"], "method"].item() == best
-    # Which of the other methods are listed as tied (structured at ~1.4x, nystroem at ~2x)
-    # may differ between runs; the advice and why it is the one it is may not.
+    # Whether structured (at ~1.4-1.6x) is listed as tied may differ between runs; the
+    # advice and why it is the one it is may not.
     for advice in (first, second):
+        sentence = advice_sentence(advice)
         assert re.match(rf"Use {best} with n_components=400: within 2\.5 % of the reference "
                         rf"score and as fast as .*{other}.* within the timing noise; with "
-                        rf"the least memory \(within 5 %, with {other}\) and the same D "
-                        rf"as {other}, the best score", advice_sentence(advice))
+                        rf"the least memory \(within 5 %, with {other}\)", sentence), sentence
+        assert why in sentence, sentence

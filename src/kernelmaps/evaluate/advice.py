@@ -27,7 +27,7 @@ methods that meet the tolerance:
    (tracemalloc peaks of two identical runs differ by kilobytes);
 3. among those, the smallest output dimension D;
 4. among those, the best mean test score (the same data and seeds give the same score, to
-   rounding);
+   rounding; scores within :data:`SCORE_ROUNDING` of each other are equal);
 5. and then the first in the method listing (registry order).
 
 Each step uses only quantities that do not change between identical runs, except the
@@ -67,6 +67,9 @@ TIME_NOISE = 0.25
 NOISE_MADS = 3.0
 #: Peak memories within this relative difference of the least are taken as equal.
 MEMORY_TOLERANCE = 0.05
+#: Mean scores closer than this (relative) are equal in the tie rule's score step: far below
+#: one test row's weight, far above the rounding of a mean of a few accuracies.
+SCORE_ROUNDING = 1e-9
 
 ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_gap",
                   "total_time_s", "cpu_time_s", "cpu_time_min_s", "cpu_time_max_s",
@@ -198,7 +201,10 @@ def _choose(advice: pd.DataFrame) -> tuple[list[int], int | None, str]:
     smallest_d = min(advice.loc[i, "n_features_out"] for i in small)
     narrowest = [i for i in small if advice.loc[i, "n_features_out"] == smallest_d]
     best_score = max(advice.loc[i, "score"] for i in narrowest)
-    best = [i for i in narrowest if advice.loc[i, "score"] == best_score]
+    # Scores equal to rounding are equal: the mean of the same accuracies summed in another
+    # order differs in its last bits.
+    best = [i for i in narrowest
+            if advice.loc[i, "score"] >= best_score - SCORE_ROUNDING * max(1.0, abs(best_score))]
     chosen = best[0]
 
     def others(rows: list[int]) -> str:

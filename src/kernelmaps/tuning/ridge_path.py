@@ -535,7 +535,8 @@ def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
     r"""Leave-one-out scores of kernel ridge (with an intercept) at every α, from one eigh.
 
     One eigendecomposition of the centred kernel matrix gives every α's scores and the dual
-    solution at the best. Kernel ridge with an unpenalised intercept is ridge on any features :math:`Z` with
+    solution at the best. Kernel ridge with an unpenalised intercept is ridge on any features
+    :math:`Z` with
     :math:`Z_cZ_c^\top = K_c = HKH` (:math:`H = I - \tfrac1n\mathbf 1\mathbf 1^\top`), so
     :func:`ridge_alpha_path`'s identity applies with :math:`K_c = U\Lambda U^\top` in place
     of the features' decomposition: the projections are :math:`P = U\Lambda^{1/2}`, the
