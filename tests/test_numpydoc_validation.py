@@ -1,18 +1,19 @@
-"""numpydoc's validation of public docstrings, with the checks scikit-learn's suite runs.
+"""numpydoc's validation of every public docstring, with the checks scikit-learn's suite runs.
 
-Every public class and function of the packages in ``VALIDATED`` (and the public methods the
-class itself defines) passes :func:`numpydoc.validate.validate`: summary, Parameters and
-Returns complete, typed and described, sections in order. As scikit-learn does, ``GL01``,
-``GL02`` and ``RT02`` are not checked (layout choices), and ``EX01`` (Examples) only at the top
-level; ``ES01`` (extended summary) and ``SA01`` (See Also) are not required. A dataclass or
-named tuple (a result returned by a function, whose Examples show it) documents its fields
-under Attributes rather than Parameters and needs no Examples of its own; every attribute
-listed there must be described.
+Every public class and function (the names in ``__all__`` of :mod:`kernelmaps` and of each
+public subpackage, the packages the API reference documents) and every public method or
+property of those classes (the ones kernelmaps defines, inherited ones included; scikit-learn's
+own base-class methods and its generated ``set_*_request`` setters are scikit-learn's) passes
+:func:`numpydoc.validate.validate`: summary, Parameters and Returns complete, typed and
+described, sections in order. As scikit-learn's ``test_docstrings`` does, ``GL01``, ``GL02``
+and ``RT02`` are not checked (layout choices), and ``EX01`` (Examples) only at the top level;
+``ES01`` (extended summary) and ``SA01`` (See Also) are not required. A dataclass or named
+tuple (a result returned by a function, whose Examples show it) documents its fields under
+Attributes rather than Parameters and needs no Examples of its own; every attribute listed
+there must be described.
 
-The sweep covers the API added since the site was set up (``tune``, the kernel ridge models,
-the fit-cost estimate, the kernel resolver, the projection-structure registry); the other
-public packages join ``VALIDATED_PACKAGES`` as their docstrings are brought up to the same
-checks (issue 21, item 2).
+No public docstring may point into a private module (``kernelmaps._x`` or
+``kernelmaps.x._y``): a reader cannot import from there (issue 21, item 2).
 """
 
 from __future__ import annotations
@@ -20,67 +21,133 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import pkgutil
+import re
 import warnings
 
 import pytest
 
+import kernelmaps
+
 numpydoc_validate = pytest.importorskip("numpydoc.validate")
 numpydoc_docscrape = pytest.importorskip("numpydoc.docscrape")
 
-#: Packages whose every public class and function is validated.
-VALIDATED_PACKAGES = ("kernelmaps.tuning",)
-#: Single objects validated ahead of their package.
-VALIDATED_OBJECTS = (
-    "kernelmaps.models.KernelRidge",
-    "kernelmaps.models.KernelRidgeClassifier",
-    "kernelmaps.models.FitCost",
-    "kernelmaps.models.estimate_fit_cost",
-    "kernelmaps.kernels.get_kernel",
-    "kernelmaps.kernels.register_kernel",
-    "kernelmaps.kernels.resolve_kernel",
-    "kernelmaps.maps.DenseProjection",
-    "kernelmaps.maps.Frequencies",
-    "kernelmaps.maps.FrequencyRequest",
-    "kernelmaps.maps.Projection",
-    "kernelmaps.maps.Structure",
-    "kernelmaps.maps.register_structure",
-)
 #: Not checked anywhere (scikit-learn's choices, see the module docstring).
 IGNORED = {"GL01", "GL02", "RT02", "ES01", "SA01"}
 TOP_LEVEL_ONLY = {"EX01"}
-#: The kernel-parameter shortcuts (gamma, degree, coef0, kernel_params) of the models are
-#: documented as one group whose text changes with gamma's defaults (another branch):
-#: their PR04/PR08 findings are left to that change.
-KERNEL_SHORTCUTS = ('"gamma"', '"degree"', '"coef0"', '"kernel_params"')
+#: Public objects whose docstrings do not pass yet, each an expected (strict) failure: the
+#: test fails as soon as one of them passes, so the list only shrinks.
+KNOWN_FAILURES: frozenset[str] = frozenset({
+    "kernelmaps._config.config_context",
+    "kernelmaps._config.get_config",
+    "kernelmaps._config.set_config",
+    "kernelmaps.cli.commands.main",
+    "kernelmaps.distributed._fit.fit",
+    "kernelmaps.distributed._fit.landmark_sample_size",
+    "kernelmaps.evaluate._splits.make_scaler",
+    "kernelmaps.evaluate._splits.scale_ratio",
+    "kernelmaps.evaluate._splits.task_of",
+    "kernelmaps.evaluate.advice.advise",
+    "kernelmaps.evaluate.comparison.summarize",
+    "kernelmaps.evaluate.error.ApproximationError",
+    "kernelmaps.evaluate.error.approximation_error",
+    "kernelmaps.evaluate.error.relative_error",
+    "kernelmaps.evaluate.heuristics.median_heuristic",
+    "kernelmaps.evaluate.heuristics.median_heuristic_parameter",
+    "kernelmaps.evaluate.plots.dimension_ticks",
+    "kernelmaps.evaluate.plots.pareto_front",
+    "kernelmaps.evaluate.plots.plot_error",
+    "kernelmaps.evaluate.plots.plot_error_time",
+    "kernelmaps.evaluate.plots.plot_pareto",
+    "kernelmaps.evaluate.plots.plot_score",
+    "kernelmaps.evaluate.registry.Method",
+    "kernelmaps.evaluate.registry.methods_for",
+    "kernelmaps.evaluate.registry.register_method",
+    "kernelmaps.io.UntrustedTypeError",
+    "kernelmaps.io.dump",
+    "kernelmaps.io.load",
+    "kernelmaps.io.trusted_types",
+    "kernelmaps.kernels._base.IndefiniteKernelWarning",
+    "kernelmaps.kernels._base.Kernel",
+    "kernelmaps.kernels._gamma.gamma_constraints",
+    "kernelmaps.kernels._gamma.gamma_value",
+    "kernelmaps.kernels._resolve.KernelNameOptions",
+    "kernelmaps.kernels._resolve.canonical_kernel_name",
+    "kernelmaps.kernels._resolve.resolve_kernel",
+    "kernelmaps.kernels._user.CallableKernel",
+    "kernelmaps.kernels._user.PrecomputedKernel",
+    "kernelmaps.kernels.degenerate.DegenerateKernelWarning",
+    "kernelmaps.kernels.distance.feature_distance",
+    "kernelmaps.kernels.distance.kernel_distance",
+    "kernelmaps.kernels.dot_product.ArcCosineKernel",
+    "kernelmaps.kernels.dot_product.CosineKernel",
+    "kernelmaps.kernels.dot_product.ExponentialKernel",
+    "kernelmaps.kernels.dot_product.LinearKernel",
+    "kernelmaps.kernels.dot_product.PolynomialKernel",
+    "kernelmaps.kernels.dot_product.SigmoidKernel",
+    "kernelmaps.kernels.histogram.AdditiveChi2Kernel",
+    "kernelmaps.kernels.histogram.AdditiveChi2PSDKernel",
+    "kernelmaps.kernels.histogram.Chi2Kernel",
+    "kernelmaps.kernels.histogram.SkewedChi2Kernel",
+    "kernelmaps.kernels.mercer.MercerReport",
+    "kernelmaps.kernels.shift_invariant.LaplacianKernel",
+    "kernelmaps.kernels.shift_invariant.MaternKernel",
+    "kernelmaps.kernels.shift_invariant.RBFKernel",
+    "kernelmaps.kernels.shift_invariant.StudentKernel",
+    "kernelmaps.kernels.spectral.CauchyProductDensity",
+    "kernelmaps.kernels.spectral.GaussianDensity",
+    "kernelmaps.kernels.spectral.GaussianScaleMixtureDensity",
+    "kernelmaps.kernels.spectral.MultivariateTDensity",
+    "kernelmaps.kernels.spectral.SpectralDensity",
+    "kernelmaps.landmarks.leverage.ridge_leverage_subset",
+    "kernelmaps.landmarks.renyi.quadratic_renyi_entropy",
+    "kernelmaps.landmarks.renyi.renyi_entropy_subset",
+    "kernelmaps.landmarks.sampling.kmeans_landmarks",
+    "kernelmaps.landmarks.sampling.uniform_subset",
+    "kernelmaps.landmarks.select_landmarks",
+    "kernelmaps.landmarks.strategy_options",
+    "kernelmaps.maps.dot_product.RandomMaclaurin",
+    "kernelmaps.maps.dot_product.TensorSRHT",
+    "kernelmaps.maps.fourier.RandomFourierFeatures",
+    "kernelmaps.maps.histogram.AdditiveChi2Sampler",
+    "kernelmaps.maps.histogram.SkewedChi2Sampler",
+    "kernelmaps.maps.nystroem.Nystroem",
+    "kernelmaps.maps.polynomial.PolynomialCountSketch",
+    "kernelmaps.maps.polynomial.PolynomialKernelMap",
+    "kernelmaps.models.cca.KernelCCA",
+    "kernelmaps.models.feature_ridge.FeatureRidge",
+    "kernelmaps.models.feature_ridge.FeatureRidgeClassifier",
+    "kernelmaps.models.fisher.KernelFisherDiscriminant",
+    "kernelmaps.models.novelty.KernelMeanDistance",
+    "kernelmaps.models.ridge_classifier.KernelRidgeClassifier",
+})
 
 
-def _public_objects():
-    names = set(VALIDATED_OBJECTS)
-    for package in VALIDATED_PACKAGES:
+def public_packages() -> list[str]:
+    """kernelmaps and its public subpackages and modules that declare ``__all__`` (the
+    packages of the API reference, ``docs/_ext/api_pages.py``)."""
+    names = ["kernelmaps"]
+    for info in pkgutil.iter_modules(kernelmaps.__path__, "kernelmaps."):
+        if info.name.rsplit(".", 1)[1].startswith("_"):
+            continue
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            module = importlib.import_module(info.name)
+        if hasattr(module, "__all__"):
+            names.append(info.name)
+    return names
+
+
+def _public_objects() -> dict[str, object]:
+    """{defining module.qualified name: object} for every public class and function."""
+    objects = {}
+    for package in public_packages():
         module = importlib.import_module(package)
         for name in module.__all__:
             obj = getattr(module, name)
             if inspect.isclass(obj) or inspect.isfunction(obj):
-                names.add(f"{package}.{name}")
-    return sorted(names)
-
-
-def _resolve(path: str):
-    module, _, name = path.rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
-def _targets():
-    for path in _public_objects():
-        obj = _resolve(path)
-        yield pytest.param(f"{obj.__module__}.{obj.__qualname__}", None, id=path)
-        if inspect.isclass(obj):
-            for name, member in vars(obj).items():
-                if name.startswith("_") or (name.startswith("set_") and name.endswith("_request")):
-                    continue  # private, or scikit-learn's generated metadata-routing setters
-                if inspect.isfunction(member) or isinstance(member, property):
-                    yield pytest.param(f"{obj.__module__}.{obj.__qualname__}.{name}", name,
-                                       id=f"{path}.{name}")
+                objects[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return dict(sorted(objects.items()))
 
 
 def _fields(cls) -> list[str]:
@@ -89,8 +156,39 @@ def _fields(cls) -> list[str]:
     return list(getattr(cls, "_fields", ()))
 
 
-@pytest.mark.parametrize(("qualified", "member"), list(_targets()))
-def test_docstring_passes_numpydoc_validation(qualified, member):
+def _public_members(cls) -> list[str]:
+    """The public methods and properties of a class that kernelmaps defines."""
+    members = []
+    for name in dir(cls):
+        if name.startswith("_") or (name.startswith("set_") and name.endswith("_request")):
+            continue  # private, or scikit-learn's generated metadata-routing setters
+        if name in _fields(cls):
+            continue  # a result's field: documented under Attributes
+        owner = next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+        if owner is None or not owner.__module__.startswith("kernelmaps"):
+            continue  # scikit-learn's (or Python's) own, documented there
+        member = vars(owner)[name]
+        if inspect.isfunction(member) or isinstance(member, (property, classmethod,
+                                                             staticmethod)):
+            members.append(name)
+    return members
+
+
+def _targets():
+    for qualified, obj in _public_objects().items():
+        yield pytest.param(qualified, None, id=qualified)
+        if inspect.isclass(obj):
+            for name in _public_members(obj):
+                yield pytest.param(f"{qualified}.{name}", name, id=f"{qualified}.{name}")
+
+
+def _resolve(qualified: str):
+    module, _, name = qualified.rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def _validation_errors(qualified: str, member: str | None) -> list[str]:
+    """numpydoc's findings for one object or member, less the ones not checked."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = numpydoc_validate.validate(qualified)
@@ -100,22 +198,85 @@ def test_docstring_passes_numpydoc_validation(qualified, member):
     for code, message in result["errors"]:
         if code in IGNORED or (member is not None and code in TOP_LEVEL_ONLY):
             continue
-        if code in ("PR04", "PR08") and any(name in message for name in KERNEL_SHORTCUTS):
-            continue
         if code in ("PR01", "EX01") and fields:
             continue  # a result's fields: checked under Attributes below
         errors.append(f"{code}: {message}")
-    assert not errors, f"{qualified}:\n" + "\n".join(errors)
+    return errors
 
 
-@pytest.mark.parametrize("path", _public_objects())
-def test_every_attribute_is_described(path):
-    obj = _resolve(path)
+def _attribute_errors(qualified: str) -> list[str]:
+    """Attributes listed without a description, and a result's fields not listed."""
+    obj = _resolve(qualified)
     if not inspect.isclass(obj):
-        return
+        return []
     doc = numpydoc_docscrape.ClassDoc(obj, config={"show_class_members": False})
-    bare = [attribute.name for attribute in doc["Attributes"] if not "".join(attribute.desc)]
-    assert not bare, f"{path}: attributes without a description: {bare}"
-    missing = [name for name in _fields(obj)
-               if name not in {attribute.name for attribute in doc["Attributes"]}]
-    assert not missing, f"{path}: fields not listed under Attributes: {missing}"
+    listed = {attribute.name for attribute in doc["Attributes"]}
+    return ([f"attribute without a description: {attribute.name}"
+             for attribute in doc["Attributes"] if not "".join(attribute.desc)]
+            + [f"field not listed under Attributes: {name}" for name in _fields(obj)
+               if name not in listed])
+
+
+#: ``kernelmaps._x`` or ``kernelmaps.x._y`` (a dotted path into a private module), or a
+#: source file of one (``maps/_quadrature.py``).
+PRIVATE = re.compile(r"kernelmaps(?:\.\w+)*\._[a-z]\w*|\b\w+/_[a-z]\w*\.py\b")
+
+
+def _private_references(qualified: str) -> list[str]:
+    obj = _resolve(qualified)
+    texts = [inspect.getdoc(obj) or ""]
+    if inspect.isclass(obj):
+        texts += [inspect.getdoc(getattr(obj, name)) or "" for name in _public_members(obj)]
+    return sorted({match for text in texts for match in PRIVATE.findall(text)})
+
+
+def all_findings(qualified: str) -> list[str]:
+    """Every finding of the three checks below for one public object and its members."""
+    obj = _resolve(qualified)
+    members = _public_members(obj) if inspect.isclass(obj) else []
+    findings = [f"{qualified}: {error}" for error in _validation_errors(qualified, None)]
+    for name in members:
+        findings += [f"{qualified}.{name}: {error}"
+                     for error in _validation_errors(f"{qualified}.{name}", name)]
+    findings += [f"{qualified}: {error}" for error in _attribute_errors(qualified)]
+    findings += [f"{qualified}: points into {path}" for path in _private_references(qualified)]
+    return findings
+
+
+def _check(owner: str, what: str, errors: list[str]) -> None:
+    if errors and owner in KNOWN_FAILURES:
+        pytest.xfail(f"{owner} is in KNOWN_FAILURES")
+    assert not errors, f"{what}:\n" + "\n".join(errors)
+
+
+def test_the_sweep_covers_every_public_package():
+    packages = public_packages()
+    for expected in ("kernelmaps.maps", "kernelmaps.kernels", "kernelmaps.models",
+                     "kernelmaps.evaluate", "kernelmaps.tuning", "kernelmaps.landmarks",
+                     "kernelmaps.distributed", "kernelmaps.io", "kernelmaps.cli"):
+        assert expected in packages
+    assert len(_public_objects()) > 100
+
+
+@pytest.mark.parametrize("owner", sorted(KNOWN_FAILURES))
+def test_known_failures_still_fail(owner):
+    # The list only shrinks: an object whose docstrings pass leaves it.
+    assert owner in _public_objects(), f"{owner} is no longer public: remove it"
+    assert all_findings(owner), f"{owner} passes now: remove it from KNOWN_FAILURES"
+
+
+@pytest.mark.parametrize(("qualified", "member"), list(_targets()))
+def test_docstring_passes_numpydoc_validation(qualified, member):
+    owner = qualified if member is None else qualified.rsplit(".", 1)[0]
+    _check(owner, qualified, _validation_errors(qualified, member))
+
+
+@pytest.mark.parametrize("qualified", [name for name, obj in _public_objects().items()
+                                       if inspect.isclass(obj)])
+def test_every_attribute_is_described(qualified):
+    _check(qualified, qualified, _attribute_errors(qualified))
+
+
+@pytest.mark.parametrize("qualified", list(_public_objects()))
+def test_no_public_docstring_points_into_a_private_module(qualified):
+    _check(qualified, qualified, _private_references(qualified))

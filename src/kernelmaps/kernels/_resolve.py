@@ -73,9 +73,15 @@ class KernelNameOptions(StrOptions):
         self.precomputed = precomputed
         super().__init__(set())
 
-    options = property(
-        lambda self: {*KERNELS, *KERNEL_ALIASES, *(["precomputed"] if self.precomputed else [])},
-        lambda self, value: None)
+    @property
+    def options(self) -> set[str]:
+        """The accepted names, read from the kernel registry at each call."""
+        return {*KERNELS, *KERNEL_ALIASES, *(["precomputed"] if self.precomputed else [])}
+
+    @options.setter
+    def options(self, value: object) -> None:
+        # StrOptions.__init__ assigns the options; they are always read from the registry.
+        pass
 
 
 def _unknown_kernel(kernel: object, valid: list[str], owner: str | None = None) -> str:
