@@ -29,7 +29,7 @@ __all__ = ["MercerReport", "check_mercer"]
 
 @dataclass(frozen=True)
 class MercerReport:
-    r"""Result of :func:`check_mercer`: is the kernel's Gram matrix on a sample symmetric PSD?
+    r"""Result of :func:`check_mercer`, whether a kernel's Gram matrix is symmetric PSD.
 
     Attributes
     ----------
@@ -109,7 +109,13 @@ class MercerReport:
     eigensolver_tolerance: float = 0.0
 
     def summary(self) -> str:
-        """A few human-readable lines, with the thresholds used."""
+        """Describe the check in a few human-readable lines, with the thresholds used.
+
+        Returns
+        -------
+        str
+            The verdict, the rounding bound, the symmetry and eigenvalue tests.
+        """
         verdict = "PASSED: symmetric positive semi-definite" if self.passed else "FAILED"
         lines = [
             f"Mercer check on {self.n_samples} points: {verdict}",
