@@ -139,6 +139,7 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     feature_map : FeatureMap
         The map to fit (fitted in place, as ``feature_map.fit`` does).
     X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+        The training data.
     sample_size : int, default=None
         Rows of the uniform sample for Nyström's data-driven strategies (at least
         ``n_components``); ``None``: :func:`landmark_sample_size`'s default.

@@ -361,8 +361,8 @@ class RandomFourierFeatures(FeatureMap):
 
     See Also
     --------
-    RBFSampler : scikit-learn's Gaussian-only map, same numbers as scikit-learn.
-    ArcCosineSampler, TensorSRHT, RandomMaclaurin : random features for kernels that are
+    RBFSampler : The Gaussian-only map of scikit-learn, with the same numbers.
+    ArcCosineSampler, TensorSRHT, RandomMaclaurin : Random features for kernels that are
         not shift-invariant.
 
     Notes

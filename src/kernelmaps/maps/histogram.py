@@ -316,7 +316,9 @@ class SkewedChi2Sampler(FeatureMap):
     random_weights_ : ndarray of shape (n_features, n_components)
     random_offset_ : ndarray of shape (n_components,)
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     References
     ----------

@@ -100,7 +100,9 @@ class PolynomialCountSketch(FeatureMap):
     bitHash_ : ndarray of shape (degree, n_features + (coef0 != 0)), dtype=int64
         Random signs :math:`s_j \in \{-1, +1\}`.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     References
     ----------
@@ -303,7 +305,9 @@ class PolynomialKernelMap(FeatureMap):
     powers_ : ndarray of shape (n_features_out_, n_features_in_ + 1)
         Exponents α of each output feature (the last column is the power of √c₀).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     Examples
     --------

@@ -96,9 +96,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         training X (sparse X: :math:`\overline{X^2}-\bar X^2`; 1 if it is 0),
         :class:`sklearn.svm.SVC`'s definition, resolved once in ``fit`` into ``kernel_``
         (on a Dask array with Dask's reductions); ``'auto'``: :math:`1/d`.
-    degree, coef0 : float
-        Parameters of the named kernel, used where it has them and ignored for a Kernel,
-        a callable or ``"precomputed"`` (as in scikit-learn).
+    degree : float, default=3
+        Degree of the polynomial kernel, as in scikit-learn; ignored by other kernels, a
+        Kernel, a callable or ``"precomputed"``.
+    coef0 : float, default=1
+        Offset of the polynomial and sigmoid kernels, as in scikit-learn; ignored by other
+        kernels, a Kernel, a callable or ``"precomputed"``.
     kernel_params : dict, default=None
         Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
         arguments of a callable.
