@@ -74,10 +74,6 @@ KNOWN_FAILURES: frozenset[str] = frozenset({
     "kernelmaps.landmarks.sampling.uniform_subset",
     "kernelmaps.landmarks.select_landmarks",
     "kernelmaps.landmarks.strategy_options",
-    "kernelmaps.maps.fourier.RandomFourierFeatures",
-    "kernelmaps.maps.histogram.AdditiveChi2Sampler",
-    "kernelmaps.maps.histogram.SkewedChi2Sampler",
-    "kernelmaps.maps.polynomial.PolynomialKernelMap",
 })
 
 

@@ -409,15 +409,19 @@ class PolynomialKernelMap(FeatureMap):
         return level * params["coefficients"]
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """Names like ``x0^2 x1`` (the monomial), with ``1`` standing for √coef0.
+        """Name the output features by their monomials, like ``x0^2 x1``.
+
+        ``1`` stands for √coef0.
 
         Parameters
         ----------
         input_features : array-like of str or None, default=None
+            Input feature names; defaults to ``feature_names_in_`` or ``x0, x1, ...``.
 
         Returns
         -------
         feature_names_out : ndarray of str objects
+            The names, one per output feature.
         """
         from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
