@@ -38,12 +38,6 @@ TOP_LEVEL_ONLY = {"EX01"}
 #: Public objects whose docstrings do not pass yet, each an expected (strict) failure: the
 #: test fails as soon as one of them passes, so the list only shrinks.
 KNOWN_FAILURES: frozenset[str] = frozenset({
-    "kernelmaps._config.config_context",
-    "kernelmaps._config.get_config",
-    "kernelmaps._config.set_config",
-    "kernelmaps.cli.commands.main",
-    "kernelmaps.distributed._fit.fit",
-    "kernelmaps.distributed._fit.landmark_sample_size",
     "kernelmaps.evaluate._splits.make_scaler",
     "kernelmaps.evaluate._splits.scale_ratio",
     "kernelmaps.evaluate._splits.task_of",
@@ -63,17 +57,6 @@ KNOWN_FAILURES: frozenset[str] = frozenset({
     "kernelmaps.evaluate.registry.Method",
     "kernelmaps.evaluate.registry.methods_for",
     "kernelmaps.evaluate.registry.register_method",
-    "kernelmaps.io.UntrustedTypeError",
-    "kernelmaps.io.dump",
-    "kernelmaps.io.load",
-    "kernelmaps.io.trusted_types",
-    "kernelmaps.landmarks.leverage.ridge_leverage_subset",
-    "kernelmaps.landmarks.renyi.quadratic_renyi_entropy",
-    "kernelmaps.landmarks.renyi.renyi_entropy_subset",
-    "kernelmaps.landmarks.sampling.kmeans_landmarks",
-    "kernelmaps.landmarks.sampling.uniform_subset",
-    "kernelmaps.landmarks.select_landmarks",
-    "kernelmaps.landmarks.strategy_options",
 })
 
 
