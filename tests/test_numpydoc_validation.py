@@ -35,29 +35,6 @@ numpydoc_docscrape = pytest.importorskip("numpydoc.docscrape")
 #: Not checked anywhere (scikit-learn's choices, see the module docstring).
 IGNORED = {"GL01", "GL02", "RT02", "ES01", "SA01"}
 TOP_LEVEL_ONLY = {"EX01"}
-#: Public objects whose docstrings do not pass yet, each an expected (strict) failure: the
-#: test fails as soon as one of them passes, so the list only shrinks.
-KNOWN_FAILURES: frozenset[str] = frozenset({
-    "kernelmaps.evaluate._splits.make_scaler",
-    "kernelmaps.evaluate._splits.scale_ratio",
-    "kernelmaps.evaluate._splits.task_of",
-    "kernelmaps.evaluate.advice.advise",
-    "kernelmaps.evaluate.comparison.summarize",
-    "kernelmaps.evaluate.error.ApproximationError",
-    "kernelmaps.evaluate.error.approximation_error",
-    "kernelmaps.evaluate.error.relative_error",
-    "kernelmaps.evaluate.heuristics.median_heuristic",
-    "kernelmaps.evaluate.heuristics.median_heuristic_parameter",
-    "kernelmaps.evaluate.plots.dimension_ticks",
-    "kernelmaps.evaluate.plots.pareto_front",
-    "kernelmaps.evaluate.plots.plot_error",
-    "kernelmaps.evaluate.plots.plot_error_time",
-    "kernelmaps.evaluate.plots.plot_pareto",
-    "kernelmaps.evaluate.plots.plot_score",
-    "kernelmaps.evaluate.registry.Method",
-    "kernelmaps.evaluate.registry.methods_for",
-    "kernelmaps.evaluate.registry.register_method",
-})
 
 
 def public_packages() -> list[str]:
@@ -167,22 +144,7 @@ def _private_references(qualified: str) -> list[str]:
     return sorted({match for text in texts for match in PRIVATE.findall(text)})
 
 
-def all_findings(qualified: str) -> list[str]:
-    """Every finding of the three checks below for one public object and its members."""
-    obj = _resolve(qualified)
-    members = _public_members(obj) if inspect.isclass(obj) else []
-    findings = [f"{qualified}: {error}" for error in _validation_errors(qualified, None)]
-    for name in members:
-        findings += [f"{qualified}.{name}: {error}"
-                     for error in _validation_errors(f"{qualified}.{name}", name)]
-    findings += [f"{qualified}: {error}" for error in _attribute_errors(qualified)]
-    findings += [f"{qualified}: points into {path}" for path in _private_references(qualified)]
-    return findings
-
-
-def _check(owner: str, what: str, errors: list[str]) -> None:
-    if errors and owner in KNOWN_FAILURES:
-        pytest.xfail(f"{owner} is in KNOWN_FAILURES")
+def _check(what: str, errors: list[str]) -> None:
     assert not errors, f"{what}:\n" + "\n".join(errors)
 
 
@@ -195,25 +157,17 @@ def test_the_sweep_covers_every_public_package():
     assert len(_public_objects()) > 100
 
 
-@pytest.mark.parametrize("owner", sorted(KNOWN_FAILURES))
-def test_known_failures_still_fail(owner):
-    # The list only shrinks: an object whose docstrings pass leaves it.
-    assert owner in _public_objects(), f"{owner} is no longer public: remove it"
-    assert all_findings(owner), f"{owner} passes now: remove it from KNOWN_FAILURES"
-
-
 @pytest.mark.parametrize(("qualified", "member"), list(_targets()))
 def test_docstring_passes_numpydoc_validation(qualified, member):
-    owner = qualified if member is None else qualified.rsplit(".", 1)[0]
-    _check(owner, qualified, _validation_errors(qualified, member))
+    _check(qualified, _validation_errors(qualified, member))
 
 
 @pytest.mark.parametrize("qualified", [name for name, obj in _public_objects().items()
                                        if inspect.isclass(obj)])
 def test_every_attribute_is_described(qualified):
-    _check(qualified, qualified, _attribute_errors(qualified))
+    _check(qualified, _attribute_errors(qualified))
 
 
 @pytest.mark.parametrize("qualified", list(_public_objects()))
 def test_no_public_docstring_points_into_a_private_module(qualified):
-    _check(qualified, qualified, _private_references(qualified))
+    _check(qualified, _private_references(qualified))

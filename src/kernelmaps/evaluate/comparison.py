@@ -480,8 +480,10 @@ def _combined_se(group: pd.DataFrame) -> float:
 
 
 def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """One row per method × n_components: errors and scores over seeds and splits, times
-    as medians with their spread.
+    """Summarise a comparison: one row per method × n_components.
+
+    Errors and scores are aggregated over seeds and splits, times as medians with their
+    spread.
 
     Parameters
     ----------
@@ -508,6 +510,16 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         baseline first, then methods in registry order, ``n_components`` ascending. Tables
         from before ``cpu_time_s`` existed are summarised without it.
         ``attrs`` are the table's (``attrs["settings"]``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps.evaluate import compare, summarize
+    >>> X, y = load_iris(return_X_y=True)
+    >>> table = compare(X, y, methods=["nystroem"], n_components=[10, 40], n_seeds=2)
+    >>> summary = summarize(table)  # the exact baseline first, one row per configuration
+    >>> summary[["method", "n_components", "runs"]].values.tolist()
+    [['exact', 112, 1], ['nystroem', 10, 2], ['nystroem', 40, 2]]
     """
     pd = import_optional("pandas")
     # The baseline's n_components is the training size, which differs by a row between
