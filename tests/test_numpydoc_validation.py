@@ -171,3 +171,17 @@ def test_every_attribute_is_described(qualified):
 @pytest.mark.parametrize("qualified", list(_public_objects()))
 def test_no_public_docstring_points_into_a_private_module(qualified):
     _check(qualified, _private_references(qualified))
+
+
+def _public_modules() -> list[str]:
+    """The public packages and the public modules defining their objects."""
+    defining = {obj.__module__ for obj in _public_objects().values()}
+    return sorted(set(public_packages()) | {name for name in defining if not any(
+        part.startswith("_") for part in name.split("."))})
+
+
+@pytest.mark.parametrize("module", _public_modules())
+def test_no_public_module_docstring_points_into_a_private_module(module):
+    # Module docstrings are the API reference's package and module pages.
+    doc = importlib.import_module(module).__doc__ or ""
+    _check(module, sorted(set(PRIVATE.findall(doc))))

@@ -17,7 +17,7 @@ data needing more memory than there is);
 ``check-kernel`` exits 1 when the kernel fails the Mercer check. ``--traceback`` shows the
 full traceback of an input error instead (for bug reports).
 
-The options are parsed by :mod:`kernelmaps.cli._parser`. This module turns options into calls of
+The options are parsed by the command's argparse parser. This module turns options into calls of
 :mod:`kernelmaps.evaluate` and :mod:`kernelmaps.cli.data` and states their errors in terms of
 the options; :mod:`kernelmaps.cli.report` draws (rich for the terminal, matplotlib with the
 Agg backend for the report). See ``docs/cli.md``.

@@ -3,8 +3,8 @@ r"""The Mercer check: is a kernel's Gram matrix on a sample symmetric positive s
 Symmetry and the sign of the smallest eigenvalue are judged against the rounding error of
 the evaluation that produced the matrix — the bound each kernel family declares once
 (:meth:`Kernel.rounding_error <kernelmaps.kernels.Kernel.rounding_error>`, built from
-:mod:`kernelmaps.kernels._rounding`), or :math:`\sqrt\epsilon\max|K|` for a kernel that
-declares none — never against a fixed multiple of :math:`\epsilon`: the error of
+bounds such as :func:`~kernelmaps.kernels.exp_error`), or :math:`\sqrt\epsilon\max|K|` for
+a kernel that declares none — never against a fixed multiple of :math:`\epsilon`: the error of
 :math:`\exp(-\gamma\|x-y\|^2)` grows with :math:`\gamma\|x\|^2`, so on unscaled features it
 is many times :math:`\epsilon`. ``docs/kernels.md`` derives each bound.
 """

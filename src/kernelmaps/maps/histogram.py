@@ -1,7 +1,7 @@
 r"""Feature maps for histogram kernels: additive chi² and skewed chi².
 
 Both are scikit-learn-compatible faces (same parameters, attributes and numbers), built on
-the shared engine of :mod:`kernelmaps._engine`.
+the shared row-block engine of the other maps.
 """
 
 from __future__ import annotations
