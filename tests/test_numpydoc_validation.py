@@ -185,3 +185,36 @@ def test_no_public_module_docstring_points_into_a_private_module(module):
     # Module docstrings are the API reference's package and module pages.
     doc = importlib.import_module(module).__doc__ or ""
     _check(module, sorted(set(PRIVATE.findall(doc))))
+
+
+def _defaults_not_stated(qualified: str, member: str | None) -> list[str]:
+    """Parameters with a default in the signature whose type line does not state it."""
+    if member is None:
+        obj = _resolve(qualified)
+    else:
+        owner = _resolve(qualified.rsplit(".", 1)[0])
+        obj = inspect.getattr_static(owner, member)
+        obj = obj.__func__ if isinstance(obj, (classmethod, staticmethod)) else obj
+    func = obj.__init__ if inspect.isclass(obj) else obj
+    if isinstance(obj, property) or not callable(func):
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        documented = {name.strip().lstrip("*"): entry.type
+                      for entry in numpydoc_docscrape.get_doc_object(obj)["Parameters"]
+                      for name in entry.name.split(",")}
+    missing = []
+    for name, parameter in inspect.signature(func).parameters.items():
+        kind = documented.get(name)
+        if parameter.default is inspect.Parameter.empty or kind is None:
+            continue
+        if kind == "None":
+            continue  # scikit-learn's "y : None / Ignored." for an unused parameter
+        if "default" not in kind and "optional" not in kind:
+            missing.append(f"{name} : {kind} (default {parameter.default!r} not stated)")
+    return missing
+
+
+@pytest.mark.parametrize(("qualified", "member"), list(_targets()))
+def test_every_default_is_stated(qualified, member):
+    _check(qualified, _defaults_not_stated(qualified, member))

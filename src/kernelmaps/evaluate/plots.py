@@ -142,7 +142,7 @@ def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ----------
     results : DataFrame
         The output of :func:`compare`.
-    ax : matplotlib Axes or None
+    ax : matplotlib Axes or None, default=None
         Where to draw; ``None`` creates a new figure (``ax.figure``).
 
     Returns
@@ -182,7 +182,7 @@ def plot_score(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ----------
     results : DataFrame
         The output of :func:`compare`.
-    ax : matplotlib Axes or None
+    ax : matplotlib Axes or None, default=None
         Where to draw; ``None`` creates a new figure.
 
     Returns
@@ -258,7 +258,7 @@ def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ----------
     results : DataFrame
         The output of :func:`compare`.
-    ax : matplotlib Axes or None
+    ax : matplotlib Axes or None, default=None
         Where to draw; ``None`` creates a new figure.
 
     Returns

@@ -310,8 +310,10 @@ class KernelCCA(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             The training data.
-        y : {array-like, sparse matrix} of shape (n_samples,) or (n_samples, n_y_features)
-            The second view of the training data.
+        y : {array-like, sparse matrix} of shape (n_samples,) or (n_samples, n_y_features), \
+default=None
+            The second view of the training data; required (the default only keeps
+            scikit-learn's ``fit_transform`` signature).
         **fit_params : dict
             Ignored.
 
