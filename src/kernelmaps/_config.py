@@ -56,9 +56,22 @@ _overrides: ContextVar[Mapping[str, Any]] = ContextVar(
 
 
 def get_config() -> dict[str, Any]:
-    """Return a copy of the current kernelmaps settings (``n_threads``, ``block_bytes``,
-    ``device_block_bytes``, ``kernel_cache_bytes``): the process-wide ones, with those of
-    the calling thread's :func:`config_context`."""
+    """Return a copy of the current kernelmaps settings.
+
+    Returns
+    -------
+    dict
+        ``n_threads``, ``block_bytes``, ``device_block_bytes`` and ``kernel_cache_bytes``:
+        the process-wide settings, with those of the calling thread's
+        :func:`config_context`.
+
+    Examples
+    --------
+    >>> from kernelmaps import config_context, get_config
+    >>> with config_context(n_threads=2):
+    ...     get_config()["n_threads"]
+    2
+    """
     return {**_config, **_overrides.get()}
 
 
@@ -89,17 +102,27 @@ def set_config(*, n_threads: int | str | None = "unchanged",
 
     Parameters
     ----------
-    n_threads : int or None
+    n_threads : int or None, default="unchanged"
         The most threads the transform engine uses; ``None`` or ``-1`` means all available
-        cores.
-    block_bytes : int
-        Target working-set size of one row block, in bytes (at least 4096).
-    device_block_bytes : int
+        cores (the initial setting is ``None``).
+    block_bytes : int, default="unchanged"
+        Target working-set size of one row block, in bytes (at least 4096; initially
+        8 MiB).
+    device_block_bytes : int, default="unchanged"
         The same for arrays on an accelerator (array API dispatch), in bytes (at least
-        4096; default 1 GiB).
-    kernel_cache_bytes : int or None
-        Bytes of kernel blocks a fit may keep between passes over the data; ``None``: half
-        the memory available when the fit starts; ``0``: none.
+        4096; initially 1 GiB).
+    kernel_cache_bytes : int or None, default="unchanged"
+        Bytes of kernel blocks a fit may keep between passes over the data; ``None``
+        (initially): half the memory available when the fit starts; ``0``: none.
+
+    Examples
+    --------
+    >>> from kernelmaps import get_config, set_config
+    >>> previous = get_config()["block_bytes"]
+    >>> set_config(block_bytes=4 * 1024 * 1024)
+    >>> get_config()["block_bytes"]
+    4194304
+    >>> set_config(block_bytes=previous)
     """
     settings = (("n_threads", n_threads), ("block_bytes", block_bytes),
                 ("device_block_bytes", device_block_bytes),
@@ -119,6 +142,23 @@ def config_context(**settings: Any) -> Iterator[None]:
     threads keep their settings, and a block ending in one thread never undoes a block still
     active in another. Threads started inside the block do not inherit it, except the
     engine's own worker threads.
+
+    Parameters
+    ----------
+    **settings : dict
+        The settings to change, by name (those of :func:`set_config`).
+
+    Yields
+    ------
+    None
+        The settings apply until the block ends.
+
+    Examples
+    --------
+    >>> from kernelmaps import config_context, get_config
+    >>> with config_context(kernel_cache_bytes=0):
+    ...     get_config()["kernel_cache_bytes"]
+    0
     """
     for key, value in settings.items():
         if key not in _DEFAULTS:

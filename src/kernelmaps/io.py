@@ -70,7 +70,25 @@ _SAFE_BUILTINS = frozenset({
 
 
 class UntrustedTypeError(ValueError):
-    """A model file holds a type that :func:`kernelmaps.io.load` does not trust."""
+    """A model file holds a type that :func:`kernelmaps.io.load` does not trust.
+
+    Examples
+    --------
+    A user's kernel function is code, which :func:`load` refuses to run:
+
+    >>> import numpy as np, tempfile, os
+    >>> from kernelmaps import Nystroem
+    >>> from kernelmaps.io import UntrustedTypeError, dump, load
+    >>> X = np.random.RandomState(0).normal(size=(20, 3))
+    >>> model = Nystroem(kernel=lambda x, y: float(x @ y), n_components=5).fit(X)
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.skops")
+    >>> dump(model, path)
+    >>> try:
+    ...     load(path)
+    ... except UntrustedTypeError:
+    ...     print("refused")
+    refused
+    """
 
 
 def _qualified(cls: type) -> str:
@@ -94,15 +112,22 @@ def _kernelmaps_classes() -> set[type]:
 
 
 def trusted_types() -> list[str]:
-    """The fully qualified type names :func:`load` accepts, sorted.
+    """List the fully qualified type names :func:`load` accepts, sorted.
 
     Returns
     -------
     list of str
-        kernelmaps' public estimators, kernels (not :class:`~kernelmaps.kernels.CallableKernel`,
-        which holds a user's function) and projection classes, the scikit-learn classes of
+        The public estimators of kernelmaps, its kernels (not
+        :class:`~kernelmaps.kernels.CallableKernel`, which holds a user's function) and
+        projection classes, the scikit-learn classes of
         :func:`kernelmaps.tune`'s pipeline (``Pipeline``, ``Ridge``, ``RidgeClassifier``,
         ``LabelBinarizer``), plus SciPy's CSR containers.
+
+    Examples
+    --------
+    >>> from kernelmaps.io import trusted_types
+    >>> "kernelmaps.maps.nystroem.Nystroem" in trusted_types()
+    True
     """
     classes = _kernelmaps_classes() | set(_SKLEARN_CLASSES)
     return sorted({_qualified(c) for c in classes} | set(_SPARSE_TYPES))
@@ -156,6 +181,17 @@ def dump(estimator: Any, path: str | os.PathLike[str]) -> None:
         :func:`load` reads back only what :func:`trusted_types` lists.
     path : str or path-like
         The file to write (conventionally ``*.skops``); replaced if it exists.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from kernelmaps import RBFSampler
+    >>> from kernelmaps.io import dump
+    >>> X = np.random.RandomState(0).normal(size=(20, 3))
+    >>> path = os.path.join(tempfile.mkdtemp(), "sampler.skops")
+    >>> dump(RBFSampler(n_components=8, random_state=0).fit(X), path)
+    >>> os.path.getsize(path) > 0
+    True
     """
     _skops_io().dump(estimator, os.fspath(path))
 
@@ -180,6 +216,18 @@ def load(path: str | os.PathLike[str]) -> Any:
         kernel function, or an object of another library); nothing was loaded.
     ValueError
         The file is not a readable skops file (truncated, not a zip, corrupted).
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile, os
+    >>> from kernelmaps import RBFSampler
+    >>> from kernelmaps.io import dump, load
+    >>> X = np.random.RandomState(0).normal(size=(20, 3))
+    >>> sampler = RBFSampler(n_components=8, random_state=0).fit(X)
+    >>> path = os.path.join(tempfile.mkdtemp(), "sampler.skops")
+    >>> dump(sampler, path)
+    >>> bool(np.array_equal(load(path).transform(X), sampler.transform(X)))
+    True
     """
     sio = _skops_io()
     path = os.fspath(path)

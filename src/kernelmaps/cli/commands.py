@@ -17,7 +17,7 @@ data needing more memory than there is);
 ``check-kernel`` exits 1 when the kernel fails the Mercer check. ``--traceback`` shows the
 full traceback of an input error instead (for bug reports).
 
-The options are parsed by :mod:`kernelmaps.cli._parser`. This module turns options into calls of
+The options are parsed by the command's argparse parser. This module turns options into calls of
 :mod:`kernelmaps.evaluate` and :mod:`kernelmaps.cli.data` and states their errors in terms of
 the options; :mod:`kernelmaps.cli.report` draws (rich for the terminal, matplotlib with the
 Agg backend for the report). See ``docs/cli.md``.
@@ -373,7 +373,27 @@ def _one_line(error: BaseException) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``kernelmaps`` command; returns the exit status."""
+    """Run the ``kernelmaps`` command line.
+
+    Parameters
+    ----------
+    argv : sequence of str or None, default=None
+        The arguments after the program name; None: ``sys.argv[1:]``.
+
+    Returns
+    -------
+    int
+        The exit status: 0 on success, non-zero after a reported error.
+
+    Examples
+    --------
+    >>> import contextlib, io
+    >>> from kernelmaps.cli import main
+    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
+    ...     status = main(["datasets"])
+    >>> status, "digits" in out.getvalue()
+    (0, True)
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for the report

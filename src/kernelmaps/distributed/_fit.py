@@ -35,12 +35,34 @@ LANDMARK_SAMPLE_PER_LANDMARK = 20
 
 
 def landmark_sample_size(n_landmarks: int, n_samples: int, sample_size: int | None = None) -> int:
-    """Rows of the uniform sample a data-driven landmark strategy runs on.
+    """Count the rows of the uniform sample a data-driven landmark strategy runs on.
 
     Default: ``min(n, max(10_000, 20·m))`` — twenty candidate rows per landmark (k-means has
     twenty points per centre, leverage and Rényi sampling choose m of 20·m rows), and at
     least 10,000 so that small m still sees the data's spread. The sample is a handful of MB
     (``8·s·d`` bytes) for any n: m = 2,000 and d = 100 give 40,000 rows, 32 MB.
+
+    Parameters
+    ----------
+    n_landmarks : int
+        The number of landmarks m.
+    n_samples : int
+        The number of rows n of the data.
+    sample_size : int or None, default=None
+        A size chosen by the user (at least ``n_landmarks``); None: the default above.
+
+    Returns
+    -------
+    int
+        The sample size, at most ``n_samples``.
+
+    Examples
+    --------
+    >>> from kernelmaps.distributed import landmark_sample_size
+    >>> landmark_sample_size(100, 10**6), landmark_sample_size(2000, 10**6)
+    (10000, 40000)
+    >>> landmark_sample_size(100, 5000)  # never more than the data
+    5000
     """
     if sample_size is None:
         sample_size = max(LANDMARK_SAMPLE_MIN, LANDMARK_SAMPLE_PER_LANDMARK * n_landmarks)
@@ -139,6 +161,7 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     feature_map : FeatureMap
         The map to fit (fitted in place, as ``feature_map.fit`` does).
     X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+        The training data.
     sample_size : int, default=None
         Rows of the uniform sample for Nyström's data-driven strategies (at least
         ``n_components``); ``None``: :func:`landmark_sample_size`'s default.
@@ -147,6 +170,19 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     -------
     feature_map : FeatureMap
         The fitted map. ``feature_map.fit(X)`` with a dask ``X`` does the same.
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from kernelmaps import Nystroem
+    >>> from kernelmaps.distributed import fit
+    >>> X = da.from_array(np.random.RandomState(0).normal(size=(1000, 4)), chunks=250)
+    >>> nystroem = fit(Nystroem(n_components=20, random_state=0), X)
+    >>> nystroem.component_indices_.shape  # positions in the full X
+    (20,)
+    >>> nystroem.transform(X).compute().shape  # a lazy dask array until computed
+    (1000, 20)
     """
     if not isinstance(feature_map, FeatureMap):
         raise TypeError("kernelmaps.distributed.fit fits kernelmaps feature maps (e.g. "

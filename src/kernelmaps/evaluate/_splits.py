@@ -27,7 +27,28 @@ _TASKS = ("auto", "classification", "regression")
 
 
 def task_of(y: np.ndarray, task: str = "auto") -> str:
-    """``'classification'`` or ``'regression'`` (see ``compare(task=...)``)."""
+    """Tell whether ``y`` is a classification or a regression target.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+        The targets.
+    task : {"auto", "classification", "regression"}, default="auto"
+        The task as the user gave it (see ``compare(task=...)``); ``"auto"`` infers it
+        from ``y``.
+
+    Returns
+    -------
+    str
+        ``'classification'`` or ``'regression'``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.evaluate import task_of
+    >>> task_of(np.array([0, 1, 1, 0])), task_of(np.array([0.5, 1.2, 3.3]))
+    ('classification', 'regression')
+    """
     if task not in _TASKS:
         raise ValueError(f"task must be one of {list(_TASKS)}; got {task!r}.")
     kind = type_of_target(y, input_name="y")
@@ -133,11 +154,27 @@ SCALES = ("none", "standard", "minmax")
 
 
 def make_scaler(scale: str, sparse: bool) -> Any:
-    """The unfitted scaler for ``scale`` (None for ``'none'``).
+    """Build the unfitted scaler for ``scale``.
 
-    ``'standard'`` is :class:`~sklearn.preprocessing.StandardScaler` (without centring for
-    sparse input, which would densify it); ``'minmax'`` is
-    :class:`~sklearn.preprocessing.MinMaxScaler` (dense input only).
+    Parameters
+    ----------
+    scale : {"none", "standard", "minmax"}
+        The scaling asked for.
+    sparse : bool
+        Whether the data is sparse.
+
+    Returns
+    -------
+    scaler : transformer or None
+        ``'standard'``: :class:`~sklearn.preprocessing.StandardScaler` (without centring
+        for sparse input, which would densify it); ``'minmax'``:
+        :class:`~sklearn.preprocessing.MinMaxScaler` (dense input only); ``'none'``: None.
+
+    Examples
+    --------
+    >>> from kernelmaps.evaluate import make_scaler
+    >>> make_scaler("standard", sparse=True)
+    StandardScaler(with_mean=False)
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {list(SCALES)}; got {scale!r}.")
@@ -170,7 +207,25 @@ def _feature_variances(X: Any) -> np.ndarray:
 
 
 def scale_ratio(X: Any) -> float:
-    """Largest over smallest positive per-feature standard deviation (1.0 if < 2 such)."""
+    """Compute the largest over the smallest positive per-feature standard deviation.
+
+    Parameters
+    ----------
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The data.
+
+    Returns
+    -------
+    float
+        The ratio; 1.0 when fewer than two features vary.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.evaluate import scale_ratio
+    >>> round(scale_ratio(np.array([[0.0, 100.0], [1.0, 300.0], [2.0, 200.0]])), 6)
+    100.0
+    """
     spread = np.sqrt(_feature_variances(X))
     spread = spread[spread > 0]
     return float(spread.max() / spread.min()) if spread.size >= 2 else 1.0

@@ -226,8 +226,9 @@ def _choose(advice: pd.DataFrame) -> tuple[list[int], int | None, str]:
 
 
 def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
-    r"""For each method, the smallest ``n_components`` scoring within ``tolerance`` of exact,
-    and the one method to use.
+    r"""Advise the smallest ``n_components`` of each method and the one method to use.
+
+    For each method, the smallest ``n_components`` scoring within ``tolerance`` of exact.
 
     Parameters
     ----------

@@ -189,67 +189,19 @@ def compare(
     fixed random subsample of ``error_sample`` training rows — the Gram matrix the model is
     trained on — and the wall time, CPU time and peak memory of the pipeline.
 
-    **Each distinct map runs once.** Requests that resolve to the same map — ``structured``
-    and ``fastfood`` round D up to a multiple of the next power of two ≥ the number of
-    features, so on 784 features every ``n_components`` up to 1,024 gives D = 1,024 — are
-    found by fitting each request on a few training rows and comparing the maps' outputs;
-    the map is run once per seed, under the smallest ``n_components``, and the column
-    ``n_components_same_map`` lists every request it stands for
-    (``attrs["settings"]["merged"]`` says why, in a sentence per group).
+    The exact-kernel baseline (``method == "exact"``) is the same linear model on the exact
+    finite feature map of the training set, the Cholesky factor of :math:`K = LL^\top`:
+    :math:`z(x) = L^{-1}[k(x_1, x), \dots, k(x_n, x)]^\top`, so :math:`ZZ^\top = K` on the
+    training rows and, by the representer theorem, the model *is* its kernel version
+    (Schölkopf, Herbrich & Smola, "A generalized representer theorem", COLT 2001).
 
-    **Every row on fair terms: α chosen per row.** With ``model="ridge"`` and no ``alpha``,
-    every row — each map × D and the exact baseline — gets ridge's α by the same rule on
-    its own training rows: exact leave-one-out over :data:`~kernelmaps.tuning.DEFAULT_ALPHAS`
-    (10⁻⁶…10³, 37 values) from one eigendecomposition — of the features' Gram matrix
-    (:func:`~kernelmaps.tuning.ridge_alpha_path`, as ``RidgeCV`` does; for landmark maps the
-    landmark rows are fitted on but not scored, as in :func:`kernelmaps.tune`) or of the
-    centred kernel matrix for the baseline (:func:`~kernelmaps.tuning.kernel_alpha_path`).
-    Classification is scored as ``tune`` scores it: accuracy of ridge on ±1 class codes,
-    ties broken by their squared error. The α chosen is the column ``alpha``. A single
-    fixed α favours whichever rows it suits: on diabetes, at α = 0.01, the exact kernel
-    overfits (R² 0.17) while Nyström at D = 25, whose low rank regularises, scores 0.41. A
-    fixed ``alpha`` is still available; the baseline's eigendecomposition costs about 15
-    times its Cholesky factorisation (see ``exact``).
-
-    **Scores above the exact kernel.** ``score_diff_se`` is the standard error of the
-    difference between a row's score and the baseline's on the same test rows (a paired
-    difference of per-row losses: 0/1 errors, or squared residuals over the total sum of
-    squares for R²); :func:`~kernelmaps.evaluate.advise` uses it to say whether a row that
-    beats the baseline does so beyond the test split's noise.
-
-    **Parallel.** The runs are independent fits: they run side by side in worker processes
-    (joblib, loky backend), each with BLAS and the kernelmaps engine limited to one thread,
-    so as many cores are busy as there are workers, never more; with one worker they run
-    one after another in this process, on one thread. A worker costs about 1.2 s of CPU to
-    start, and runs beside another take 10-15 % more CPU, so by default one worker is
-    started per 30 s of estimated single-core work (``attrs["settings"]
-    ["work_estimate_s"]``): the default grid on digits (~6 s) or on a 6,000 × 40 table
-    (~20 s) runs in this process, on 50,000 Fashion-MNIST rows (~420 s) on every core.
-    Every run does the same arithmetic on the same data wherever it runs, so the table,
-    its row order and the advice do not depend on the number of workers (numbers agree to
-    rounding: the data sit at other memory addresses in a worker), except for the times.
-
-    **The exact-kernel baseline** (``method == "exact"``) is the same linear model on the
-    exact finite feature map of the training set, the Cholesky factor of its kernel matrix
-    :math:`K = LL^\top`: :math:`z(x_i) = L_{i,:}` for training rows and
-    :math:`z(x) = L^{-1}[k(x_1, x), \dots, k(x_n, x)]^\top` for test rows, so that
-    :math:`ZZ^\top = K` on the training rows. By
-    the representer theorem the minimiser of a regularised loss over the RKHS lies in the
-    span of the training points, so ridge, logistic regression or a linear SVM on these
-    features *is* kernel ridge, kernel logistic regression or the kernel SVM with the same
-    loss, regulariser and solver — the rows then differ only in the feature map. (A
-    precomputed-kernel ``SVC`` or ``KernelRidge`` would change the loss, the intercept
-    handling or the multi-class scheme as well.) For ridge with an intercept (the default
-    model) the features are not formed: the same minimiser is computed as kernel ridge on
-    the centred kernel, one in-place factorisation of an n × n matrix. A numerically
-    singular :math:`K` gets a small jitter (from :math:`n\,\epsilon\,\overline{\operatorname
-    {diag} K}`, stated in ``notes``). Its error column is measured like the others and is
-    zero up to rounding (exactly 0 for the closed form). It costs :math:`n^3/3` flops and
-    :math:`8n^2` bytes (plus, with features, the linear model's own work on n × n
-    features), hence ``exact="auto"``: run it up to :data:`EXACT_AUTO_MAX_TRAIN` training
-    rows while its estimated time and memory fit (:data:`EXACT_AUTO_MAX_SECONDS`,
-    :data:`EXACT_AUTO_MEMORY_FRACTION`); ``settings["exact_reason"]`` says why it was run
-    or skipped.
+    The user guide (``docs/cli.md``) explains the design: each distinct map runs once
+    ("Each distinct map runs once"; ``n_components_same_map``), ridge's α is chosen per
+    row by exact leave-one-out ("α on fair terms"; the column ``alpha``), rows above the
+    baseline carry ``score_diff_se`` ("α on fair terms"), the baseline's closed form,
+    cost and ``exact="auto"`` rule ("The exact-kernel baseline"), and the worker processes
+    ("Threads"). The table, its row order and the advice do not depend on the number of
+    workers; its numbers agree to rounding.
 
     Parameters
     ----------
@@ -480,8 +432,10 @@ def _combined_se(group: pd.DataFrame) -> float:
 
 
 def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """One row per method × n_components: errors and scores over seeds and splits, times
-    as medians with their spread.
+    """Summarise a comparison: one row per method × n_components.
+
+    Errors and scores are aggregated over seeds and splits, times as medians with their
+    spread.
 
     Parameters
     ----------
@@ -508,6 +462,16 @@ def summarize(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
         baseline first, then methods in registry order, ``n_components`` ascending. Tables
         from before ``cpu_time_s`` existed are summarised without it.
         ``attrs`` are the table's (``attrs["settings"]``).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps.evaluate import compare, summarize
+    >>> X, y = load_iris(return_X_y=True)
+    >>> table = compare(X, y, methods=["nystroem"], n_components=[10, 40], n_seeds=2)
+    >>> summary = summarize(table)  # the exact baseline first, one row per configuration
+    >>> summary[["method", "n_components", "runs"]].values.tolist()
+    [['exact', 112, 1], ['nystroem', 10, 2], ['nystroem', 40, 2]]
     """
     pd = import_optional("pandas")
     # The baseline's n_components is the training size, which differs by a row between

@@ -83,10 +83,20 @@ def relative_error(K: Any, Z: Any, metric: Metric = "fro") -> float:
     Z : {array-like, sparse matrix} of shape (n, D)
         Features of the same n points.
     metric : {'fro', 'spectral', 'max'}, default='fro'
+        The matrix norm.
 
     Returns
     -------
     float
+        The relative error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.evaluate import relative_error
+    >>> Z = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> relative_error(Z @ Z.T, Z), relative_error(np.eye(2), 0.5 * Z)
+    (0.0, 0.75)
     """
     _check_metric(metric)
     Z = Z.toarray() if sp.issparse(Z) else np.asarray(Z)
@@ -147,10 +157,12 @@ class ApproximationError:
         ``'fro'``, ``'spectral'`` or ``'max'``.
     mean : float
         Mean relative error over the seeds.
-    ci_low, ci_high : float
-        Log-scale Student-t confidence interval (of the geometric mean, never below zero)
-        at level ``confidence``; equal to ``mean``
-        for a deterministic map (or a single seed).
+    ci_low : float
+        Lower end of the log-scale Student-t confidence interval (of the geometric mean,
+        never below zero) at level ``confidence``; equal to ``mean`` for a deterministic
+        map (or a single seed).
+    ci_high : float
+        Upper end of that interval.
     values : tuple of float
         The error of each seed.
     seeds : tuple of int or None
@@ -240,6 +252,7 @@ def approximation_error(
     Returns
     -------
     ApproximationError
+        The error over the seeds, with its confidence interval.
 
     Examples
     --------

@@ -46,10 +46,28 @@ MIN_TICK_RATIO = 1.2
 
 
 def dimension_ticks(dimensions: Iterable[int], min_ratio: float = MIN_TICK_RATIO) -> list[int]:
-    """The D values to label: ascending, each at least ``min_ratio`` times the previous one.
+    """Choose the D values to label on a log axis.
 
     Greedy from the smallest, so the first of a cluster of close values (the requested D,
     where a map rounds it up) keeps its label; the others stay as unlabelled minor ticks.
+
+    Parameters
+    ----------
+    dimensions : iterable of int
+        The output dimensions tried.
+    min_ratio : float, default=1.2
+        The smallest ratio between two labelled values.
+
+    Returns
+    -------
+    list of int
+        The labelled values: ascending, each at least ``min_ratio`` times the previous one.
+
+    Examples
+    --------
+    >>> from kernelmaps.evaluate import dimension_ticks
+    >>> dimension_ticks([25, 26, 50, 100, 128, 200])
+    [25, 50, 100, 128, 200]
     """
     kept: list[int] = []
     for value in sorted({int(d) for d in dimensions}):
@@ -124,12 +142,22 @@ def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ----------
     results : DataFrame
         The output of :func:`compare`.
-    ax : matplotlib Axes or None
+    ax : matplotlib Axes or None, default=None
         Where to draw; ``None`` creates a new figure (``ax.figure``).
 
     Returns
     -------
     matplotlib Axes
+        The axes drawn on: the error of each method with its confidence band.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps.evaluate import compare, plot_error
+    >>> X, y = load_iris(return_X_y=True)
+    >>> table = compare(X, y, methods=["nystroem"], n_components=[10, 40])
+    >>> plot_error(table).get_title()
+    'Kernel approximation error'
     """
     ax = _axes(ax, "Kernel approximation error")
     summary, by_method = _summary_by_method(results)
@@ -154,12 +182,22 @@ def plot_score(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ----------
     results : DataFrame
         The output of :func:`compare`.
-    ax : matplotlib Axes or None
+    ax : matplotlib Axes or None, default=None
         Where to draw; ``None`` creates a new figure.
 
     Returns
     -------
     matplotlib Axes
+        The axes drawn on: each method's mean test score, the exact one as a line.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps.evaluate import compare, plot_score
+    >>> X, y = load_iris(return_X_y=True)
+    >>> table = compare(X, y, methods=["nystroem"], n_components=[10, 40])
+    >>> plot_score(table).get_title()
+    'Test score'
     """
     ax = _axes(ax, "Test score")
     summary, by_method = _summary_by_method(results)
@@ -178,7 +216,27 @@ def plot_score(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
 
 def pareto_front(times: np.ndarray, scores: np.ndarray) -> np.ndarray:
-    """Indices of the points no other point beats in both time (lower) and score (higher)."""
+    """Find the points no other point beats in both time (lower) and score (higher).
+
+    Parameters
+    ----------
+    times : ndarray of shape (n_points,)
+        The time of each point.
+    scores : ndarray of shape (n_points,)
+        The score of each point (higher is better).
+
+    Returns
+    -------
+    ndarray of int
+        The indices of the Pareto-optimal points, by increasing time.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.evaluate import pareto_front
+    >>> pareto_front(np.array([1.0, 2.0, 3.0]), np.array([0.8, 0.7, 0.9]))
+    array([0, 2])
+    """
     order = np.lexsort((-scores, times))  # by time, ties: best score first
     front, best = [], -np.inf
     for i in order:
@@ -200,12 +258,22 @@ def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     ----------
     results : DataFrame
         The output of :func:`compare`.
-    ax : matplotlib Axes or None
+    ax : matplotlib Axes or None, default=None
         Where to draw; ``None`` creates a new figure.
 
     Returns
     -------
     matplotlib Axes
+        The axes drawn on: one point per method × n_components, and the front.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps.evaluate import compare, plot_pareto
+    >>> X, y = load_iris(return_X_y=True)
+    >>> table = compare(X, y, methods=["nystroem"], n_components=[10, 40])
+    >>> plot_pareto(table).get_title()
+    'Score against time (Pareto view)'
     """
     ax = _axes(ax, "Score against time (Pareto view)")
     summary, by_method = _summary_by_method(results)
@@ -245,6 +313,16 @@ def plot_error_time(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     Returns
     -------
     matplotlib Axes
+        The axes drawn on: one point per method × n_components, and the front.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps.evaluate import compare, plot_error_time
+    >>> X, y = load_iris(return_X_y=True)
+    >>> table = compare(X, y, methods=["nystroem"], n_components=[10, 40])
+    >>> plot_error_time(table).get_title()
+    'Kernel error against time'
     """
     ax = _axes(ax, "Kernel error against time")
     summary, by_method = _summary_by_method(results)

@@ -57,17 +57,48 @@ class Method:
     description: str = ""
 
     def supports(self, kernel: Kernel) -> bool:
-        """Whether this method approximates ``kernel``."""
+        """Tell whether this method approximates ``kernel``.
+
+        Parameters
+        ----------
+        kernel : Kernel
+            A resolved kernel.
+
+        Returns
+        -------
+        bool
+            True when the method's ``kernels`` include ``kernel.name`` (or it takes any).
+        """
         return self.kernels is None or kernel.name in self.kernels
 
     def n_features_out(self, kernel: Kernel, n_components: int, n_features: int) -> int | None:
-        """The output dimension D the map gives for ``n_components`` on ``n_features``
-        inputs, before fitting — after its rounding (e.g. the Hadamard structures' whole
-        blocks, cos/sin pairs) — or ``None`` when the map cannot tell before it sees the
-        data (Nyström drops numerically dependent landmarks).
+        """Compute the output dimension D the map gives, before fitting.
 
         Two configurations with the same D are the same experiment for a map that rounds
         (``structured`` at n_components 600 and 1000 on d = 784 both give D = 1024).
+
+        Parameters
+        ----------
+        kernel : Kernel
+            A kernel this method supports.
+        n_components : int
+            The ``n_components`` asked for.
+        n_features : int
+            The input dimension.
+
+        Returns
+        -------
+        int or None
+            D after the map's rounding (e.g. the Hadamard structures' whole blocks,
+            cos/sin pairs), or ``None`` when the map cannot tell before it sees the data
+            (Nyström drops numerically dependent landmarks).
+
+        Examples
+        --------
+        >>> from kernelmaps.evaluate import METHODS
+        >>> from kernelmaps.kernels import get_kernel
+        >>> METHODS["structured"].n_features_out(get_kernel("rbf"), 1000, 784)
+        1024
         """
         feature_map = self.build(kernel, n_components, None, n_features)
         known = getattr(feature_map, "n_features_out_for", None)
@@ -101,12 +132,14 @@ def register_method(name: str, build: Callable[[Kernel, int, int | None, int], A
     landmarks : bool, default=False
         ``True`` if ``n_components`` cannot exceed the number of training rows.
     description : str, default=""
+        One line describing the map, shown in listings and the report.
     replace : bool, default=False
         Allow overwriting an existing entry.
 
     Returns
     -------
     Method
+        The new registry entry.
 
     Examples
     --------
@@ -260,7 +293,25 @@ register_method("maclaurin", _build_maclaurin, kernels={"poly", "exponential"},
 
 
 def methods_for(kernel: Kernel) -> list[str]:
-    """Names of the registered methods that approximate ``kernel``, in registry order."""
+    """List the registered methods that approximate ``kernel``.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        A resolved kernel.
+
+    Returns
+    -------
+    list of str
+        The method names, in registry order.
+
+    Examples
+    --------
+    >>> from kernelmaps.evaluate import methods_for
+    >>> from kernelmaps.kernels import get_kernel
+    >>> methods_for(get_kernel("poly"))
+    ['nystroem', 'poly_sketch', 'tensor_srht', 'maclaurin']
+    """
     _register_random_fourier_methods()
     return [name for name, method in METHODS.items() if method.supports(kernel)]
 

@@ -54,6 +54,12 @@ from kernelmaps.kernels._resolve import (
     register_kernel,
     resolve_kernel,
 )
+from kernelmaps.kernels._rounding import (
+    eps_of,
+    exp_error,
+    inner_product_error,
+    sq_distance_error,
+)
 from kernelmaps.kernels._user import CallableKernel, PrecomputedKernel
 from kernelmaps.kernels.degenerate import DegenerateKernelWarning
 from kernelmaps.kernels.distance import feature_distance, kernel_distance
@@ -118,11 +124,15 @@ __all__ = [
     "StudentKernel",
     "canonical_kernel_name",
     "check_mercer",
+    "eps_of",
+    "exp_error",
     "feature_distance",
     "gamma_constraints",
     "gamma_value",
     "get_kernel",
+    "inner_product_error",
     "kernel_distance",
     "register_kernel",
     "resolve_kernel",
+    "sq_distance_error",
 ]

@@ -41,6 +41,7 @@ from kernelmaps._array_api import (
     set_diagonal,
 )
 from kernelmaps._config import resolve_n_threads
+from kernelmaps._docstrings import inherit_docstrings
 from kernelmaps._engine import reduce_blocks, run_blocks, scratch_buffer
 from kernelmaps.kernels._gamma import gamma_value, is_gamma_heuristic
 from kernelmaps.kernels._ops import _float_dtypes_of
@@ -55,7 +56,18 @@ _NONFINITE_HINT = (
 
 
 class IndefiniteKernelWarning(UserWarning):
-    """A kernel matrix that should be positive semi-definite has negative eigenvalues."""
+    """A kernel matrix that should be positive semi-definite has negative eigenvalues.
+
+    Examples
+    --------
+    Turn the warning into an error, to refuse an indefinite landmark matrix:
+
+    >>> import warnings
+    >>> from kernelmaps.kernels import IndefiniteKernelWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", IndefiniteKernelWarning)
+    """
+
 
 
 class Kernel:
@@ -89,6 +101,12 @@ class Kernel:
     is_psd: ClassVar[bool] = True
     #: Whether the inputs must be non-negative (histogram kernels).
     requires_non_negative: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # evaluate_into / rounding_error overrides implement the contract documented here.
+        inherit_docstrings(cls)
+
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The kernel's parameters as a dict, scikit-learn's estimator convention.
@@ -216,8 +234,11 @@ class Kernel:
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_X, n_features)
+            The rows of the kernel matrix.
         Y : {array-like, sparse matrix} of shape (n_Y, n_features)
+            The columns of the kernel matrix.
         V : array-like of shape (n_Y,) or (n_Y, k)
+            The vector or matrix multiplied, one row per row of ``Y``.
         n_threads : int or None, default=None
             Threads for the row blocks; ``None``: the process setting
             (:func:`kernelmaps.set_config`).
@@ -225,7 +246,7 @@ class Kernel:
         Returns
         -------
         ndarray of shape (n_X,) or (n_X, k)
-            In the dtype of the kernel values (float32 for float32 inputs).
+            ``K(X, Y) @ V``, in the dtype of the kernel values (float32 for float32 inputs).
         """
         X, Y = self._check_pair(X, Y)
         return self._matmul(X, Y, V, n_threads=n_threads)
@@ -255,11 +276,30 @@ class Kernel:
 
     def reduce(self, X: Any, Y: Any, fn: Callable[..., np.ndarray], *aligned: Any,
                n_threads: int | None = None) -> np.ndarray:
-        r""":math:`\sum_b` ``fn(K(X_b, Y), *aligned_b)`` over row blocks ``b`` of ``X``.
+        r"""Sum ``fn(K(X_b, Y), *aligned_b)`` over the row blocks ``b`` of ``X``.
 
-        ``aligned`` are arrays with one row per row of ``X`` (weights, targets), sliced
-        with each block. The sum is accumulated in float64 in block order, so it does not
+        The sum :math:`\sum_b` is accumulated in float64 in block order, so it does not
         depend on the thread count. Inputs are not validated (callers pass validated data).
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix, device array} of shape (n_X, n_features)
+            Validated rows, cut into blocks.
+        Y : {ndarray, sparse matrix, device array} of shape (n_Y, n_features)
+            Validated columns, whole in every block.
+        fn : callable
+            ``fn(K_b, *aligned_b)`` with ``K_b`` the ``(block, n_Y)`` kernel block; returns
+            an array of the same shape for every block.
+        *aligned : array-like
+            Arrays with one row per row of ``X`` (weights, targets), sliced with each block.
+        n_threads : int or None, default=None
+            Threads for the row blocks; ``None``: the process setting
+            (:func:`kernelmaps.set_config`).
+
+        Returns
+        -------
+        ndarray
+            The sum of ``fn``'s values over the blocks.
         """
         m = self._n_columns(Y)
         if is_device_array(X):
@@ -283,7 +323,21 @@ class Kernel:
                              n_threads=resolve_n_threads(n_threads))
 
     def evaluate(self, X: Any, Y: Any) -> np.ndarray:
-        """One block of the kernel matrix, without validation (inputs already checked)."""
+        """Compute one block of the kernel matrix, without validation.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix, device array} of shape (n_X, n_features)
+            Validated rows.
+        Y : {ndarray, sparse matrix, device array} of shape (n_Y, n_features)
+            Validated columns.
+
+        Returns
+        -------
+        ndarray of shape (n_X, n_Y)
+            ``k(X[i], Y[j])``, in the dtype of the inputs (an array of ``X``'s namespace
+            and device for device arrays).
+        """
         if is_device_array(X):
             xp, _ = namespace_and_device(X)
             return self._evaluate_device(xp, X, self._device_columns(xp, X, Y))
@@ -292,7 +346,17 @@ class Kernel:
         return K
 
     def evaluate_into(self, X: Any, Y: Any, out: np.ndarray) -> None:  # pragma: no cover
-        """Write the block ``k(X, Y)`` into ``out`` (validated inputs)."""
+        """Write the block ``k(X, Y)`` into ``out`` (validated inputs).
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_X, n_features)
+            Validated rows.
+        Y : {ndarray, sparse matrix} of shape (n_Y, n_features)
+            Validated columns.
+        out : ndarray of shape (n_X, n_Y)
+            The array written, in the dtype of the kernel values.
+        """
         raise NotImplementedError
 
     def rounding_error(self, X: Any, Y: Any, K: np.ndarray) -> np.ndarray | None:
@@ -315,6 +379,7 @@ class Kernel:
         Returns
         -------
         ndarray of shape (n_X, n_Y), float64, or None
+            The bound :math:`E`, or ``None`` where the kernel declares none.
         """
         return None
 
@@ -331,7 +396,18 @@ class Kernel:
         """Make k(x, x) exact on the diagonal of a symmetric evaluation (distance kernels)."""
 
     def diag(self, X: Any) -> np.ndarray:
-        """The values k(x, x) for each row of ``X``, shape (n_samples,)."""
+        """Compute the values k(x, x) for each row of ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The points.
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            The values k(x, x), one per row, in the dtype of the kernel values.
+        """
         X = self._check(X, "X")
         if is_device_array(X):
             return self._diag_device(namespace_and_device(X)[0], X)
@@ -397,16 +473,22 @@ class Kernel:
 
     # -- data-dependent parameters (gamma="scale" / "auto") ---------------------------
     def is_resolved(self) -> bool:
-        """Whether every parameter is a value (no ``gamma="scale"``/``"auto"`` left to
-        resolve on training data with :meth:`resolve`)."""
+        """Tell whether every parameter is a value.
+
+        Returns
+        -------
+        bool
+            False while ``gamma="scale"`` or ``"auto"`` is left to resolve on training data
+            with :meth:`resolve`.
+        """
         return not is_gamma_heuristic(getattr(self, "gamma", None))
 
     def resolve(self, X: Any, sample_weight: Any = None) -> Kernel:
-        r"""This kernel with its data-dependent parameters set from the training data ``X``.
+        r"""Return this kernel with its data-dependent parameters set from the training data.
 
         ``gamma="scale"`` becomes :math:`1/(d\,\operatorname{Var} X)` (1 if the variance is
         0) and ``gamma="auto"`` :math:`1/d`, as in :class:`sklearn.svm.SVC`; see
-        :mod:`kernelmaps.kernels._gamma`. Estimators call this once in ``fit``, on the whole
+        :func:`~kernelmaps.kernels.gamma_value`. Estimators call this once in ``fit``, on the whole
         training array, and keep the result as ``kernel_``: kernel values are computed in
         row blocks, and every block must use the same γ. A kernel without such parameters
         returns itself.
@@ -461,10 +543,22 @@ class Kernel:
         return 1.0 / n_features if gamma is None else gamma
 
     def spectral_density(self, n_features: int) -> SpectralDensity:
-        """The spectral measure of a shift-invariant kernel (Bochner's theorem).
+        """Return the spectral measure of a shift-invariant kernel (Bochner's theorem).
 
         Raises ``ValueError`` for kernels that are not shift-invariant.
+
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d`` (the measure is on :math:`\\mathbb{R}^d`; a ``gamma``
+            of None means ``1/d``).
+
+        Returns
+        -------
+        SpectralDensity
+            The measure random Fourier features sample their frequencies from.
         """
+
         raise ValueError(
             f"The {self.name} kernel is not shift-invariant, so it has no spectral density for "
             "random Fourier features. Use Nystroem (any kernel), PolynomialCountSketch / "

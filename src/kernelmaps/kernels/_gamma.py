@@ -40,10 +40,22 @@ GAMMA_HEURISTICS: frozenset[str] = frozenset({"scale", "auto"})
 
 
 def gamma_constraints(*, allow_zero: bool = False, allow_none: bool = True) -> list[Any]:
-    """scikit-learn parameter constraints of an estimator's ``gamma``: ``"scale"``,
-    ``"auto"``, a positive number (``allow_zero``: or 0) and, with ``allow_none``, None.
+    """Return the scikit-learn parameter constraints of an estimator's ``gamma``.
 
     One definition, so every estimator accepts the same strings.
+
+    Parameters
+    ----------
+    allow_zero : bool, default=False
+        Whether 0 is accepted besides positive numbers.
+    allow_none : bool, default=True
+        Whether None is accepted.
+
+    Returns
+    -------
+    list
+        The constraints: ``"scale"``, ``"auto"``, a positive number (or 0) and, with
+        ``allow_none``, None.
 
     Examples
     --------
@@ -119,14 +131,32 @@ def _weighted_variance(X: Any, sample_weight: Any) -> float:
 
 
 def gamma_value(gamma: Any, X: Any, sample_weight: Any = None) -> Any:
-    """``gamma`` with ``"scale"``/``"auto"`` replaced by their value on ``X`` (rows weighted
-    by ``sample_weight``, see :func:`data_variance`); anything else (a number, None) comes
-    back as it was.
+    r"""Replace ``gamma="scale"`` or ``"auto"`` by its value on the training data.
+
+    ``"scale"`` is :math:`1/(d\,\operatorname{Var} X)` (1 if the variance is 0) and
+    ``"auto"`` :math:`1/d`, scikit-learn's definitions (:class:`sklearn.svm.SVC`).
+
+    Parameters
+    ----------
+    gamma : float, {'scale', 'auto'} or None
+        The parameter as the user gave it.
+    X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+        The training data.
+    sample_weight : array-like of shape (n_samples,) or None, default=None
+        Row weights: the variance counts each row with its weight (see
+        ``data_variance``).
+
+    Returns
+    -------
+    float or None
+        The value of ``"scale"``/``"auto"`` on ``X``; anything else (a number, None) comes
+        back as it was.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from kernelmaps.kernels._gamma import gamma_value
+    >>> from kernelmaps.kernels import gamma_value
+
     >>> X = np.array([[0.0, 2.0], [2.0, 0.0]])  # Var X = 1, 2 features
     >>> gamma_value("scale", X), gamma_value("auto", X), gamma_value(0.3, X)
     (0.5, 0.5, 0.3)

@@ -32,14 +32,24 @@ KERNEL_ALIASES: dict[str, str] = {
 
 
 def canonical_kernel_name(name: str) -> str:
-    """The registered name for ``name``: itself, or the kernel an alias stands for.
+    """Return the registered name for a kernel name or alias.
 
-    Names are compared without case, with ``-`` read as ``_``. A name that is neither
-    registered nor an alias comes back as it was (the caller reports it).
+    Names are compared without case, with ``-`` read as ``_``.
+
+    Parameters
+    ----------
+    name : str
+        A kernel name or alias.
+
+    Returns
+    -------
+    str
+        ``name`` itself, or the kernel an alias stands for; a name that is neither
+        registered nor an alias comes back as it was (the caller reports it).
 
     Examples
     --------
-    >>> from kernelmaps.kernels._resolve import canonical_kernel_name
+    >>> from kernelmaps.kernels import canonical_kernel_name
     >>> canonical_kernel_name("Gaussian"), canonical_kernel_name("poly")
     ('rbf', 'poly')
     """
@@ -52,12 +62,18 @@ def canonical_kernel_name(name: str) -> str:
 
 
 class KernelNameOptions(StrOptions):
-    """The ``kernel=`` constraint of estimators: every registered kernel name and every
-    alias of :data:`KERNEL_ALIASES` (plus ``"precomputed"`` where the estimator takes it).
+    """The ``kernel=`` constraint of estimators: every registered kernel name and alias.
+
+    The aliases are those of :data:`KERNEL_ALIASES`.
 
     The registry is read when the parameter is validated, so a kernel registered after
     import (:func:`register_kernel`) is accepted too; every estimator builds its constraint
     from this one class.
+
+    Parameters
+    ----------
+    precomputed : bool, default=False
+        Whether ``"precomputed"`` is accepted too (the estimator takes a kernel matrix).
 
     Examples
     --------
@@ -73,9 +89,15 @@ class KernelNameOptions(StrOptions):
         self.precomputed = precomputed
         super().__init__(set())
 
-    options = property(
-        lambda self: {*KERNELS, *KERNEL_ALIASES, *(["precomputed"] if self.precomputed else [])},
-        lambda self, value: None)
+    @property
+    def options(self) -> set[str]:
+        """The accepted names, read from the kernel registry at each call."""
+        return {*KERNELS, *KERNEL_ALIASES, *(["precomputed"] if self.precomputed else [])}
+
+    @options.setter
+    def options(self, value: object) -> None:
+        # StrOptions.__init__ assigns the options; they are always read from the registry.
+        pass
 
 
 def _unknown_kernel(kernel: object, valid: list[str], owner: str | None = None) -> str:
@@ -196,11 +218,15 @@ def resolve_kernel(kernel: str | Kernel | Callable[..., Any] = "rbf", *,
     kernel : str, Kernel or callable, default='rbf'
         A kernel name or alias, ``'precomputed'``, a :class:`Kernel` or a callable (see
         above).
-    gamma, degree, coef0 : float or None
-        scikit-learn's shortcut parameters of named kernels. ``gamma`` may also be
-        ``"scale"`` or ``"auto"`` (the returned kernel is then resolved on the training data
-        with :meth:`Kernel.resolve`); a ``gamma`` or ``sigma`` in ``kernel_params`` wins
-        over those strings.
+    gamma : float, {'scale', 'auto'} or None, default=None
+        Shortcut parameter of named kernels, as in scikit-learn. ``"scale"`` or ``"auto"``
+        give a kernel resolved on the training data with :meth:`Kernel.resolve`; a
+        ``gamma`` or ``sigma`` in ``kernel_params`` wins over those strings. None: the
+        kernel's default.
+    degree : float or None, default=None
+        Shortcut parameter of the polynomial kernel. None: the kernel's default.
+    coef0 : float or None, default=None
+        Shortcut parameter of the polynomial and sigmoid kernels. None: the kernel's default.
     kernel_params : dict, default=None
         Further parameters of a named kernel, or keyword arguments of a callable.
     n_jobs : int, default=None

@@ -49,7 +49,25 @@ __all__ = [
 
 
 def eps_of(K: Any) -> float:
-    """Machine epsilon of the dtype the values ``K`` were computed in."""
+    """Return the machine epsilon of the dtype the values ``K`` were computed in.
+
+    Parameters
+    ----------
+    K : ndarray
+        Computed kernel values.
+
+    Returns
+    -------
+    float
+        ``np.finfo(K.dtype).eps`` (twice the unit roundoff, the ε of the bounds).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import eps_of
+    >>> eps_of(np.zeros(2, dtype=np.float32))
+    1.1920928955078125e-07
+    """
     return float(np.finfo(K.dtype).eps)
 
 
@@ -80,14 +98,64 @@ def abs_inner_products(X: Any, Y: Any) -> np.ndarray:
 
 
 def inner_product_error(X: Any, Y: Any, eps: float) -> np.ndarray:
-    r""":math:`d\,\epsilon\,|x|^\top|y|`: bound on the error of :math:`fl(x^\top y)` (any order)."""
+    r"""Bound the rounding error of the inner products :math:`x^\top y`, in any order.
+
+    The bound is :math:`d\,\epsilon\,|x|^\top|y|` (Higham, eq. 3.5), for any BLAS kernel,
+    block size or thread count.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_X, d)
+        Validated rows.
+    Y : {ndarray, sparse matrix} of shape (n_Y, d)
+        Validated rows.
+    eps : float
+        The machine epsilon of the computed values (:func:`eps_of`).
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y), float64
+        The bound for each pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import inner_product_error
+    >>> X = np.array([[1.0, 2.0], [3.0, -1.0]])
+    >>> float(inner_product_error(X, X, eps=2.0 ** -52)[0, 0])  # 2 · ε · (1 + 4)
+    2.220446049250313e-15
+    """
     return X.shape[1] * eps * abs_inner_products(X, Y)
 
 
 def sq_distance_error(X: Any, Y: Any, eps: float) -> np.ndarray:
-    r"""Bound on the error of :math:`\|x\|^2 + \|y\|^2 - 2x^\top y` as the kernels compute it
-    (one GEMM, two norms, two additions):
-    :math:`(d + 3)\,\epsilon\,(2|x|^\top|y| + \|x\|^2 + \|y\|^2)`."""
+    r"""Bound the rounding error of squared distances as the kernels compute them.
+
+    :math:`\|x\|^2 + \|y\|^2 - 2x^\top y` (one GEMM, two norms, two additions) is within
+    :math:`(d + 3)\,\epsilon\,(2|x|^\top|y| + \|x\|^2 + \|y\|^2)` of the exact value.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix} of shape (n_X, d)
+        Validated rows.
+    Y : {ndarray, sparse matrix} of shape (n_Y, d)
+        Validated rows.
+    eps : float
+        The machine epsilon of the computed values (:func:`eps_of`).
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y), float64
+        The bound for each pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import sq_distance_error
+    >>> X = np.array([[1.0, 2.0], [3.0, -1.0]])
+    >>> float(sq_distance_error(X, X, eps=2.0 ** -52)[0, 0])  # 5 · ε · (2·5 + 5 + 5)
+    2.220446049250313e-14
+    """
     magnitude = 2.0 * abs_inner_products(X, Y)
     magnitude += sq_norms(X)[:, None]
     magnitude += sq_norms(Y)[None, :]
@@ -96,14 +164,47 @@ def sq_distance_error(X: Any, Y: Any, eps: float) -> np.ndarray:
 
 def exp_error(K: Any, exponent_error: np.ndarray, eps: float, *,
               at_most_one: bool = False) -> np.ndarray:
-    r"""Bound on :math:`|\hat k - e^t|` for :math:`\hat k = fl(e^{\hat t})`, :math:`|\hat t - t|
-    \le \delta t`: :math:`\max(\hat k, \tau)\,(\delta t\, e^{\delta t} + 2\epsilon) + \tau`
-    (mean value theorem, :math:`|e^a - e^b| \le e^{\max(a, b)}|a - b|`), with :math:`\tau` the
-    smallest normal number of ``K``'s dtype: a value that underflowed (to 0 or a subnormal)
-    only says :math:`e^{\hat t} < \tau`. ``at_most_one``: the exact and computed values lie in
-    [0, 1] (and above), so no error exceeds :math:`\max(\hat k, 1)` — the bound where the
-    exponent has no correct digit left (unscaled data in float32 at a large γ); without it
-    the bound is infinite there: no check can judge those values.
+    r"""Bound the rounding error of kernel values computed as an exponential.
+
+    For :math:`\hat k = fl(e^{\hat t})` with :math:`|\hat t - t| \le \delta t`, the bound on
+    :math:`|\hat k - e^t|` is :math:`\max(\hat k, \tau)\,(\delta t\, e^{\delta t} +
+    2\epsilon) + \tau` (mean value theorem, :math:`|e^a - e^b| \le e^{\max(a, b)}|a - b|`),
+    with :math:`\tau` the smallest normal number of ``K``'s dtype: a value that underflowed
+    (to 0 or a subnormal) only says :math:`e^{\hat t} < \tau`.
+
+    Parameters
+    ----------
+    K : ndarray of shape (n_X, n_Y)
+        The computed values :math:`\hat k`.
+    exponent_error : ndarray of shape (n_X, n_Y)
+        The bound :math:`\delta t` on the error of the exponent.
+    eps : float
+        The machine epsilon of ``K`` (:func:`eps_of`).
+    at_most_one : bool, default=False
+        Whether the exact and computed values lie in [0, 1], so that no error exceeds
+        :math:`\max(\hat k, 1)` — the bound where the exponent has no correct digit left
+        (unscaled data in float32 at a large γ); without it the bound is infinite there:
+        no check can judge those values.
+
+    Returns
+    -------
+    ndarray of shape (n_X, n_Y), float64
+        The bound for each value.
+
+    Examples
+    --------
+    The bound of a Gaussian kernel, as a :class:`~kernelmaps.kernels.Kernel` subclass's
+    ``rounding_error`` would compute it (the exponent is γ times a squared distance):
+
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import eps_of, exp_error, get_kernel, sq_distance_error
+    >>> X = np.array([[1.0, 2.0], [3.0, -1.0]])
+    >>> kernel = get_kernel("rbf", gamma=0.5)
+    >>> K = kernel(X)
+    >>> eps = eps_of(K)
+    >>> E = exp_error(K, 0.5 * sq_distance_error(X, X, eps), eps, at_most_one=True)
+    >>> bool(np.allclose(E, kernel.rounding_error(X, X, K)))
+    True
     """
     K = np.asarray(K)
     tiny = float(np.finfo(K.dtype).smallest_normal)

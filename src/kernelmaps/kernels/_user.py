@@ -30,11 +30,13 @@ class CallableKernel(Kernel):
     Parameters
     ----------
     function : callable
-    params : dict or None
+        The kernel function, ``f(x, y, **params)`` or ``f(X, Y, **params)`` (see above).
+    params : dict or None, default=None
         Keyword arguments passed to ``function`` (a model's ``kernel_params``).
-    n_jobs : int or None
+    n_jobs : int or None, default=None
         Parallelism of scikit-learn's pairwise driver (pairwise callables only).
     vectorized : bool, default=False
+        Whether ``function`` computes whole blocks.
 
     Examples
     --------
@@ -116,8 +118,9 @@ class CallableKernel(Kernel):
 
 
 class PrecomputedKernel(Kernel):
-    """Kernel values the user computed: rows of ``X`` are :math:`k(x_i, t_j)` against the
-    training points :math:`t_1..t_n`.
+    """Kernel values the user computed, ``kernel="precomputed"``.
+
+    Rows of ``X`` are :math:`k(x_i, t_j)` against the training points :math:`t_1..t_n`.
 
     ``Y`` names training points by index: ``kernel(X, Y)`` and ``kernel.matmul(X, Y, V)``
     take the columns ``Y`` (an integer array; ``None``: all columns) of ``X``. So a model

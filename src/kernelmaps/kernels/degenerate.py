@@ -33,8 +33,20 @@ __all__ = ["DegenerateKernelWarning", "scale_parameter", "warn_if_degenerate"]
 
 
 class DegenerateKernelWarning(UserWarning):
-    """A kernel matrix formed in ``fit`` is numerically constant or numerically the identity,
-    so the model built on it is degenerate (see :mod:`kernelmaps.kernels.degenerate`)."""
+    """A kernel matrix formed in ``fit`` is numerically constant or the identity.
+
+    The model built on it is then degenerate (see :mod:`kernelmaps.kernels.degenerate`).
+
+    Examples
+    --------
+    Turn the warning into an error while tuning, to skip such a parameter:
+
+    >>> import warnings
+    >>> from kernelmaps.kernels import DegenerateKernelWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", DegenerateKernelWarning)
+    """
+
 
 
 #: Kernels whose matrix tends to the identity as their scale parameter narrows them:

@@ -93,18 +93,18 @@ def kernel_distance(X: Any, Y: Any = None, kernel: str | Kernel | Callable[..., 
     Returns
     -------
     D : ndarray of shape (n_X, n_Y)
-        float32 for float32 inputs, else float64.
+        The distances, float32 for float32 inputs, else float64.
+
+    See Also
+    --------
+    feature_distance : The same distances between explicit features z(x) of a fitted map.
+    sklearn.metrics.pairwise.euclidean_distances : The linear kernel's case.
 
     Notes
     -----
     Rounding: the squared distance is accurate to a few :math:`\epsilon\,(k(x,x)+k(y,y))`
     in absolute terms, so it can be slightly negative for nearby points and is clipped at 0;
     see :mod:`kernelmaps.kernels.distance`.
-
-    See Also
-    --------
-    feature_distance : the same distances between explicit features z(x) of a fitted map.
-    sklearn.metrics.pairwise.euclidean_distances : the linear kernel's case.
 
     References
     ----------
@@ -179,14 +179,14 @@ def feature_distance(feature_map: Any, X: Any, Y: Any = None, *, squared: bool =
     D : ndarray of shape (n_X, n_Y)
         In the dtype of the features (float32 for float32 features).
 
+    See Also
+    --------
+    kernel_distance : The exact distances from the kernel.
+
     Notes
     -----
     Rounding as in :func:`kernel_distance`, with :math:`\|z(x)\|^2 + \|z(y)\|^2` as the
     scale.
-
-    See Also
-    --------
-    kernel_distance : the exact distances from the kernel.
 
     Examples
     --------

@@ -200,6 +200,13 @@ class SigmoidKernel(Kernel):
     Not positive semi-definite in general (Lin & Lin, 2003): Nystroem warns when its
     landmark matrix turns out indefinite.
 
+    Parameters
+    ----------
+    gamma : float, {'scale', 'auto'} or None, default=None
+        The scale γ of the inner product; None: ``1 / n_features``.
+    coef0 : float or None, default=None
+        The offset :math:`c_0`; None: 1, as scikit-learn's ``sigmoid_kernel``.
+
     Examples
     --------
     >>> import numpy as np

@@ -46,7 +46,7 @@ def _additive_chi2_device(xp: Any, X: Any, Y: Any) -> Any:
 
 @register_kernel
 class AdditiveChi2Kernel(Kernel):
-    r"""scikit-learn's additive chi² kernel :math:`k(x, y) = -\sum_i (x_i-y_i)^2/(x_i+y_i)`.
+    r"""The additive chi² kernel of scikit-learn, :math:`k(x, y) = -\sum_i (x_i-y_i)^2/(x_i+y_i)`.
 
     Defined for non-negative data. It is only conditionally positive definite (it is the
     negative of a squared distance), kept under this name for compatibility with

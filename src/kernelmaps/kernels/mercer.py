@@ -3,8 +3,8 @@ r"""The Mercer check: is a kernel's Gram matrix on a sample symmetric positive s
 Symmetry and the sign of the smallest eigenvalue are judged against the rounding error of
 the evaluation that produced the matrix — the bound each kernel family declares once
 (:meth:`Kernel.rounding_error <kernelmaps.kernels.Kernel.rounding_error>`, built from
-:mod:`kernelmaps.kernels._rounding`), or :math:`\sqrt\epsilon\max|K|` for a kernel that
-declares none — never against a fixed multiple of :math:`\epsilon`: the error of
+bounds such as :func:`~kernelmaps.kernels.exp_error`), or :math:`\sqrt\epsilon\max|K|` for
+a kernel that declares none — never against a fixed multiple of :math:`\epsilon`: the error of
 :math:`\exp(-\gamma\|x-y\|^2)` grows with :math:`\gamma\|x\|^2`, so on unscaled features it
 is many times :math:`\epsilon`. ``docs/kernels.md`` derives each bound.
 """
@@ -29,7 +29,7 @@ __all__ = ["MercerReport", "check_mercer"]
 
 @dataclass(frozen=True)
 class MercerReport:
-    r"""Result of :func:`check_mercer`: is the kernel's Gram matrix on a sample symmetric PSD?
+    r"""Result of :func:`check_mercer`, whether a kernel's Gram matrix is symmetric PSD.
 
     Attributes
     ----------
@@ -109,7 +109,13 @@ class MercerReport:
     eigensolver_tolerance: float = 0.0
 
     def summary(self) -> str:
-        """A few human-readable lines, with the thresholds used."""
+        """Describe the check in a few human-readable lines, with the thresholds used.
+
+        Returns
+        -------
+        str
+            The verdict, the rounding bound, the symmetry and eigenvalue tests.
+        """
         verdict = "PASSED: symmetric positive semi-definite" if self.passed else "FAILED"
         lines = [
             f"Mercer check on {self.n_samples} points: {verdict}",

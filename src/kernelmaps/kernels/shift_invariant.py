@@ -101,7 +101,18 @@ class RBFKernel(_ConstantDiagonal, Kernel):
         return super()._gamma(n_features)
 
     def spectral_density(self, n_features: int) -> SpectralDensity:
-        """Normal frequencies, ω ~ N(0, 2γ I) (Rahimi & Recht, 2007)."""
+        """Return the normal frequencies, ω ~ N(0, 2γ I) (Rahimi & Recht, 2007).
+
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d`` (a ``gamma`` of None means ``1/d``).
+
+        Returns
+        -------
+        GaussianDensity
+            The isotropic normal of standard deviation :math:`\\sqrt{2\\gamma}`.
+        """
         return GaussianDensity(np.sqrt(2.0 * self._gamma(n_features)))
 
     def evaluate_into(self, X, Y, out):
@@ -159,7 +170,19 @@ class LaplacianKernel(Kernel):
         self.gamma = gamma
 
     def spectral_density(self, n_features: int) -> SpectralDensity:
-        """The L1 Laplacian is a product of 1-D Laplacians: iid Cauchy(0, γ) coordinates."""
+        """Return iid Cauchy(0, γ) coordinates: the L1 Laplacian is a product of 1-D ones.
+
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d`` (a ``gamma`` of None means ``1/d``).
+
+        Returns
+        -------
+        CauchyProductDensity
+            The product of ``d`` Cauchy densities of scale γ.
+        """
+
         return CauchyProductDensity(self._gamma(n_features))
 
     def evaluate_into(self, X, Y, out):

@@ -26,6 +26,8 @@ from collections.abc import Callable
 import numpy as np
 from scipy import special
 
+from kernelmaps._docstrings import inherit_docstrings
+
 __all__ = [
     "CauchyProductDensity",
     "GaussianDensity",
@@ -135,9 +137,29 @@ class SpectralDensity:
     #: Whether ω = σ z needs a random σ (a scale mixture) or σ is a constant (Gaussian).
     mixture: bool = False
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        # The densities' overrides implement the contracts documented here.
+        inherit_docstrings(cls)
+
     def sample(self, n_features: int, size: int, random_state: np.random.RandomState
                ) -> np.ndarray:
-        """``size`` frequencies, shape ``(size, n_features)``."""
+        """Draw frequencies from the density.
+
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d``.
+        size : int
+            The number of frequencies.
+        random_state : numpy.random.RandomState
+            The generator drawn from.
+
+        Returns
+        -------
+        ndarray of shape (size, n_features)
+            The frequencies ω, one per row.
+        """
         if not self.isotropic:  # pragma: no cover - overridden by non-isotropic densities
             raise NotImplementedError
         directions = random_state.normal(size=(size, n_features))
@@ -146,20 +168,42 @@ class SpectralDensity:
 
     def sample_radii(self, n_features: int, size: int, random_state: np.random.RandomState
                      ) -> np.ndarray:  # pragma: no cover - abstract
-        """``size`` draws of ‖ω‖, shape ``(size,)``."""
+        """Draw lengths ‖ω‖ of frequencies (isotropic densities).
+
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d``.
+        size : int
+            The number of lengths.
+        random_state : numpy.random.RandomState
+            The generator drawn from.
+
+        Returns
+        -------
+        ndarray of shape (size,)
+            The lengths.
+        """
         raise NotImplementedError
 
     # ------------------------------------------------------------- inverse transforms
     def uniform_dims(self, n_features: int) -> int:
-        """Coordinates of the unit cube one frequency takes in
-        :meth:`~kernelmaps.kernels.SpectralDensity.from_uniforms`.
+        """Count the coordinates of the unit cube one frequency takes in :meth:`from_uniforms`.
 
-        ``n_features`` (one per coordinate of z), plus one for σ in a scale mixture.
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d``.
+
+        Returns
+        -------
+        int
+            ``n_features`` (one per coordinate of z), plus one for σ in a scale mixture.
         """
         return n_features + int(self.mixture)
 
     def from_uniforms(self, n_features: int, U: np.ndarray) -> np.ndarray:
-        r"""Frequencies from points of the unit cube, by inverse transforms.
+        r"""Map points of the unit cube to frequencies, by inverse transforms.
 
         For the isotropic densities (Gaussian scale mixtures) a row
         :math:`u = (u_0, u_1, \dots, u_d)` gives :math:`\omega = \sigma(u_0)\,
@@ -169,11 +213,14 @@ class SpectralDensity:
         Parameters
         ----------
         n_features : int
+            The input dimension ``d``.
         U : ndarray of shape (size, uniform_dims(n_features))
+            Points of the open unit cube (values at 0 or 1 are clipped inside).
 
         Returns
         -------
         ndarray of shape (size, n_features)
+            The frequencies, one per row of ``U``.
         """
         U = open_unit_interval(U)
         if self.mixture:
@@ -181,20 +228,64 @@ class SpectralDensity:
         return special.ndtri(U) * self.scale_ppf(np.full(1, 0.5))[0]
 
     def scale_ppf(self, q: np.ndarray) -> np.ndarray:  # pragma: no cover - abstract
-        """Inverse CDF of σ in ω = σ z (a constant for the Gaussian)."""
+        """Evaluate the inverse CDF of σ in ω = σ z (a constant for the Gaussian).
+
+        Parameters
+        ----------
+        q : ndarray
+            Probabilities in (0, 1).
+
+        Returns
+        -------
+        ndarray
+            The σ at each probability, of ``q``'s shape.
+        """
         raise NotImplementedError
 
     def radius_cdf(self, n_features: int, r: np.ndarray) -> np.ndarray:  # pragma: no cover
-        """CDF of ‖ω‖ in dimension ``n_features`` (isotropic densities)."""
+        """Evaluate the CDF of ‖ω‖ (isotropic densities).
+
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d``.
+        r : ndarray
+            Lengths.
+
+        Returns
+        -------
+        ndarray
+            :math:`P(\\|\\omega\\| \\le r)`, of ``r``'s shape.
+        """
         raise NotImplementedError
 
     def radius_ppf(self, n_features: int, q: np.ndarray) -> np.ndarray:  # pragma: no cover
-        """Inverse CDF of ‖ω‖: radii of the law of ``sample_radii`` from uniforms ``q``."""
+        """Evaluate the inverse CDF of ‖ω‖, the law of :meth:`sample_radii`.
+
+        Parameters
+        ----------
+        n_features : int
+            The input dimension ``d``.
+        q : ndarray
+            Probabilities in (0, 1).
+
+        Returns
+        -------
+        ndarray
+            The lengths at each probability, of ``q``'s shape.
+        """
         raise NotImplementedError
 
 
 class GaussianDensity(SpectralDensity):
-    r"""ω ~ N(0, s² I): the Gaussian kernel :math:`\exp(-s^2\|\delta\|^2/2)`.
+    r"""Normal frequencies ω ~ N(0, s² I), of the Gaussian kernel.
+
+    The kernel is :math:`\exp(-s^2\|\delta\|^2/2)`.
+
+    Parameters
+    ----------
+    std : float
+        The standard deviation ``s`` of each coordinate.
 
     Examples
     --------
@@ -220,8 +311,7 @@ class GaussianDensity(SpectralDensity):
         return np.full(np.shape(q), self.std)
 
     def radius_cdf(self, n_features, r):
-        r"""‖ω‖ = s·χ_d: :math:`P(\|\omega\|\le r) = P(d/2,\, r^2/2s^2)` (regularised
-        lower incomplete gamma)."""
+        # ‖ω‖ = s·χ_d: P(‖ω‖ ≤ r) = P(d/2, r²/2s²), the regularised lower incomplete gamma.
         return special.gammainc(n_features / 2.0, 0.5 * (np.asarray(r) / self.std) ** 2)
 
     def radius_ppf(self, n_features, q):
@@ -230,11 +320,22 @@ class GaussianDensity(SpectralDensity):
 
 
 class MultivariateTDensity(SpectralDensity):
-    r"""ω = z / (ℓ √(u/ν')), z ~ N(0, I), u ~ χ²_ν': the Matérn kernel with ν = ν'/2.
+    r"""Student t frequencies ω = z / (ℓ √(u/ν')), of the Matérn kernel with ν = ν'/2.
 
-    The Matérn spectral density is :math:`\propto (2\nu/\ell^2 + \|\omega\|^2)^{-(\nu + d/2)}`,
+    Here z ~ N(0, I) and u ~ χ²_ν'. The Matérn spectral density is
+    :math:`\propto (2\nu/\ell^2 + \|\omega\|^2)^{-(\nu + d/2)}`,
     a multivariate Student t with :math:`2\nu` degrees of freedom and scale :math:`1/\ell`,
     i.e. :math:`\omega = z\,/\,(\ell\sqrt{u/2\nu})` (Rasmussen & Williams, 2006, eq. 4.15).
+    Its radius :math:`\|\omega\| = \chi_d/(\ell\sqrt{u/\nu'})` has
+    :math:`\ell^2\|\omega\|^2/d = (\chi^2_d/d)/(\chi^2_{\nu'}/\nu')`, Snedecor's
+    :math:`F(d, \nu')`, so :math:`P(\|\omega\|\le r) = F_{d,\nu'}(\ell^2 r^2/d)`.
+
+    Parameters
+    ----------
+    dof : float
+        The degrees of freedom ν' = 2ν.
+    length_scale : float
+        The kernel's length scale ℓ.
 
     Examples
     --------
@@ -269,15 +370,12 @@ class MultivariateTDensity(SpectralDensity):
         return chi * self._inverse_scales(size, random_state)
 
     def scale_ppf(self, q):
-        r"""σ = 1/(ℓ√(u/ν')) with u ~ χ²_ν': the inverse CDF of σ at q is the one of
-        u at 1 − q."""
+        # σ = 1/(ℓ√(u/ν')) with u ~ χ²_ν': the inverse CDF of σ at q is the one of u at 1 − q.
         u = 2.0 * special.gammainccinv(self.dof / 2.0, open_unit_interval(q))
         return 1.0 / (self.length_scale * np.sqrt(u / self.dof))
 
     def radius_cdf(self, n_features, r):
-        r"""‖ω‖ = χ_d/(ℓ√(u/ν')): :math:`\ell^2\|\omega\|^2/d = (\chi^2_d/d)/(\chi^2_{\nu'}/\nu')`
-        follows Snedecor's :math:`F(d, \nu')`, so
-        :math:`P(\|\omega\|\le r) = F_{d,\nu'}(\ell^2 r^2/d)`."""
+        # Snedecor's F(d, ν'), see the class docstring.
         ratio = (self.length_scale * np.asarray(r)) ** 2 / n_features
         return special.fdtr(n_features, self.dof, ratio)
 
@@ -287,11 +385,38 @@ class MultivariateTDensity(SpectralDensity):
 
 
 class GaussianScaleMixtureDensity(SpectralDensity):
-    r"""ω | s ~ N(0, 2s I), s ~ Exponential(rate α): the Student kernel 1/(α + ‖δ‖²).
+    r"""Gaussian scale-mixture frequencies, of the Student kernel 1/(α + ‖δ‖²).
 
-    From :math:`1/(\alpha + r^2) = \int_0^\infty e^{-s\alpha} e^{-s r^2}\,ds
+    ω | s ~ N(0, 2s I) with s ~ Exponential(rate α), from
+    :math:`1/(\alpha + r^2) = \int_0^\infty e^{-s\alpha} e^{-s r^2}\,ds
     = \tfrac1\alpha\,\mathbb E_{s\sim\mathrm{Exp}(\alpha)}[e^{-s r^2}]`: a mixture of
     Gaussians with total mass ``scale`` = 1/α.
+
+    Parameters
+    ----------
+    alpha : float
+        The kernel's α.
+
+    Notes
+    -----
+    The radial law: :math:`\|\omega\|^2 = 2sC` with :math:`s\sim\mathrm{Exp}(\alpha)` and
+    :math:`C\sim\chi^2_d` independent, so
+    :math:`P(\|\omega\|\le r) = 1 - \mathbb E_C[e^{-\alpha r^2/2C}]`, and with
+    :math:`\int_0^\infty x^{\nu-1}e^{-\beta/x-x/2}dx = 2(2\beta)^{\nu/2}K_\nu(\sqrt{2\beta})`
+    (Gradshteyn & Ryzhik 3.471.9) at :math:`\nu = d/2`, :math:`\beta = \alpha r^2/2`:
+
+    .. math::
+
+        P(\|\omega\|\le r) = 1 - g_\nu(\sqrt\alpha\,r), \qquad
+        g_\nu(u) = \frac{u^\nu K_\nu(u)}{2^{\nu-1}\Gamma(\nu)} .
+
+    :math:`g_\nu` is a survival function, :math:`g_{1/2}(u) = e^{-u}`,
+    :math:`g_{3/2}(u) = (1+u)e^{-u}` (the Matérn correlations), and from
+    :math:`K_{\nu+1} = K_{\nu-1} + (2\nu/u)K_\nu`,
+
+    .. math:: g_{\nu+1}(u) = g_\nu(u) + \frac{u^2}{4\nu(\nu-1)}\,g_{\nu-1}(u),
+
+    a sum of positive terms, evaluated stably for any d.
 
     Examples
     --------
@@ -323,31 +448,11 @@ class GaussianScaleMixtureDensity(SpectralDensity):
         return chi * self._stds(size, random_state)
 
     def scale_ppf(self, q):
-        """σ = √(2s), s ~ Exponential(rate α): s = −log(1 − q)/α."""
+        # σ = √(2s), s ~ Exponential(rate α): s = −log(1 − q)/α.
         return np.sqrt(-2.0 * np.log1p(-open_unit_interval(q)) / self.alpha)
 
     def radius_cdf(self, n_features, r):
-        r"""The radial law, derived.
-
-        :math:`\|\omega\|^2 = 2sC` with :math:`s\sim\mathrm{Exp}(\alpha)` and
-        :math:`C\sim\chi^2_d` independent, so
-        :math:`P(\|\omega\|\le r) = 1 - \mathbb E_C[e^{-\alpha r^2/2C}]`, and with
-        :math:`\int_0^\infty x^{\nu-1}e^{-\beta/x-x/2}dx = 2(2\beta)^{\nu/2}K_\nu(\sqrt{2\beta})`
-        (Gradshteyn & Ryzhik 3.471.9) at :math:`\nu = d/2`, :math:`\beta = \alpha r^2/2`:
-
-        .. math::
-
-            P(\|\omega\|\le r) = 1 - g_\nu(\sqrt\alpha\,r), \qquad
-            g_\nu(u) = \frac{u^\nu K_\nu(u)}{2^{\nu-1}\Gamma(\nu)} .
-
-        :math:`g_\nu` is a survival function, :math:`g_{1/2}(u) = e^{-u}`,
-        :math:`g_{3/2}(u) = (1+u)e^{-u}` (the Matérn correlations), and from
-        :math:`K_{\nu+1} = K_{\nu-1} + (2\nu/u)K_\nu`,
-
-        .. math:: g_{\nu+1}(u) = g_\nu(u) + \frac{u^2}{4\nu(\nu-1)}\,g_{\nu-1}(u),
-
-        a sum of positive terms, evaluated stably for any d.
-        """
+        # 1 − g_ν(√α r), derived in the class docstring (Notes).
         survival, _ = _bessel_survival(n_features / 2.0, np.sqrt(self.alpha) * np.asarray(r))
         return 1.0 - survival
 
@@ -369,7 +474,7 @@ def _bessel_survival(nu: float, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r""":math:`g_\nu(u) = u^\nu K_\nu(u)/(2^{\nu-1}\Gamma(\nu))` and :math:`-g_\nu'(u)`.
 
     ``nu`` is a positive multiple of 1/2 (d/2). Upward recurrence from :math:`g_{1/2},
-    g_{3/2}` or :math:`g_1, g_2` (see :meth:`GaussianScaleMixtureDensity.radius_cdf`); the
+    g_{3/2}` or :math:`g_1, g_2` (see :class:`GaussianScaleMixtureDensity`, Notes); the
     terms are positive, so the recurrence adds no cancellation. Values are carried scaled by
     :math:`e^u` with a running power-of-two exponent, so neither the :math:`e^{-u}` factor
     (u up to thousands) nor the growth in ν over- or underflows. The derivative is
@@ -407,10 +512,18 @@ def _bessel_survival(nu: float, u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 class CauchyProductDensity(SpectralDensity):
-    r"""iid Cauchy(0, γ) coordinates: the L1 Laplacian :math:`\exp(-\gamma\|\delta\|_1)`.
+    r"""Independent Cauchy(0, γ) coordinates, of the L1 Laplacian kernel.
+
+    The kernel is :math:`\exp(-\gamma\|\delta\|_1)`.
 
     Not isotropic (its level sets are not spheres), so orthogonal constructions that draw
-    radii do not apply.
+    radii do not apply. :meth:`from_uniforms` maps each coordinate by the Cauchy(0, γ)
+    inverse CDF, γ·tan(π(u − ½)).
+
+    Parameters
+    ----------
+    gamma : float
+        The kernel's γ, the scale of each coordinate.
 
     Examples
     --------
@@ -443,7 +556,7 @@ class CauchyProductDensity(SpectralDensity):
         return n_features
 
     def from_uniforms(self, n_features, U):
-        """Coordinates γ·tan(π(u − ½)), the Cauchy(0, γ) inverse CDF, one per column."""
+        # Coordinates γ·tan(π(u − ½)), the Cauchy(0, γ) inverse CDF, one per column.
         return self.gamma * np.tan(np.pi * (open_unit_interval(U) - 0.5))
 
     def radius_cdf(self, n_features, r):

@@ -78,7 +78,17 @@ _KERNEL_STRATEGIES = frozenset({"leverage", "renyi"})
 
 
 def strategy_options(strategy: str) -> tuple[str, ...]:
-    """The keyword options of a strategy (accepted in ``Nystroem(landmark_params=...)``).
+    """List the keyword options of a strategy (accepted in ``Nystroem(landmark_params=...)``).
+
+    Parameters
+    ----------
+    strategy : str
+        A strategy name (``"uniform"``, ``"kmeans"``, ``"leverage"``, ``"renyi"``).
+
+    Returns
+    -------
+    tuple of str
+        The names of its keyword options.
 
     Examples
     --------
@@ -97,7 +107,7 @@ def select_landmarks(strategy: str, X: Any, kernel: Kernel | str, n_components: 
                      random_state: int | np.random.RandomState | None = None,
                      options: dict[str, Any] | None = None
                      ) -> tuple[Any, np.ndarray | None]:
-    """Landmarks of ``X`` by a named strategy: ``(points, row indices or None)``.
+    """Select the landmarks of ``X`` by a named strategy.
 
     Parameters
     ----------
@@ -110,12 +120,14 @@ def select_landmarks(strategy: str, X: Any, kernel: Kernel | str, n_components: 
     n_components : int
         Number of landmarks, at most ``n_samples``.
     random_state : int, RandomState instance or None, default=None
+        Controls the randomised strategies (pass an int for reproducible landmarks).
     options : dict, default=None
         Keyword options of the strategy's function (see :func:`strategy_options`).
 
     Returns
     -------
     points : ndarray or sparse matrix of shape (n_components, n_features)
+        The landmarks.
     indices : ndarray of shape (n_components,) or None
         Row indices of the points in ``X``; ``None`` for k-means centres.
 

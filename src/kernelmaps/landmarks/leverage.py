@@ -24,7 +24,7 @@ _MIN_RIDGE = 1e-5
 def ridge_leverage_subset(X: Any, kernel: Kernel | str, n_components: int, *,
                           random_state: int | np.random.RandomState | None = None,
                           accelerated: bool = False) -> np.ndarray:
-    r"""Rows of ``X`` sampled by ridge leverage score (recursive RLS-Nyström).
+    r"""Sample rows of ``X`` by ridge leverage score (recursive RLS-Nyström).
 
     The λ-ridge leverage score of row i is
 

@@ -41,6 +41,7 @@ def quadratic_renyi_entropy(X: Any, kernel: Kernel | str) -> float:
     Returns
     -------
     entropy : float
+        The estimate :math:`H_2` (natural logarithm).
 
     Raises
     ------
@@ -83,7 +84,7 @@ def _entropy(kernel_sum: float, n: int) -> float:
 def renyi_entropy_subset(X: Any, kernel: Kernel | str, n_components: int, *,
                          random_state: int | np.random.RandomState | None = None,
                          n_passes: int = 3) -> np.ndarray:
-    r"""Rows of ``X`` whose quadratic Rényi entropy is (locally) maximal.
+    r"""Select rows of ``X`` whose quadratic Rényi entropy is (locally) maximal.
 
     Fixed-size kernel models (Suykens et al., 2002; De Brabanter et al., 2010) choose m
     prototype vectors S that maximise :math:`H_2(S) = -\log(T_S / m^2)` with

@@ -17,7 +17,7 @@ from kernelmaps.landmarks._gram import _check_n_components, _check_positive_int,
 # ------------------------------------------------------------------------ uniform
 def uniform_subset(X: Any, n_components: int, *,
                    random_state: int | np.random.RandomState | None = None) -> np.ndarray:
-    """Indices of ``n_components`` rows of ``X`` drawn uniformly without replacement.
+    """Draw the indices of ``n_components`` rows of ``X`` uniformly without replacement.
 
     Exactly scikit-learn's draw: the first ``n_components`` entries of one permutation of
     ``range(n_samples)`` from ``random_state``.
@@ -34,6 +34,7 @@ def uniform_subset(X: Any, n_components: int, *,
     Returns
     -------
     indices : ndarray of shape (n_components,)
+        Distinct row indices, in the order drawn.
 
     Examples
     --------
@@ -60,7 +61,7 @@ def _num_rows(X: Any) -> int:
 def kmeans_landmarks(X: Any, n_components: int, *,
                      random_state: int | np.random.RandomState | None = None,
                      minibatch: bool = False, max_iter: int = 100) -> np.ndarray:
-    r"""k-means centres of ``X`` as Nyström landmarks (Zhang, Tsang & Kwok, 2008).
+    r"""Compute k-means centres of ``X`` as Nyström landmarks (Zhang, Tsang & Kwok, 2008).
 
     The Nyström error of a shift-invariant kernel is bounded by the k-means quantisation
     error :math:`\sum_i \min_j \|x_i - c_j\|^2` of the landmarks, so the centres of a

@@ -108,7 +108,9 @@ class RandomMaclaurin(FeatureMap):
     n_features_out_ : int
         Equal to ``n_components``.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     References
     ----------
@@ -281,7 +283,9 @@ class TensorSRHT(FeatureMap):
     n_features_out_ : int
         Equal to ``n_components``.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     References
     ----------

@@ -252,7 +252,8 @@ class RandomFourierFeatures(FeatureMap):
         Haar rotations of the regular simplex at pairs of radii :math:`s < d < t` with
         weights exact for the quadratic part of the integrand. The classic rule's centre
         term (negative for many draws) is replaced by that pairing, so the map stays
-        explicit and unbiased (derived in the source file ``maps/_quadrature.py``). Best for
+        explicit and unbiased (derived in the user guide, docs/random_features.md, "The
+        quadrature structure, derived"). Best for
         smooth kernels (small γ) at low d.
     ``"structured"``
         SORF (Yu et al., 2016): per block of :math:`d_{pad}` frequencies the rows of
@@ -305,7 +306,7 @@ class RandomFourierFeatures(FeatureMap):
         :class:`~kernelmaps.Kernel` object (e.g. ``get_kernel("rbf", sigma=2.0)``). Other
         kernels raise a ``ValueError`` naming the map made for them.
     gamma : 'scale', 'auto', float or None, default='scale'
-        γ of ``rbf`` / ``laplacian``. ``'scale'`` (default, as :class:`sklearn.svm.SVC`):
+        The γ of ``rbf`` / ``laplacian``. ``'scale'`` (default, as :class:`sklearn.svm.SVC`):
         :math:`\gamma = 1/(d\,\operatorname{Var}X)`, the variance over all entries of the
         training X (sparse X: :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so
         :math:`\gamma\|x-y\|^2` is of order one whatever the units; ``'auto'`` and
@@ -361,8 +362,8 @@ class RandomFourierFeatures(FeatureMap):
 
     See Also
     --------
-    RBFSampler : scikit-learn's Gaussian-only map, same numbers as scikit-learn.
-    ArcCosineSampler, TensorSRHT, RandomMaclaurin : random features for kernels that are
+    RBFSampler : The Gaussian-only map of scikit-learn, with the same numbers.
+    ArcCosineSampler, TensorSRHT, RandomMaclaurin : Random features for kernels that are
         not shift-invariant.
 
     Notes
@@ -434,11 +435,21 @@ class RandomFourierFeatures(FeatureMap):
     # ------------------------------------------------------------------ what it approximates
     @classmethod
     def approximated_kernels(cls, structure: str = "auto") -> frozenset[str]:
-        """Names (``Kernel.name``) of the kernels this map approximates with ``structure``.
+        """Name the kernels (``Kernel.name``) this map approximates with ``structure``.
 
-        Every registered kernel with a spectral density; the structures that draw radii
-        need an isotropic one (all but the L1 ``laplacian``). Read from the kernels, so it
-        is declared once: :mod:`kernelmaps.evaluate`'s method registry asks here.
+        Read from the kernels, so it is declared once: :mod:`kernelmaps.evaluate`'s method
+        registry asks here.
+
+        Parameters
+        ----------
+        structure : str, default="auto"
+            A name of :data:`~kernelmaps.maps.STRUCTURES`, or ``"auto"``.
+
+        Returns
+        -------
+        frozenset of str
+            Every registered kernel with a spectral density; for the structures that draw
+            radii, only the isotropic ones (all but the L1 ``laplacian``).
         """
         needs_isotropy = structure != "auto" and STRUCTURES[structure].isotropic_only
         return frozenset(name for name, isotropic in _shift_invariant_kernels().items()

@@ -1,7 +1,7 @@
 r"""Feature maps for histogram kernels: additive chi² and skewed chi².
 
 Both are scikit-learn-compatible faces (same parameters, attributes and numbers), built on
-the shared engine of :mod:`kernelmaps._engine`.
+the shared row-block engine of the other maps.
 """
 
 from __future__ import annotations
@@ -260,6 +260,7 @@ class AdditiveChi2Sampler(FeatureMap):
         Returns
         -------
         feature_names_out : ndarray of str objects
+            The names, one per output feature.
         """
         check_is_fitted(self, attributes="n_features_in_")
         input_features = _check_feature_names_in(self, input_features, generate_names=True)
@@ -314,9 +315,13 @@ class SkewedChi2Sampler(FeatureMap):
     kernel_ : SkewedChi2Kernel
         The kernel approximated, with this ``skewedness``.
     random_weights_ : ndarray of shape (n_features, n_components)
+        The frequencies, drawn from the kernel's (hyperbolic secant) spectral density.
     random_offset_ : ndarray of shape (n_components,)
+        The random phases, uniform on [0, 2π).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     References
     ----------
@@ -367,6 +372,18 @@ class SkewedChi2Sampler(FeatureMap):
         return self.n_components
 
     def transform(self, X: Any) -> Any:
+        """Apply the fitted feature map to ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The input samples, with every entry above ``-skewedness``.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            The random features (a lazy dask array for Dask input).
+        """
         if is_dask_collection(X):  # Dask (optional): lazy, chunk by chunk
             return collection_handler("transform")(self, X)
         check_is_fitted(self)
@@ -375,6 +392,22 @@ class SkewedChi2Sampler(FeatureMap):
         return self._transform_validated(X)
 
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit the map to ``X`` and transform ``X``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The training data, with every entry above ``-skewedness``.
+        y : None
+            Ignored.
+        **fit_params : dict
+            Ignored.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            The random features of ``X``.
+        """
         return self.fit(X).transform(X)
 
     def _check_domain(self, X) -> None:

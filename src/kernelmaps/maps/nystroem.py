@@ -270,8 +270,8 @@ class Nystroem(FeatureMap):
 
     See Also
     --------
-    kernelmaps.landmarks : the landmark selection functions.
-    kernelmaps.models.fixed_size.make_fixed_size_model : landmarks → eigen features →
+    kernelmaps.landmarks : The landmark selection functions.
+    kernelmaps.models.fixed_size.make_fixed_size_model : Landmarks → eigen features →
         linear model in one pipeline.
 
     References

@@ -100,7 +100,9 @@ class PolynomialCountSketch(FeatureMap):
     bitHash_ : ndarray of shape (degree, n_features + (coef0 != 0)), dtype=int64
         Random signs :math:`s_j \in \{-1, +1\}`.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     References
     ----------
@@ -303,7 +305,9 @@ class PolynomialKernelMap(FeatureMap):
     powers_ : ndarray of shape (n_features_out_, n_features_in_ + 1)
         Exponents α of each output feature (the last column is the power of √c₀).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     Examples
     --------
@@ -405,15 +409,19 @@ class PolynomialKernelMap(FeatureMap):
         return level * params["coefficients"]
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
-        """Names like ``x0^2 x1`` (the monomial), with ``1`` standing for √coef0.
+        """Name the output features by their monomials, like ``x0^2 x1``.
+
+        ``1`` stands for √coef0.
 
         Parameters
         ----------
         input_features : array-like of str or None, default=None
+            Input feature names; defaults to ``feature_names_in_`` or ``x0, x1, ...``.
 
         Returns
         -------
         feature_names_out : ndarray of str objects
+            The names, one per output feature.
         """
         from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 

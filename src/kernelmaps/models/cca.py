@@ -133,11 +133,14 @@ class KernelCCA(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
     x_mean_ : ndarray of shape (n_x_features,)
         Mean of the training features :math:`z_x(x)` (subtracted before projecting).
     y_mean_ : ndarray of shape (n_y_features,)
+        The mean of the second view's features, subtracted before projecting.
     x_weights_ : ndarray of shape (n_x_features, n_components)
         Canonical directions :math:`w_k` in the feature space of the first view, scaled so
         that :math:`w_k^\top(\Sigma_{xx} + r_x I)w_k = 1`; the sign of each pair makes the
         largest-magnitude entry of :math:`w_k` positive.
     y_weights_ : ndarray of shape (n_y_features, n_components)
+        Canonical directions in the feature space of the second view, scaled as
+        ``x_weights_``.
     canonical_correlations_ : ndarray of shape (n_components,)
         The regularised canonical correlations :math:`\rho_k`, decreasing. The plain
         correlation of the training variates is slightly larger (their variance is below
@@ -152,8 +155,8 @@ class KernelCCA(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
 
     See Also
     --------
-    sklearn.cross_decomposition.CCA : linear CCA on the inputs themselves.
-    kernelmaps.Nystroem : the default feature map.
+    sklearn.cross_decomposition.CCA : Linear CCA on the inputs themselves.
+    kernelmaps.Nystroem : The default feature map.
 
     Notes
     -----
@@ -306,13 +309,18 @@ class KernelCCA(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        y : {array-like, sparse matrix} of shape (n_samples,) or (n_samples, n_y_features)
+            The training data.
+        y : {array-like, sparse matrix} of shape (n_samples,) or (n_samples, n_y_features), \
+default=None
+            The second view of the training data; required (the default only keeps
+            scikit-learn's ``fit_transform`` signature).
         **fit_params : dict
             Ignored.
 
         Returns
         -------
         (x_scores, y_scores) : tuple of ndarrays of shape (n_samples, n_components)
+            The canonical variates of the two views.
         """
         return self.fit(X, y).transform(X, y)
 
@@ -326,6 +334,7 @@ class KernelCCA(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transforme
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
         y : {array-like, sparse matrix} of shape (n_samples,) or (n_samples, n_y_features)
         sample_weight : None
             Not supported; present for scikit-learn's scoring API.

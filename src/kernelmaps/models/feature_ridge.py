@@ -151,6 +151,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         if is_dask_collection(X):  # Dask (optional): one tree-reduced pass on the workers
             collection_handler("fit_feature_ridge")(self, X, y, sample_weight)
@@ -270,13 +271,16 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     coef_ : ndarray of shape (D,) or (n_targets, D)
         The weights w of the features (1-D for a single target, as scikit-learn's Ridge).
     intercept_ : float or ndarray of shape (n_targets,)
+        The intercept ``b`` (0 when ``fit_intercept=False``).
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     See Also
     --------
-    FeatureRidgeClassifier : the one-vs-rest classifier on the same normal equations.
-    kernelmaps.models.KernelRidge : exact or Nyström/FALKON kernel ridge (no D×D system).
+    FeatureRidgeClassifier : The one-vs-rest classifier on the same normal equations.
+    kernelmaps.models.KernelRidge : Exact or Nyström/FALKON kernel ridge (no D×D system).
 
     References
     ----------
@@ -339,21 +343,28 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
     alpha : float, default=1.0
         Ridge penalty α ≥ 0.
     fit_intercept : bool, default=True
+        Fit an intercept per class (features and targets centred with their weighted
+        means).
     random_state : int, RandomState instance or None, default=None
         When not ``None``, replaces the map's own ``random_state``.
 
     Attributes
     ----------
     feature_map_ : FeatureMap
+        The fitted map.
     kernel_ : Kernel
         The kernel the model approximates (the map's ``kernel_``).
     classes_ : ndarray of shape (n_classes,)
+        The class labels seen during fit.
     coef_ : ndarray of shape (D,) or (n_classes, D)
         1-D for two classes (the weights of ``classes_[1]``), as scikit-learn's
         RidgeClassifier.
     intercept_ : ndarray of shape (1,) or (n_classes,)
+        The intercepts of the one-vs-rest problems.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     Examples
     --------
@@ -414,6 +425,7 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         Returns
         -------
         y_pred : ndarray or dask array of shape (n_samples,)
+            The predicted classes; a lazy dask array for Dask input.
         """
         if is_dask_collection(X):
             return collection_handler("map_rows")(self, X, "predict")

@@ -88,6 +88,8 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         The regulariser μ > 0, relative to the mean diagonal of :math:`S_W` (so it does not
         depend on the kernel's scale).
     kernel : str, Kernel or callable, default="rbf"
+        A name of :mod:`kernelmaps.kernels` or an alias, a Kernel, or a callable on pairs
+        of rows.
     gamma : 'scale', 'auto', float or None, default='scale'
         Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels (ignored
         for a Kernel, a callable and other kernels, as in scikit-learn). ``'scale'``
@@ -96,8 +98,15 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so :math:`\gamma\|x-y\|^2` is
         of order one whatever the units of the features; ``'auto'`` and ``None``:
         :math:`1/d`. Resolved once in ``fit`` into ``kernel_``.
-    degree, coef0, kernel_params :
-        Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
+    degree : float or None, default=None
+        Degree of the polynomial kernel; None: the kernel's default (3). Ignored by other
+        kernels, a Kernel or a callable.
+    coef0 : float or None, default=None
+        Offset of the polynomial and sigmoid kernels; None: the kernel's default (1).
+        Ignored by other kernels, a Kernel or a callable.
+    kernel_params : dict, default=None
+        Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
+        arguments of a callable.
     n_components : int or None, default=None
         Number of landmarks; ``None`` (or at least n_samples) uses every training point
         (exact).
@@ -114,6 +123,7 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
     kernel_ : Kernel
         The kernel, resolved once in ``fit`` (:func:`kernelmaps.kernels.resolve_kernel`).
     classes_ : ndarray of shape (n_classes,)
+        The class labels seen during fit.
     coef_ : ndarray of shape (n_expansion, n_discriminants)
         Expansion coefficients a of each discriminant direction.
     X_fit_ : ndarray
@@ -133,7 +143,9 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         ``"recompute"`` when its blocks were evaluated in three passes (class sums,
         centred scatter, projections) to stay within the budget; ``cache_bytes``.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     Notes
     -----
@@ -146,6 +158,17 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
     ----------
     S. Mika, G. Rätsch, J. Weston, B. Schölkopf and K.-R. Müller, "Fisher discriminant
     analysis with kernels", IEEE Neural Networks for Signal Processing IX, 1999.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from kernelmaps.models import KernelFisherDiscriminant
+    >>> X, y = load_iris(return_X_y=True)
+    >>> model = KernelFisherDiscriminant().fit(X, y)
+    >>> model.transform(X).shape  # three classes: two discriminant directions
+    (150, 2)
+    >>> round(model.score(X, y), 2)
+    0.99
     """
 
     _parameter_constraints: dict = {
@@ -180,12 +203,14 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The training data.
         y : array-like of shape (n_samples,)
             Class labels; at least two classes.
 
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X, y = validate_input(self, X, y, reset=True)
         y = to_numpy(y) if array_placement(y) else y  # labels are handled on the host
@@ -304,10 +329,12 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         X_new : ndarray of shape (n_samples, n_classes - 1)
+            The coordinates along the discriminant directions.
         """
         return self._project(X, "transform")
 
@@ -323,10 +350,12 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,) for two classes, else (n_samples, n_classes)
+            The scores; for two classes, positive favours ``classes_[1]``.
         """
         return self._scores(X, "decision_function")
 
@@ -338,12 +367,34 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         return scores.ravel() if isinstance(scores, np.ndarray) else scores[:, 0]
 
     def predict(self, X: Any) -> np.ndarray:
-        """Predicted class labels (in X's namespace when the classes are numbers)."""
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            The predicted classes (in X's namespace when the classes are numbers).
+        """
         scores = self._scores(X, "predict")  # checks that the model is fitted
         return labels_from_scores(self.classes_, scores)
 
     def predict_proba(self, X: Any) -> np.ndarray:
-        """Class probabilities from the Gaussian model in the discriminant space."""
+        """Estimate class probabilities from the Gaussian model in the discriminant space.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            The probability of each class, in the order of ``classes_``.
+        """
         return self._probabilities(X, "predict_proba")
 
     def _probabilities(self, X: Any, method: str) -> Any:
@@ -361,7 +412,18 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         return scipy.special.softmax(scores, axis=1)
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Log of :meth:`predict_proba` (zeros lifted to the smallest normal float)."""
+        """Estimate the log of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            The log-probabilities (zeros lifted to the smallest normal float first).
+        """
         probabilities = self._probabilities(X, "predict_log_proba")
         xp = array_api_compat.array_namespace(probabilities)
         tiny = float(xp.finfo(probabilities.dtype).smallest_normal)

@@ -57,6 +57,8 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
     contamination : float, default=0.1
         Expected fraction of outliers in the training data, in (0, 0.5].
     kernel : str, Kernel or callable, default="rbf"
+        A name of :mod:`kernelmaps.kernels` or an alias, a Kernel, or a callable on pairs
+        of rows.
     gamma : 'scale', 'auto', float or None, default='scale'
         Parameter of the rbf, laplacian, polynomial, sigmoid and chi2 kernels (ignored
         for a Kernel, a callable and other kernels, as in scikit-learn). ``'scale'``
@@ -65,8 +67,15 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
         :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so :math:`\gamma\|x-y\|^2` is
         of order one whatever the units of the features; ``'auto'`` and ``None``:
         :math:`1/d`. Resolved once in ``fit`` into ``kernel_``.
-    degree, coef0, kernel_params :
-        Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
+    degree : float or None, default=None
+        Degree of the polynomial kernel; None: the kernel's default (3). Ignored by other
+        kernels, a Kernel or a callable.
+    coef0 : float or None, default=None
+        Offset of the polynomial and sigmoid kernels; None: the kernel's default (1).
+        Ignored by other kernels, a Kernel or a callable.
+    kernel_params : dict, default=None
+        Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
+        arguments of a callable.
     n_components : int or None, default=None
         Number of landmarks; ``None`` (or at least n_samples): exact, with every training
         point.
@@ -91,11 +100,13 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
     offset_ : float
         Threshold subtracted from ``score_samples`` in ``decision_function``.
     n_features_in_ : int
+        Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string feature names.
 
     See Also
     --------
-    sklearn.linear_model.SGDOneClassSVM : on a kernelmaps feature map, the one-class SVM
+    sklearn.linear_model.SGDOneClassSVM : On a kernelmaps feature map, the one-class SVM
         recipe (a learned boundary around the data's support instead of the distance to
         its mean); ``docs/kernel_methods.md`` says when to use which.
 
@@ -104,6 +115,17 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
     With ``n_components`` set, the scores for a given ``random_state`` differ from those of
     earlier versions, which drew the landmarks by hand (sorted ``rng.choice``) instead of
     scikit-learn's permutation draw of ``landmarks="uniform"``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.models import KernelMeanDistance
+    >>> X = np.random.RandomState(0).normal(size=(200, 2))
+    >>> detector = KernelMeanDistance(contamination=0.05).fit(X)
+    >>> detector.predict(np.array([[0.0, 0.0], [6.0, 6.0]]))
+    array([ 1, -1])
+    >>> float((detector.predict(X) == -1).mean())  # the expected fraction of outliers
+    0.05
     """
 
     _parameter_constraints: dict = {
@@ -137,12 +159,14 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The training data.
         y : None
             Ignored.
 
         Returns
         -------
         self : object
+            The fitted estimator.
         """
         X = validate_input(self, X, reset=True)
         # Scores need k(x, x) of new points, which a precomputed k(X_new, X_train) lacks.
@@ -172,15 +196,17 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
         return self
 
     def score_samples(self, X: Any) -> np.ndarray:
-        """Minus the squared feature-space distance to the training mean (higher = normal).
+        """Score each sample by minus its squared feature-space distance to the training mean.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
         scores : ndarray of shape (n_samples,)
+            :math:`-\\|\\phi(x) - \\mu\\|^2`: higher means more normal.
         """
         return self._scores(X, "score_samples")
 
@@ -196,11 +222,33 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
         return -as_float64(xp.clip(distance, min=0.0), X)
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """``score_samples(X) - offset_``: negative for outliers."""
+        """Compute ``score_samples(X) - offset_``, negative for outliers.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        decision : ndarray of shape (n_samples,)
+            The shifted scores; negative for outliers.
+        """
         return self._scores(X, "decision_function") - self.offset_
 
     def predict(self, X: Any) -> np.ndarray:
-        """+1 for inliers, −1 for outliers."""
+        """Predict +1 for inliers and −1 for outliers.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+            +1 or −1 per sample (in X's namespace for array-API inputs).
+        """
         scores = self._scores(X, "predict") - self.offset_
         if isinstance(scores, np.ndarray):
             return np.where(scores >= 0, 1, -1)

@@ -38,47 +38,20 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
     2017): with :math:`K_{MM} = T^\top T` and
     :math:`A^\top A = TT^\top + \tfrac{\alpha M}{n}I` (Cholesky factors), :math:`B =
     T^{-1}A^{-1}` makes :math:`B^\top(K_{nM}^\top K_{nM} + \alpha K_{MM})B \approx \tfrac nM
-    I`, so CG converges in a few tens of iterations. The first pass over the data computes
-    the kernel blocks :math:`K_b = k(X_b, \tilde X)` and the right-hand side, and keeps the
-    blocks (in ``X``'s dtype) for as many rows as the ``kernel_cache_bytes`` setting allows
-    (default: half the available memory; see :func:`kernelmaps.set_config`); every CG
-    iteration is then one fused pass over the cached blocks (:math:`K_b v`, then
-    :math:`K_b^\top u` while the block is in cache) and recomputes only the rows beyond the
-    budget, in cache-sized row blocks on threads. ``fit_info_`` says which path was taken.
-    Cost: :math:`O(nMd)` for the first pass, then :math:`O(nMt)` per iteration from the
-    cache (:math:`O(nMd)` recomputed); memory :math:`O(M^2)` (one M × M buffer for the
-    preconditioner) plus the cache (at most :math:`nM` values) and one block per thread.
-    Sample weights :math:`w` enter as :math:`K_{nM}^\top W K_{nM}` and
-    :math:`K_{nM}^\top W y`. ``verbose=1`` reports each CG iteration (residual, elapsed
-    time, ETA); :func:`kernelmaps.models.estimate_fit_cost` predicts time and memory before
-    a fit.
+    I`, so CG converges in a few tens of iterations. Sample weights :math:`w` enter as
+    :math:`K_{nM}^\top W K_{nM}` and :math:`K_{nM}^\top W y`. Cost: :math:`O(nMd)` for the
+    first pass over the data, then :math:`O(nMt)` per iteration from the kernel blocks it
+    keeps (the ``kernel_cache_bytes`` setting of :func:`kernelmaps.set_config`; rows beyond
+    it are recomputed, :math:`O(nMd)`); memory :math:`O(M^2)` plus that cache.
+    ``fit_info_`` says which path was taken, ``verbose=1`` reports each CG iteration, and
+    :func:`kernelmaps.models.estimate_fit_cost` predicts time and memory before a fit.
 
-    Precision: kernel blocks are computed in the dtype of ``X`` (pass float32 data for
-    speed), while every product over them — the CG passes, the right-hand side and
-    ``predict`` — is accumulated in float64, and the small systems are solved in float64.
-    A float32 fit therefore solves the normal equations of the float32-rounded kernel values
-    :math:`\tilde K = K + E` (:math:`|E_{ij}| \lesssim \varepsilon_{32}|K_{ij}|`, more for a
-    kernel whose evaluation cancels): converged, its predictions differ from the float64
-    solution by the first-order effect of :math:`E`,
-
-    .. math::
-
-        |\delta f(x)| \le |E_x||\beta| + |r|^\top W|E||g_x| + |WKg_x|^\top|E||\beta|
-          + \alpha|g_x|^\top|E_{MM}||\beta|, \qquad g_x = H^{-1}k_x,\ r = y - K\beta,
-
-    typically 1e-5 of the predictions' scale on a well-conditioned problem (about 0.1 of
-    the bound, measured under three OpenBLAS kernel families). CG's stopping error comes on
-    top: at the default ``tol=1e-4`` it dominates, in float32 as in float64 (about 1e-4 to
-    1e-3 of the scale); lower ``tol`` towards 1e-8 to reach the float32 floor. Where
-    :math:`K_{MM}` is numerically singular (a tiny ``gamma``, more centres than the kernel's
-    rank) the bound exceeds the predictions and float32 and float64 fits may differ in the
-    directions the rounding erases.
-
-    Any array library: with ``sklearn.config_context(array_api_dispatch=True)`` and X, y of
-    PyTorch (CPU or CUDA), CuPy or ``array_api_strict``, both solvers run on X's device —
-    kernel blocks, the data passes, the FALKON factorisations and CG — and the fitted arrays
-    live there (float64 where the device has it). The centres are drawn as for NumPy input
-    (the same ``random_state`` gives the same centres).
+    Kernel blocks are computed in the dtype of ``X`` (pass float32 data for speed); every
+    product over them is accumulated in float64. With
+    ``sklearn.config_context(array_api_dispatch=True)`` both solvers run on the device of
+    X's array library (PyTorch, CuPy, ``array_api_strict``). The user guide's pages
+    ``docs/models.md`` ("The kernel-block cache", "Precision: float32 data", with the
+    bound on a float32 fit's predictions) and ``docs/gpu.md`` have the details.
 
     Parameters
     ----------
@@ -96,9 +69,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         training X (sparse X: :math:`\overline{X^2}-\bar X^2`; 1 if it is 0),
         :class:`sklearn.svm.SVC`'s definition, resolved once in ``fit`` into ``kernel_``
         (on a Dask array with Dask's reductions); ``'auto'``: :math:`1/d`.
-    degree, coef0 : float
-        Parameters of the named kernel, used where it has them and ignored for a Kernel,
-        a callable or ``"precomputed"`` (as in scikit-learn).
+    degree : float, default=3
+        Degree of the polynomial kernel, as in scikit-learn; ignored by other kernels, a
+        Kernel, a callable or ``"precomputed"``.
+    coef0 : float, default=1
+        Offset of the polynomial and sigmoid kernels, as in scikit-learn; ignored by other
+        kernels, a Kernel, a callable or ``"precomputed"``.
     kernel_params : dict, default=None
         Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
         arguments of a callable.

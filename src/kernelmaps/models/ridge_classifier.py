@@ -58,8 +58,15 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         :math:`\overline{X^2}-\bar X^2`; 1 if it is 0), so :math:`\gamma\|x-y\|^2` is
         of order one whatever the units of the features; ``'auto'`` and ``None``:
         :math:`1/d`. Resolved once in ``fit`` into ``kernel_``.
-    degree, coef0, kernel_params :
-        Kernel parameters, as in :class:`~kernelmaps.models.KernelRidge`.
+    degree : float, default=3
+        Degree of the polynomial kernel, as in scikit-learn; ignored by other kernels, a
+        Kernel, a callable or ``"precomputed"``.
+    coef0 : float, default=1
+        Offset of the polynomial and sigmoid kernels, as in scikit-learn; ignored by other
+        kernels, a Kernel, a callable or ``"precomputed"``.
+    kernel_params : dict, default=None
+        Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
+        arguments of a callable.
     solver : {"auto", "exact", "nystrom"}, default="auto"
         ``"auto"``: exact up to 5,000 samples, Nyström beyond.
     n_components : int, default=1000
@@ -185,6 +192,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------
@@ -201,6 +209,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The input samples.
 
         Returns
         -------

@@ -11,8 +11,8 @@ r"""Choosing γ, α and D for a feature map and a linear model, using the proble
     the same for kernel ridge, from one eigendecomposition of the centred kernel matrix
     (:class:`KernelAlphaPath`): the exact baseline of :func:`~kernelmaps.evaluate.compare`.
 
-``ridge_path`` imports only NumPy, SciPy, scikit-learn and :mod:`kernelmaps._linalg`, and is
-imported before ``search``, so :mod:`kernelmaps.evaluate` can use it without a cycle;
+``ridge_path`` imports only NumPy, SciPy, scikit-learn and kernelmaps' shared linear algebra,
+and is imported before ``search``, so :mod:`kernelmaps.evaluate` can use it without a cycle;
 ``search`` uses the median heuristic, the method registry and the target checks of
 :mod:`kernelmaps.evaluate`. See ``docs/tuning.md``.
 """

@@ -349,6 +349,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     Parameters
     ----------
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The input samples.
     y : array-like of shape (n_samples,)
         Class labels or real targets.
     kernel : str or Kernel, default="rbf"
