@@ -185,3 +185,14 @@ def test_fixed_alpha_is_used_by_every_row():
     other = compare(X[:300], y[:300], methods=["rff"], n_components=[20], n_seeds=1,
                     model="svm", n_jobs=1)
     assert other["alpha"].isna().all()  # a model without ridge's alpha
+
+
+def test_kernel_alpha_path_rejects_non_finite_kernels_and_misaligned_targets():
+    K = np.eye(5)
+    for bad in (np.inf, np.nan):
+        K_bad = K.copy()
+        K_bad[1, 2] = K_bad[2, 1] = bad
+        with pytest.raises(ValueError, match="K_centred contains NaN or infinity"):
+            kernel_alpha_path(K_bad, np.arange(5.0))
+    with pytest.raises(ValueError, match="y has 4 rows but K_centred has 5"):
+        kernel_alpha_path(K, np.arange(4.0))

@@ -344,3 +344,13 @@ def test_weighted_scale_on_dask_equals_in_memory(wine):
                          sample_weight=da.from_array(weights, chunks=50))
     # Same two-pass weighted formula, sums in another order (chunks): a few ulps.
     assert on_dask.kernel_.gamma == pytest.approx(in_memory.kernel_.gamma, rel=64 * EPS64)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_scale_on_non_finite_data_names_x_not_gamma(bad):
+    X = np.ones((4, 3))
+    X[0, 0] = bad
+    with pytest.raises(ValueError, match=r"gamma='scale'.*X contains NaN or infinity"):
+        get_kernel("rbf", gamma="scale").resolve(X)
+    with pytest.raises(ValueError, match="X contains NaN or infinity"):
+        gamma_value("scale", X)

@@ -175,3 +175,14 @@ def test_max_rows_is_a_stratified_subsample_and_stated(capsys, tmp_path):
                                        "--max-rows", "100"])
     data, _ = _subsample(load_dataset(str(tmp_path / "m.npz"), target=None), args)
     assert np.bincount(data.y.astype(int)).tolist() == [10, 30, 30, 30]
+
+
+@pytest.mark.parametrize("X, match", [
+    (np.array([[1.0, np.nan], [2.0, 3.0]]), "Input X contains NaN"),
+    (np.array([[1.0, np.inf], [2.0, 3.0]]), "Input X contains infinity"),
+    (np.arange(5.0), "Expected 2D array"),
+    (np.array([["a", "b"], ["c", "d"]]), "numeric"),
+])
+def test_check_scales_rejects_bad_input_clearly(X, match):
+    with pytest.raises(ValueError, match=match):
+        check_scales(X)

@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.model_selection import KFold, StratifiedKFold, train_test_split
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
+from sklearn.utils import check_array
 from sklearn.utils.multiclass import type_of_target
 
 __all__ = ["MAX_AUTO_CLASSES", "ScaleCheck", "Split", "check_scales", "check_split",
@@ -318,6 +319,8 @@ def check_scales(X: Any, feature_names: Any = None) -> ScaleCheck:
     >>> check_scales(rng.normal(size=(200, 4))).advised
     False
     """
+    # Rows of numbers, finite: scikit-learn's checks and messages, naming X.
+    X = check_array(X, accept_sparse=("csr", "csc"), dtype="numeric", input_name="X")
     variances = _feature_variances(X)
     columns = np.flatnonzero(variances > 0)
     if columns.size < 2:

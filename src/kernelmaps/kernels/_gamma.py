@@ -21,6 +21,7 @@ row (scikit-learn's sample-weight contract); without weights it is exactly ``X.v
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 from typing import Any
 
@@ -169,5 +170,9 @@ def gamma_value(gamma: Any, X: Any, sample_weight: Any = None) -> Any:
     if gamma == "auto":
         return 1.0 / n_features
     variance = data_variance(X, sample_weight)
+    if not math.isfinite(variance):
+        raise ValueError(f"gamma={gamma!r} is 1 / (n_features · Var X), but X contains NaN or "
+                         "infinity (or its variance overflows): clean or rescale X, or give "
+                         "gamma as a number.")
     return 1.0 / (n_features * variance) if variance != 0 else 1.0
 

@@ -168,11 +168,14 @@ class AlphaPath(_Chosen):
         return model
 
 
-def _targets(y: Any, n: int, task: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """Targets as an ``(n, n_outputs)`` float64 array (±1 class codes for classification)."""
+def _targets(y: Any, n: int, task: str, rows_of: str = "Z"
+             ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Targets as an ``(n, n_outputs)`` float64 array (±1 class codes for classification);
+    ``rows_of`` names the array whose rows the targets belong to, in the error."""
     y = np.asarray(y)
     if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} rows but Z has {n}: one target per row.")
+        raise ValueError(f"y has {y.shape[0]} rows but {rows_of} has {n}: one target per "
+                         "row.")
     if task == "classification":
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D class labels for classification; got shape "
@@ -591,7 +594,10 @@ def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
     if K_centred.ndim != 2 or K_centred.shape[1] != n or n < 2:
         raise ValueError(f"K_centred must be a square matrix of at least 2 rows; got shape "
                          f"{K_centred.shape}.")
-    Y, classes = _targets(y, n, task)
+    if not np.isfinite(K_centred).all():
+        raise ValueError("K_centred contains NaN or infinity: the kernel matrix must be "
+                         "finite (check the data, and the kernel's parameters for overflow).")
+    Y, classes = _targets(y, n, task, rows_of="K_centred")
     labels = np.asarray(y) if task == "classification" else None
     y_mean = Y.mean(axis=0)
     Yc = Y - y_mean
