@@ -44,8 +44,8 @@ import scipy.linalg
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 import kernelmaps as km
+from kernelmaps._linalg import inverse_sqrt_psd
 from kernelmaps.kernels._rounding import default_error
-from kernelmaps.maps.nystroem import inverse_sqrt_psd
 from kernelmaps.models import (
     KernelCCA,
     KernelFisherDiscriminant,

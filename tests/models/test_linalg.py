@@ -91,6 +91,32 @@ def test_inverse_sqrt_psd():
     np.testing.assert_allclose(root @ shifted @ root, np.eye(40), atol=40 * 1e3 * EPS * 10)
 
 
+def test_inverse_sqrt_psd_shift_keeps_null_directions_pseudo_inverse_drops_them():
+    # A rank-2 PSD matrix (a duplicated row of a Gram matrix): the regularised root keeps
+    # the null direction (scaled by s^-1/2), the pseudo-inverse root drops it.
+    Z = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 0.0]])
+    A = Z @ Z.T
+    null = np.array([1.0, 0.0, -1.0]) / np.sqrt(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither regime warns on a PSD matrix
+        regularised = inverse_sqrt_psd(A, 1e-2)
+        pseudo = inverse_sqrt_psd(A)
+    np.testing.assert_allclose(regularised @ null, null / np.sqrt(1e-2), rtol=1e-12)
+    np.testing.assert_allclose(pseudo @ null, 0.0, atol=1e-12)
+    # On the range, pseudo⁻¹ root squared is A⁺ (the Moore-Penrose inverse).
+    np.testing.assert_allclose(pseudo @ pseudo, np.linalg.pinv(A), atol=1e-12)
+
+
+def test_inverse_sqrt_psd_warns_with_the_callers_category_on_indefinite_matrices():
+    class Category(UserWarning):
+        pass
+
+    A = np.diag([1.0, -0.5])
+    with pytest.warns(Category, match="who: the thing is not positive semi-definite"):
+        root = inverse_sqrt_psd(A, name="who", what="thing", warning=Category)
+    np.testing.assert_allclose(root, np.diag([1.0, 0.0]))  # projected onto the PSD cone
+
+
 def test_one_buffer_preconditioner_equals_the_explicit_factors_and_needs_one_matrix():
     rng = np.random.RandomState(0)
     X = rng.normal(size=(400, 3))
