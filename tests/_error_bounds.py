@@ -53,7 +53,7 @@ from kernelmaps.models import (
     KernelRidge,
     KernelRidgeClassifier,
 )
-from kernelmaps.models._solvers import FalkonPreconditioner
+from kernelmaps.models._preconditioner import FalkonPreconditioner
 from kernelmaps.models.cca import _centred, _regularised_whitening
 from kernelmaps.models.feature_ridge import encode_labels
 

@@ -20,7 +20,7 @@ from kernelmaps._linalg import (
     solve_psd,
 )
 from kernelmaps.models import KernelRidge, _ridge_base
-from kernelmaps.models._solvers import FalkonPreconditioner
+from kernelmaps.models._preconditioner import FalkonPreconditioner
 
 EPS = np.finfo(np.float64).eps
 
