@@ -82,6 +82,28 @@ def test_lower_times_upper_in_place_is_r_r_transpose():
     assert np.all(np.tril(buffer, -1) == np.tril(np.full((120, 120), 7.0), -1))
 
 
+def test_cholesky_in_place_grows_the_jitter_of_a_callers_shifted_matrix():
+    # The one jittered potrf loop with a caller's own shifted/restore (FALKON's TTᵀ + sI):
+    # eigenvalues 3 and -1 need a shift above 1, reached as 1e-3 → 0.1 → 10.
+    source = np.array([[1.0, 2.0], [2.0, 1.0]])
+    buffer = np.zeros((2, 2))
+    calls: list = []
+
+    def shifted(jitter):
+        calls.append(jitter)
+        buffer[...] = source + jitter * np.eye(2)
+
+    def restore():
+        calls.append("restore")
+
+    R, used = cholesky_in_place(buffer, 1e-3, shifted=shifted, restore=restore)
+    assert calls == [1e-3, "restore", pytest.approx(0.1), "restore", pytest.approx(10.0)]
+    assert used == pytest.approx(10.0)
+    np.testing.assert_allclose(np.triu(R).T @ np.triu(R), source + used * np.eye(2))
+    with pytest.raises(TypeError, match="together"):
+        cholesky_in_place(buffer, 0.0, shifted=shifted)
+
+
 def test_inverse_sqrt_psd():
     A = spd(40, 1e3)
     A = (A + A.T) / 2
