@@ -80,7 +80,7 @@ from benchmarks._harness import machine_lines, time_call
 from kernelmaps.cli.data import FASHION_MNIST_DIR, DataError, load_fashion_mnist
 from kernelmaps.evaluate import relative_error
 from kernelmaps.kernels import get_kernel
-from kernelmaps.maps._projection import STRUCTURES
+from kernelmaps.maps import STRUCTURES
 from kernelmaps.maps._sampling import SAMPLINGS
 from kernelmaps.maps.fourier import RandomFourierFeatures
 

@@ -260,7 +260,7 @@ def classifier(args: argparse.Namespace) -> dict:
 
 
 def large_m(args: argparse.Namespace) -> dict:
-    from kernelmaps.models._solvers import FalkonPreconditioner
+    from kernelmaps.models._preconditioner import FalkonPreconditioner
 
     rows = {}
     n = 40_000

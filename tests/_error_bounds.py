@@ -44,8 +44,9 @@ import scipy.linalg
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 import kernelmaps as km
+from kernelmaps._linalg import inverse_sqrt_psd
+from kernelmaps.kernels import IndefiniteKernelWarning
 from kernelmaps.kernels._rounding import default_error
-from kernelmaps.maps.nystroem import inverse_sqrt_psd
 from kernelmaps.models import (
     KernelCCA,
     KernelFisherDiscriminant,
@@ -53,7 +54,7 @@ from kernelmaps.models import (
     KernelRidge,
     KernelRidgeClassifier,
 )
-from kernelmaps.models._solvers import FalkonPreconditioner
+from kernelmaps.models._preconditioner import FalkonPreconditioner
 from kernelmaps.models.cca import _centred, _regularised_whitening
 from kernelmaps.models.feature_ridge import encode_labels
 
@@ -146,9 +147,11 @@ def _normalization_sensitivity(estimator: Any, K_LL: np.ndarray, k_new: np.ndarr
             step = np.zeros_like(K_LL)
             step[k, j] = step[j, k] = h
             up = inverse_sqrt_psd(K_LL + step, basis=estimator.basis,
-                                  eigen_tol=estimator.eigen_tol)
+                                  eigen_tol=estimator.eigen_tol,
+                                  warning=IndefiniteKernelWarning)
             down = inverse_sqrt_psd(K_LL - step, basis=estimator.basis,
-                                    eigen_tol=estimator.eigen_tol)
+                                    eigen_tol=estimator.eigen_tol,
+                                    warning=IndefiniteKernelWarning)
             total += np.abs(k_new @ (up - down).T) / (2 * h) * max(E_LL[k, j], E_LL[j, k])
     return total
 

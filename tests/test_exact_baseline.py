@@ -7,13 +7,13 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import check_random_state
 
+from kernelmaps._linalg import cholesky_in_place
 from kernelmaps.evaluate import MODELS, _exact, compare
 from kernelmaps.evaluate import comparison as comparison_module
 from kernelmaps.evaluate._splits import make_splits
 from kernelmaps.evaluate.error import _seed_values
 from kernelmaps.kernels import get_kernel
 from kernelmaps.maps import Nystroem
-from kernelmaps.models._solvers import cholesky_in_place
 
 
 def _old_baseline_score(X, y, kernel, model):

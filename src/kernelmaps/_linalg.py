@@ -5,8 +5,10 @@ evaluation baseline (``evaluate/_exact.py``), so each is written once:
 
 ``cholesky_in_place`` / ``cholesky_with_jitter``
     the upper Cholesky factor :math:`R` (:math:`R^\top R = A + \delta I`) of a symmetric
-    matrix, LAPACK ``potrf`` on the matrix's own memory, the jitter :math:`\delta` grown ×100
-    while the matrix is not numerically positive definite;
+    matrix, LAPACK ``potrf`` on the matrix's own memory, the jitter :math:`\delta` grown
+    ×:data:`JITTER_GROWTH` while the matrix is not numerically positive definite — the one
+    jittered Cholesky (the FALKON preconditioner's second factor goes through it too, with
+    its own way of writing the shifted matrix);
 ``solve_psd``
     :math:`A^{-1}B` for a symmetric :math:`A` by Cholesky in place, falling back to least
     squares with one warning (:data:`SINGULAR_WARNING`) when :math:`A` is not positive
@@ -15,12 +17,14 @@ evaluation baseline (``evaluate/_exact.py``), so each is written once:
 ``lower_times_upper_in_place``
     :math:`RR^\top` from the upper factor :math:`R`, in place (LAPACK ``lauum``);
 ``inverse_sqrt_psd``
-    :math:`(A + sI)^{-1/2}` of a symmetric PSD matrix by ``eigh`` (rounding-negative
-    eigenvalues floored at 0);
+    :math:`(A + sI)^{-1/2}` of a symmetric PSD matrix by ``eigh``, symmetric or in the
+    eigenbasis: regularised (:math:`s > 0`, CCA's whitening) or as a pseudo-inverse root
+    (:math:`s = 0`, the Nyström normalisation: numerically zero directions dropped,
+    negative ones beyond rounding warned about and dropped);
 ``psd_spectrum``
     the eigenpairs of a symmetric PSD matrix that are not numerically zero (the closed-form
     ridge paths of :mod:`kernelmaps.tuning.ridge_path` and of the exact baseline);
-``cholesky_with_jitter_device`` / ``solve_psd_device``
+``cholesky_with_jitter_device`` / ``solve_psd_device`` / ``inverse_sqrt_psd`` on a device array
     the same on another array library's device (array API dispatch).
 
 Everything here is float64 on the host: the factors are applied in every iteration of the
@@ -31,13 +35,14 @@ Why in place: an :math:`M\times M` float64 matrix is 3.2 GB at :math:`M = 20{,}0
 :math:`n\times n` kernel matrix 200 MB at :math:`n = 5{,}000`; a copy per factorisation (or
 per ``alpha``) doubles the peak memory for nothing. ``potrf`` and ``lauum`` overwrite one
 triangle and leave the other as it was, which is what makes restoring (and Falkon's
-one-buffer preconditioner, :class:`kernelmaps.models._solvers.FalkonPreconditioner`)
+one-buffer preconditioner, :class:`kernelmaps.models._preconditioner.FalkonPreconditioner`)
 possible.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import array_api_compat
@@ -45,10 +50,22 @@ import numpy as np
 import scipy.linalg
 from scipy.linalg import lapack
 
-from kernelmaps._array_api import namespace_and_device
+from kernelmaps._array_api import (
+    float_dtypes,
+    is_device_array,
+    namespace_and_device,
+    on_device,
+    to_numpy,
+)
+from kernelmaps._engine import blas_for_work
 
 __all__ = [
+    "DIVIDE_AND_CONQUER_MAX",
+    "EIGEN_FLOOR",
+    "INVERSE_SQRT_BASES",
     "JITTER_ATTEMPTS",
+    "JITTER_FLOOR",
+    "JITTER_GROWTH",
     "RELATIVE_RANK_TOL",
     "SINGULAR_WARNING",
     "cholesky_in_place",
@@ -64,7 +81,17 @@ __all__ = [
     "solve_psd_device",
 ]
 
-#: Times the jitter may grow (×100 each) before the matrix is declared not PSD.
+#: Each failed attempt multiplies the jitter by this: a matrix that is PSD but singular in
+#: floating point needs a jitter of the order of its rounding error (ε·‖A‖), whose size is
+#: known only within a few orders of magnitude; ×100 reaches it in a few attempts without
+#: overshooting it by more than 100×.
+JITTER_GROWTH = 100.0
+#: The smallest jitter tried after a failure (a zero starting jitter grows to it): about
+#: 10⁴ ε for kernel values of order 1, the rounding level of an n ~ 10⁴ Gram matrix.
+JITTER_FLOOR = 1e-12
+#: Times the jitter may grow before the matrix is declared not PSD: from the floor, 12
+#: attempts reach 10¹², beyond any kernel matrix's rounding error (the FALKON factor used
+#: the same count as a literal 12).
 JITTER_ATTEMPTS = 12
 
 #: The one warning of every solve that falls back to least squares (scikit-learn's words,
@@ -118,8 +145,11 @@ def restore_symmetric(matrix: np.ndarray, diagonal: np.ndarray) -> None:
     matrix.flat[:: matrix.shape[0] + 1] = diagonal
 
 
-def cholesky_in_place(matrix: np.ndarray, jitter: float, *, floor: float = 1e-12,
-                      what: str = "kernel matrix") -> tuple[np.ndarray, float]:
+def cholesky_in_place(matrix: np.ndarray, jitter: float, *, floor: float = JITTER_FLOOR,
+                      what: str = "kernel matrix",
+                      shifted: Callable[[float], None] | None = None,
+                      restore: Callable[[], None] | None = None,
+                      ) -> tuple[np.ndarray, float]:
     r"""Upper Cholesky factor of ``matrix + jitter·I`` in ``matrix``'s own memory.
 
     LAPACK's ``potrf`` runs on the Fortran-ordered view ``matrix.T`` (the same memory;
@@ -127,8 +157,35 @@ def cholesky_in_place(matrix: np.ndarray, jitter: float, *, floor: float = 1e-12
     itself: its upper triangle holds the factor and its strict lower triangle still the
     matrix's values (use ``R`` with ``lower=False`` in ``solve_triangular``, which reads one
     triangle only). While the matrix is not numerically positive definite the jitter grows
-    ×100 (at least to ``floor``): a failed attempt touches only the upper triangle and the
-    diagonal, which are restored from the lower triangle first.
+    ×:data:`JITTER_GROWTH` (at least to ``floor``): a failed attempt touches only the upper
+    triangle and the diagonal, which are restored from the lower triangle first.
+
+    This is the one jittered ``potrf`` loop of the package. Its callers differ only in how
+    the shifted matrix is written into the upper triangle and how a failed attempt is undone,
+    which ``shifted`` and ``restore`` say: by default the matrix is ``matrix`` itself (its
+    diagonal saved, :func:`restore_symmetric` after a failure); the FALKON preconditioner
+    (:class:`kernelmaps.models._preconditioner.FalkonPreconditioner`) factorises
+    :math:`TT^\top + sI`, rebuilt from :math:`T^\top` in the strict lower triangle at each
+    attempt.
+
+    Parameters
+    ----------
+    matrix : ndarray of shape (n, n)
+        Square C-contiguous float64, overwritten.
+    jitter : float
+        The first shift tried.
+    floor : float, default=JITTER_FLOOR
+        The smallest shift tried after a failure.
+    what : str, default="kernel matrix"
+        The matrix's name in the error.
+    shifted : callable, default=None
+        ``shifted(jitter)`` writes the matrix to factorise plus ``jitter·I`` into the upper
+        triangle and the diagonal of ``matrix``. Default: the diagonal saved on entry plus
+        ``jitter``.
+    restore : callable, default=None
+        ``restore()`` undoes a failed ``potrf`` (which overwrote the upper triangle and the
+        diagonal), so that ``shifted`` can run again. Default: :func:`restore_symmetric`
+        with the saved diagonal.
 
     Returns
     -------
@@ -144,23 +201,33 @@ def cholesky_in_place(matrix: np.ndarray, jitter: float, *, floor: float = 1e-12
         ``matrix`` is not a square C-contiguous float64 array.
     """
     _check_in_place(matrix, "cholesky_in_place")
-    n = matrix.shape[0]
-    diagonal = matrix.diagonal().copy()
+    if (shifted is None) != (restore is None):
+        raise TypeError("cholesky_in_place takes shifted and restore together.")
+    if shifted is None or restore is None:
+        n = matrix.shape[0]
+        diagonal = matrix.diagonal().copy()
+
+        def shifted(jitter: float) -> None:
+            matrix.flat[:: n + 1] = diagonal + jitter
+
+        def restore() -> None:
+            restore_symmetric(matrix, diagonal)
+
     for _ in range(JITTER_ATTEMPTS):
-        matrix.flat[:: n + 1] = diagonal + jitter
+        shifted(jitter)
         # LAPACK directly: scipy.linalg.cholesky overwrites the other triangle too.
         _, info = lapack.dpotrf(matrix.T, lower=1, clean=0, overwrite_a=1)
         if info == 0:
             return matrix, jitter
         if info < 0:  # pragma: no cover - an argument error, not a property of the data
             raise ValueError(f"dpotrf: illegal argument {-info}")
-        restore_symmetric(matrix, diagonal)
-        jitter = max(jitter * 100, floor)
+        restore()
+        jitter = max(jitter * JITTER_GROWTH, floor)
     raise _not_positive_definite(what)
 
 
 def cholesky_with_jitter(matrix: np.ndarray, jitter: float, *, overwrite: bool = False,
-                         floor: float = 1e-12, what: str = "centre kernel matrix",
+                         floor: float = JITTER_FLOOR, what: str = "centre kernel matrix",
                          ) -> np.ndarray:
     """Upper Cholesky factor :math:`R` of ``matrix + jitter·I`` (:math:`R^\\top R`), the
     jitter grown as in :func:`cholesky_in_place`.
@@ -212,13 +279,161 @@ def solve_psd(system: np.ndarray, rhs: np.ndarray, *, overwrite: bool = False,
     return scipy.linalg.lstsq(system, rhs, check_finite=False)[0]
 
 
-def inverse_sqrt_psd(matrix: np.ndarray, shift: float = 0.0) -> np.ndarray:
-    r""":math:`(A + sI)^{-1/2}` of a symmetric PSD :math:`A` (symmetric square root), by
-    ``eigh``; eigenvalues that rounding left slightly negative count as 0, so ``shift`` > 0
-    keeps the result finite."""
-    eigenvalues, eigenvectors = scipy.linalg.eigh(matrix, check_finite=False)
-    scale = 1.0 / np.sqrt(np.maximum(eigenvalues, 0.0) + shift)
-    return (eigenvectors * scale) @ eigenvectors.T
+#: The two bases of :func:`inverse_sqrt_psd`'s result (Nystroem's ``basis``).
+INVERSE_SQRT_BASES = ("symmetric", "eigen")
+#: Retained eigenvalues are floored here before the inverse square root, as in
+#: scikit-learn's Nystroem (so its numbers are scikit-learn's).
+EIGEN_FLOOR = 1e-12
+#: Up to this size the matrix is decomposed with LAPACK's divide-and-conquer ``syevd``
+#: (2.3× faster than SciPy's default ``syevr`` at m = 100, 1.5× at m = 1000, one thread),
+#: whose workspace of 2m² values (64 MiB here) ``syevr`` does without.
+DIVIDE_AND_CONQUER_MAX = 2048
+
+
+def inverse_sqrt_psd(matrix: Any, shift: float = 0.0, *, basis: str = "symmetric",
+                     eigen_tol: float | None = None, name: str = "Nystroem",
+                     what: str = "landmark kernel matrix",
+                     warning: type[Warning] = UserWarning) -> Any:
+    r"""Inverse square root of a symmetric PSD matrix, symmetric or in its eigenbasis.
+
+    From one eigendecomposition :math:`A = U \Lambda U^\top` of the symmetrised matrix
+    (``eigh``, several times faster than the SVD scikit-learn's Nystroem uses, and the same
+    matrix for a PSD :math:`A`):
+
+    * ``basis='symmetric'``: :math:`U \Lambda^{-1/2} U^\top`, shape (m, m);
+    * ``basis='eigen'``: :math:`\Lambda_r^{-1/2} U_r^\top`, shape (r, m), the rows for the
+      r retained eigenvalues in decreasing order, each eigenvector's sign fixed so that its
+      largest-magnitude entry is positive (deterministic output).
+
+    The two callers want different things of the small eigenvalues, which ``shift`` says:
+
+    ``shift > 0`` (regularised, CCA's whitening :math:`(\Sigma + rI)^{-1/2}`)
+        :math:`\Lambda^{-1/2}` is :math:`(\max(\lambda, 0) + s)^{-1/2}`: every direction is
+        kept, since :math:`s` bounds the amplification by :math:`s^{-1/2}`; eigenvalues
+        that rounding left slightly negative count as 0, without a warning.
+    ``shift = 0`` (a pseudo-inverse root, the Nyström normalisation)
+        with :math:`\tau = m\,\epsilon\,\lambda_\max` the rounding level (numpy's
+        ``matrix_rank`` tolerance) and the truncation threshold :math:`t = \tau` when
+        ``eigen_tol`` is None, else :math:`t = \text{eigen\_tol}\cdot\lambda_\max`
+        (:math:`\lambda_\max` the largest :math:`|\lambda|`):
+
+        * :math:`\lambda > t`: inverted as :math:`\max(\lambda, 10^{-12})^{-1/2}`
+          (:data:`EIGEN_FLOOR`), like scikit-learn — its numbers to 1e-8 for condition
+          numbers below 1e8;
+        * :math:`-\tau \le \lambda \le t`: numerically zero (duplicate landmarks, low-rank
+          kernels) or truncated — the direction is dropped instead of being amplified;
+        * :math:`\lambda < -\tau`: the matrix is indefinite — the direction is dropped
+          (projection onto the PSD cone) and a ``warning`` reports the negative eigenvalue
+          mass, unless :math:`\lambda` is within the rounding level of the dtype
+          ``matrix`` was computed in (float32 kernel values of a PSD kernel have negative
+          eigenvalues down to about :math:`-m\,\epsilon_{32}\lambda_\max`).
+          scikit-learn silently uses :math:`|\lambda|` instead.
+
+    On the host the decomposition is float64 with LAPACK's ``syevd`` up to
+    :data:`DIVIDE_AND_CONQUER_MAX` and ``syevr`` above, on the BLAS threads the work pays
+    for (:func:`kernelmaps._engine.blas_for_work`); a device array (array API dispatch) is
+    decomposed on its device (in float64 where the device has it), and only the m
+    eigenvalues come to the host for the decisions above.
+
+    Parameters
+    ----------
+    matrix : array of shape (m, m)
+        Symmetric (it is symmetrised); float32 or float64, NumPy or a device array.
+    shift : float, default=0.0
+        :math:`s`; see above.
+    basis : {"symmetric", "eigen"}, default="symmetric"
+    eigen_tol : float, default=None
+        Relative truncation threshold (``shift = 0`` only).
+    name, what : str
+        Who asks and what the matrix is, in the warning's text.
+    warning : type of Warning, default=UserWarning
+        The category of the indefiniteness warning (Nystroem:
+        :class:`~kernelmaps.kernels.IndefiniteKernelWarning`, which this layer cannot import).
+    """
+    if basis not in INVERSE_SQRT_BASES:
+        raise ValueError(f"basis must be one of {list(INVERSE_SQRT_BASES)}; got {basis!r}.")
+    decide = _EigenDecision(shift, eigen_tol, name, what, warning)
+    if is_device_array(matrix):
+        return _inverse_sqrt_psd_device(matrix, basis, decide)
+    matrix = np.asarray(matrix)
+    # Below this, a negative eigenvalue is rounding of the matrix's own dtype.
+    input_rounding = np.finfo(matrix.dtype if matrix.dtype == np.float32 else np.float64).eps
+    A = np.asarray(matrix, dtype=np.float64)
+    A = 0.5 * (A + A.T)
+    m = A.shape[0]
+    driver = "evd" if m <= DIVIDE_AND_CONQUER_MAX else "evr"
+    # About 10 m³ operations: small matrices run on one BLAS thread (see blas_for_work).
+    with blas_for_work(10.0 * m**3):
+        eigenvalues, eigenvectors = scipy.linalg.eigh(A, driver=driver, overwrite_a=True,
+                                                      check_finite=False)
+    scale, order = decide(eigenvalues, input_rounding=input_rounding, stacklevel=4)
+    if basis == "symmetric":
+        with blas_for_work(2.0 * m**3):
+            return (eigenvectors * scale) @ eigenvectors.T
+    vectors = eigenvectors[:, order]
+    peaks = np.abs(vectors).argmax(axis=0)
+    vectors *= np.sign(vectors[peaks, np.arange(order.size)])
+    return (vectors * scale[order]).T
+
+
+def _inverse_sqrt_psd_device(matrix: Any, basis: str, decide: _EigenDecision) -> Any:
+    """:func:`inverse_sqrt_psd` on ``matrix``'s device: the eigendecomposition there (in
+    float64 where the device has it), the eigenvalue decisions on the m eigenvalues."""
+    xp, device = namespace_and_device(matrix)
+    A = xp.astype(matrix, float_dtypes(xp, device)[0])
+    eigenvalues, eigenvectors = xp.linalg.eigh(0.5 * (A + A.T))
+    input_rounding = np.finfo(np.float32 if matrix.dtype == xp.float32 else np.float64).eps
+    scale, order = decide(to_numpy(eigenvalues).astype(np.float64),
+                          input_rounding=input_rounding, stacklevel=5)
+    scale = on_device(scale, xp, device, eigenvectors.dtype)
+    if basis == "symmetric":
+        return (eigenvectors * scale) @ eigenvectors.T
+    order = on_device(order, xp, device)
+    vectors = xp.take(eigenvectors, order, axis=1)
+    peaks = xp.argmax(xp.abs(vectors), axis=0)
+    vectors *= xp.sign(xp.take_along_axis(vectors, peaks[None, :], axis=0))
+    return (vectors * xp.take(scale, order)).T
+
+
+class _EigenDecision:
+    r"""The eigenvalue rule of :func:`inverse_sqrt_psd`, host and device alike: called with
+    the ascending eigenvalues, returns ``(scale, order)``, :math:`\lambda^{-1/2}` for the
+    retained eigenvalues (0 for the others) and the retained ones' positions, largest
+    first; warns about negative mass beyond ``input_rounding`` (the epsilon of the dtype
+    the matrix was computed in)."""
+
+    def __init__(self, shift: float, eigen_tol: float | None, name: str, what: str,
+                 warning: type[Warning]) -> None:
+        self.shift, self.eigen_tol = shift, eigen_tol
+        self.name, self.what, self.warning = name, what, warning
+
+    def __call__(self, eigenvalues: np.ndarray, *, input_rounding: float,
+                 stacklevel: int) -> tuple[np.ndarray, np.ndarray]:
+        if self.shift > 0:  # regularised: every direction kept
+            scale = 1.0 / np.sqrt(np.maximum(eigenvalues, 0.0) + self.shift)
+            return scale, np.arange(eigenvalues.shape[0])[::-1]
+        m = eigenvalues.shape[0]
+        largest = max(float(np.abs(eigenvalues).max(initial=0.0)), np.finfo(np.float64).tiny)
+        rounding = m * np.finfo(np.float64).eps * largest
+        negative = eigenvalues < -m * input_rounding * largest
+        if negative.any():
+            mass = float(-eigenvalues[negative].sum() / np.abs(eigenvalues).sum())
+            warnings.warn(
+                f"{self.name}: the {self.what} is not positive semi-definite: "
+                f"{int(negative.sum())} negative eigenvalue(s), the smallest "
+                f"{eigenvalues.min():.3g}, holding {mass:.2%} of the eigenvalue mass "
+                "(sum of |eigenvalues|). Their directions are dropped (projection onto the "
+                "PSD cone). The kernel is not a Mercer kernel on this data; prefer a PSD "
+                "kernel.",
+                self.warning,
+                stacklevel=stacklevel,
+            )
+        threshold = rounding if self.eigen_tol is None else self.eigen_tol * largest
+        keep = eigenvalues > threshold
+        scale = np.zeros_like(eigenvalues)
+        scale[keep] = 1.0 / np.sqrt(np.maximum(eigenvalues[keep], EIGEN_FLOOR))
+        order = np.flatnonzero(keep)[::-1]  # eigh sorts ascending; features go largest first
+        return scale, order
 
 
 #: :func:`psd_spectrum` drops eigenvalues below this fraction of the largest: they carry
@@ -250,7 +465,9 @@ def psd_spectrum(matrix: np.ndarray, *, overwrite: bool = False, driver: str = "
 # ----------------------------------------------------------------------------- on a device
 def cholesky_with_jitter_device(xp: Any, matrix: Any, jitter: float, *,
                                 what: str = "centre kernel matrix") -> Any:
-    """:func:`cholesky_with_jitter` in ``matrix``'s namespace (upper factor R, RᵀR)."""
+    """:func:`cholesky_with_jitter` in ``matrix``'s namespace (upper factor R, RᵀR), the
+    jitter grown by the same rule; the array API has no in-place factorisation, so each
+    attempt factorises a shifted copy."""
     _, device = namespace_and_device(matrix)
     identity = xp.eye(matrix.shape[0], dtype=matrix.dtype, device=device)
     for _ in range(JITTER_ATTEMPTS):
@@ -261,7 +478,7 @@ def cholesky_with_jitter_device(xp: Any, matrix: Any, jitter: float, *,
         # Some libraries (CuPy) return NaNs instead of raising: check the diagonal.
         if factor is not None and bool(xp.all(xp.isfinite(xp.linalg.diagonal(factor)))):
             return factor
-        jitter = max(jitter * 100, 1e-12)
+        jitter = max(jitter * JITTER_GROWTH, JITTER_FLOOR)
     raise _not_positive_definite(what)
 
 

@@ -40,7 +40,7 @@ from sklearn.preprocessing import LabelBinarizer
 
 from kernelmaps import distributed, kernels, maps, models
 from kernelmaps.kernels import CallableKernel, Kernel
-from kernelmaps.maps import _projection
+from kernelmaps.maps._registry import projection_types
 
 __all__ = ["UntrustedTypeError", "dump", "load", "trusted_types"]
 
@@ -104,9 +104,9 @@ def _kernelmaps_classes() -> set[type]:
     estimators = {c for c in classes if issubclass(c, BaseEstimator)}
     kernel_classes = {c for c in classes if issubclass(c, Kernel)
                       and c not in (Kernel, CallableKernel)}
-    # The projection classes of the registered structures (maps._projection.STRUCTURES),
+    # The projection classes of the registered structures (maps.STRUCTURES),
     # kernelmaps' own only: a structure registered by a user does not extend the trust.
-    projections = {c for c in _projection.projection_types()
+    projections = {c for c in projection_types()
                    if c.__module__.startswith("kernelmaps.")}
     return estimators | kernel_classes | projections
 

@@ -11,9 +11,10 @@ from sklearn.base import clone
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from kernelmaps._linalg import inverse_sqrt_psd
 from kernelmaps.kernels import IndefiniteKernelWarning, RBFKernel
 from kernelmaps.landmarks import kmeans_landmarks, renyi_entropy_subset
-from kernelmaps.maps.nystroem import Nystroem, inverse_sqrt_psd
+from kernelmaps.maps.nystroem import Nystroem
 from tests.test_landmarks import mixture as clustered
 
 STRATEGIES = ["uniform", "kmeans", "leverage", "renyi"]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from kernelmaps.kernels import get_kernel
-from kernelmaps.maps._projection import STRUCTURES as REGISTRY
+from kernelmaps.maps import STRUCTURES as REGISTRY
 from kernelmaps.maps.fourier import RandomFourierFeatures
 
 #: Every registered structure (a new one is covered without editing this file).

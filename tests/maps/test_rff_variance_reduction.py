@@ -4,6 +4,8 @@ rule, the principal axes and the "auto" choice, and structures as an extension p
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import sklearn
@@ -11,21 +13,24 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
+import kernelmaps
 import kernelmaps.evaluate as evaluate
+import kernelmaps.maps
 from kernelmaps._array_api import namespace_and_device
 from kernelmaps.io import trusted_types
 from kernelmaps.kernels import get_kernel
-from kernelmaps.maps import _principal
-from kernelmaps.maps._principal import PRINCIPAL_SAMPLE_ROWS, principal_frame
-from kernelmaps.maps._projection import (
+from kernelmaps.maps import (
     STRUCTURES,
     Frequencies,
     FrequencyRequest,
     Projection,
     Structure,
+    _principal,
     register_structure,
 )
+from kernelmaps.maps._principal import PRINCIPAL_SAMPLE_ROWS, principal_frame
 from kernelmaps.maps._quadrature import paired_radial_rule, regular_simplex
+from kernelmaps.maps._structures import BUILTIN_STRUCTURES
 from kernelmaps.maps.fourier import AUTO_MAX_EFFECTIVE_DIMENSION, RandomFourierFeatures
 
 KERNELS = {
@@ -329,6 +334,22 @@ def test_registering_needs_projection_classes_and_a_new_name():
         register_structure(Structure("bad", _toy_draw, projection_types=(dict,)))
     with pytest.raises(ValueError, match="already registered"):
         register_structure(STRUCTURES["iid"])
+
+
+def test_builtin_structures_are_registered_in_one_place_in_listing_order():
+    # The package registers BUILTIN_STRUCTURES where it is assembled (maps/__init__.py);
+    # no module registers one as a side effect of being imported.
+    assert list(STRUCTURES)[:len(BUILTIN_STRUCTURES)] == [
+        "iid", "orthogonal", "structured", "fastfood", "quadrature", "principal"]
+    assert all(STRUCTURES[s.name] is s for s in BUILTIN_STRUCTURES)
+    maps_dir = Path(kernelmaps.maps.__file__).parent
+    callers = sorted(
+        path.name for path in Path(kernelmaps.__file__).parent.rglob("*.py")
+        if any(line.lstrip().startswith("register_structure(")
+               for line in path.read_text(encoding="utf-8").splitlines()))
+    assert callers == ["__init__.py"]
+    assert "register_structure(_structure)" in (maps_dir / "__init__.py").read_text(
+        encoding="utf-8")
 
 
 def test_the_compare_registry_reads_the_structures():

@@ -20,7 +20,7 @@ from kernelmaps._linalg import (
     solve_psd,
 )
 from kernelmaps.models import KernelRidge, _ridge_base
-from kernelmaps.models._solvers import FalkonPreconditioner
+from kernelmaps.models._preconditioner import FalkonPreconditioner
 
 EPS = np.finfo(np.float64).eps
 
@@ -82,6 +82,28 @@ def test_lower_times_upper_in_place_is_r_r_transpose():
     assert np.all(np.tril(buffer, -1) == np.tril(np.full((120, 120), 7.0), -1))
 
 
+def test_cholesky_in_place_grows_the_jitter_of_a_callers_shifted_matrix():
+    # The one jittered potrf loop with a caller's own shifted/restore (FALKON's TTᵀ + sI):
+    # eigenvalues 3 and -1 need a shift above 1, reached as 1e-3 → 0.1 → 10.
+    source = np.array([[1.0, 2.0], [2.0, 1.0]])
+    buffer = np.zeros((2, 2))
+    calls: list = []
+
+    def shifted(jitter):
+        calls.append(jitter)
+        buffer[...] = source + jitter * np.eye(2)
+
+    def restore():
+        calls.append("restore")
+
+    R, used = cholesky_in_place(buffer, 1e-3, shifted=shifted, restore=restore)
+    assert calls == [1e-3, "restore", pytest.approx(0.1), "restore", pytest.approx(10.0)]
+    assert used == pytest.approx(10.0)
+    np.testing.assert_allclose(np.triu(R).T @ np.triu(R), source + used * np.eye(2))
+    with pytest.raises(TypeError, match="together"):
+        cholesky_in_place(buffer, 0.0, shifted=shifted)
+
+
 def test_inverse_sqrt_psd():
     A = spd(40, 1e3)
     A = (A + A.T) / 2
@@ -89,6 +111,32 @@ def test_inverse_sqrt_psd():
     shifted = A + 1e-3 * np.eye(40)
     # (A + sI)^{-1/2} (A + sI) (A + sI)^{-1/2} = I up to κ·eps.
     np.testing.assert_allclose(root @ shifted @ root, np.eye(40), atol=40 * 1e3 * EPS * 10)
+
+
+def test_inverse_sqrt_psd_shift_keeps_null_directions_pseudo_inverse_drops_them():
+    # A rank-2 PSD matrix (a duplicated row of a Gram matrix): the regularised root keeps
+    # the null direction (scaled by s^-1/2), the pseudo-inverse root drops it.
+    Z = np.array([[1.0, 0.0], [0.0, 2.0], [1.0, 0.0]])
+    A = Z @ Z.T
+    null = np.array([1.0, 0.0, -1.0]) / np.sqrt(2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither regime warns on a PSD matrix
+        regularised = inverse_sqrt_psd(A, 1e-2)
+        pseudo = inverse_sqrt_psd(A)
+    np.testing.assert_allclose(regularised @ null, null / np.sqrt(1e-2), rtol=1e-12)
+    np.testing.assert_allclose(pseudo @ null, 0.0, atol=1e-12)
+    # On the range, pseudo⁻¹ root squared is A⁺ (the Moore-Penrose inverse).
+    np.testing.assert_allclose(pseudo @ pseudo, np.linalg.pinv(A), atol=1e-12)
+
+
+def test_inverse_sqrt_psd_warns_with_the_callers_category_on_indefinite_matrices():
+    class Category(UserWarning):
+        pass
+
+    A = np.diag([1.0, -0.5])
+    with pytest.warns(Category, match="who: the thing is not positive semi-definite"):
+        root = inverse_sqrt_psd(A, name="who", what="thing", warning=Category)
+    np.testing.assert_allclose(root, np.diag([1.0, 0.0]))  # projected onto the PSD cone
 
 
 def test_one_buffer_preconditioner_equals_the_explicit_factors_and_needs_one_matrix():

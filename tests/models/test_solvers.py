@@ -1,4 +1,5 @@
-"""models._solvers: conjugate gradient and the FALKON preconditioner, on small dense systems."""
+"""models._cg, models._preconditioner, models._falkon: conjugate gradient, the FALKON
+preconditioner and their interface, on small dense systems."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 
-from kernelmaps.models._solvers import (
-    FalkonPreconditioner,
-    cholesky_with_jitter,
+from kernelmaps._linalg import cholesky_with_jitter
+from kernelmaps.models._cg import (
+    Preconditioner,
     conjugate_gradient,
-    falkon_solve,
+    preconditioned_conjugate_gradient,
+)
+from kernelmaps.models._falkon import falkon_solve
+from kernelmaps.models._preconditioner import (
+    DeviceFalkonPreconditioner,
+    FalkonPreconditioner,
 )
 
 
@@ -168,3 +174,49 @@ def test_converged_columns_leave_the_iteration():
     expected = np.linalg.solve(H, b)
     # CG to relative residual 1e-10: the error is at most κ·1e-10 of the solution.
     np.testing.assert_allclose(x, expected, rtol=0, atol=1e4 * 1e-10 * np.abs(expected).max())
+
+
+def test_preconditioned_cg_takes_any_object_implementing_the_interface():
+    # A Jacobi split preconditioner B = D^{-1/2}, written against the Preconditioner
+    # protocol only: CG on BᵀHB gives H⁻¹r.
+    H = spd_matrix(30, 1e4, seed=3)
+    r = np.random.RandomState(4).normal(size=(30, 2))
+
+    class Jacobi:
+        jitter = 0.0
+
+        def __init__(self, H):
+            self.scale = 1.0 / np.sqrt(np.diag(H))[:, None]
+
+        def apply(self, V):
+            return self.scale * V
+
+        def apply_transpose(self, V):
+            return self.scale * V
+
+        def operator(self, matvec, alpha):
+            return lambda V: self.scale * matvec(self.scale * V)
+
+    preconditioner: Preconditioner = Jacobi(H)
+    coef, _, converged = preconditioned_conjugate_gradient(
+        preconditioner, lambda V: H @ V, 0.0, r, max_iter=500, tol=1e-12)
+    assert converged
+    np.testing.assert_allclose(coef, np.linalg.solve(H, r), rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("cls", [FalkonPreconditioner, DeviceFalkonPreconditioner])
+def test_both_falkon_preconditioners_give_the_operator_BtHB(cls):
+    # The one FALKON operator (_FalkonFactors.operator) against BᵀHB composed from B's
+    # columns, for the host buffer and the device twin (NumPy here: inverse factors).
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 3))
+    C = X[:20]
+    K_nM, K_MM = rbf_kernel(X, C, gamma=0.5), rbf_kernel(C, gamma=0.5)
+    alpha = 1e-2
+    preconditioner = cls(K_MM, alpha, 200.0)
+    B = preconditioner.apply(np.eye(20))
+    np.testing.assert_allclose(preconditioner.apply_transpose(np.eye(20)), B.T, atol=1e-10)
+    H = K_nM.T @ K_nM + alpha * (K_MM + preconditioner.jitter * np.eye(20))
+    V = rng.normal(size=(20, 3))
+    np.testing.assert_allclose(preconditioner.operator(lambda W: K_nM.T @ (K_nM @ W), alpha)(V),
+                               B.T @ H @ B @ V, rtol=1e-7, atol=1e-7 * np.abs(B.T @ H @ B).max())

@@ -14,6 +14,7 @@ from typing import Any
 
 from kernelmaps.kernels import Kernel
 from kernelmaps.maps import (
+    STRUCTURES,
     AdditiveChi2Sampler,
     ArcCosineSampler,
     Nystroem,
@@ -24,7 +25,6 @@ from kernelmaps.maps import (
     SkewedChi2Sampler,
     TensorSRHT,
 )
-from kernelmaps.maps._projection import STRUCTURES
 
 __all__ = ["EXACT", "METHODS", "Method", "methods_for", "register_method"]
 
@@ -255,7 +255,7 @@ _SYNCED_STRUCTURES: set[str] = set()
 
 
 def _register_random_fourier_methods() -> None:
-    """One method per registered projection structure (maps._projection.STRUCTURES), with
+    """One method per registered projection structure (maps.STRUCTURES), with
     the kernels the map declares for it (RandomFourierFeatures.approximated_kernels). Run at
     import and again by methods_for / resolve_methods, so that a structure registered
     later is listed too."""

@@ -46,13 +46,8 @@ from scipy import special
 
 from kernelmaps._engine import single_threaded_blas
 from kernelmaps.kernels.spectral import open_unit_interval
-from kernelmaps.maps._projection import (
-    DenseProjection,
-    Frequencies,
-    FrequencyRequest,
-    Structure,
-    register_structure,
-)
+from kernelmaps.maps._projection import DenseProjection
+from kernelmaps.maps._registry import Frequencies, FrequencyRequest
 from kernelmaps.maps._sampling import uniform_points
 
 __all__ = ["GAP", "PRINCIPAL_SAMPLE_ROWS", "PrincipalFrame", "principal_frame",
@@ -175,9 +170,3 @@ def principal_frequencies(request: FrequencyRequest) -> Frequencies:
         weights += rest - axes @ (axes.T @ rest)
     weights *= density.scale_ppf(points[:, 0] if mixture else np.full(size, 0.5))
     return Frequencies(DenseProjection(weights))
-
-
-register_structure(Structure(
-    "principal", principal_frequencies, reads_data=True, projection_types=(DenseProjection,),
-    description="randomised QMC frequencies along the data's principal axes (the PCA "
-                "construction of QMC); for data of low effective dimension"))

@@ -7,22 +7,19 @@ for cosine features, finishes in place with :func:`cos_features_into` or
 :func:`cos_features_device` and :func:`cos_sin_device`, with each projection's
 ``project_device``.
 
-The projection structures of :class:`~kernelmaps.RandomFourierFeatures` are an extension
-point: a :class:`Projection` subclass (the fitted frequencies: project a block, move to a
-device, report its memory) and a :class:`Structure` entry (how to draw them, how D is
-rounded, whether the density must be isotropic), added with :func:`register_structure` to
-:data:`STRUCTURES`. The map, the device move, :mod:`kernelmaps.io`'s trust list and the
-method registry of :mod:`kernelmaps.evaluate` read that one registry. Explicit weights are
-:class:`DenseProjection` ("iid" here; "orthogonal" and the Hadamard structures in
-:mod:`~kernelmaps.maps._structured`, "principal" in :mod:`~kernelmaps.maps._principal`,
-"quadrature" in :mod:`~kernelmaps.maps._quadrature`).
+A :class:`Projection` (the fitted frequencies: project a block, move to a device, report
+its memory) is what a projection structure of :class:`~kernelmaps.RandomFourierFeatures`
+draws; the structures themselves are records of the registry
+(:mod:`kernelmaps.maps._registry`), the built-in ones listed in
+:mod:`kernelmaps.maps._structures`. Explicit weights are :class:`DenseProjection` ("iid",
+"orthogonal", "principal", "quadrature"); the Hadamard structures' projections are in
+:mod:`~kernelmaps.maps._structured`.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,26 +27,17 @@ import scipy.sparse as sp
 
 from kernelmaps._array_api import matmul, on_device, unary
 from kernelmaps._fastmath import cos_inplace
-from kernelmaps.kernels import SpectralDensity
-from kernelmaps.maps._sampling import uniform_points
 
 __all__ = [
-    "STRUCTURES",
     "DenseProjection",
-    "Frequencies",
-    "FrequencyRequest",
     "Projection",
-    "Structure",
     "cos_features_device",
     "cos_features_into",
     "cos_sin_device",
     "cos_sin_into",
-    "iid_frequencies",
     "project_into",
     "project_with",
-    "projection_types",
     "random_signs",
-    "register_structure",
 ]
 
 
@@ -187,198 +175,6 @@ class Projection(ABC):
         return self.replace_arrays(lambda value: on_device(value, xp, device, dtype))
 
 
-# ============================================================================ the registry
-@dataclass(frozen=True)
-class FrequencyRequest:
-    """What a structure's ``draw`` gets: the law, the sizes, the randomness.
-
-    Attributes
-    ----------
-    density : SpectralDensity
-        The kernel's spectral density.
-    n_features : int
-        d, the input dimension.
-    n_frequencies : int
-        D′ after the structure's rounding.
-    random_state : RandomState
-        The only source of randomness.
-    sampling : {"mc", "qmc", "halton"}
-        Where the uniform numbers come from: independent draws, or a scrambled Sobol' or
-        Halton set (:mod:`scipy.stats.qmc`).
-    frame : ndarray of shape (n_features, k) or None
-        Orthonormal principal axes of the training data (k ≤ d), for the structures that
-        read the data (``Structure.reads_data``); ``None`` otherwise.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.kernels import get_kernel
-    >>> from kernelmaps.maps import STRUCTURES, FrequencyRequest
-    >>> request = FrequencyRequest(get_kernel("rbf", gamma=0.5).spectral_density(3),
-    ...                            n_features=3, n_frequencies=4,
-    ...                            random_state=np.random.RandomState(0))
-    >>> STRUCTURES["orthogonal"].draw(request).projection.weights.shape
-    (3, 4)
-    """
-
-    density: SpectralDensity
-    n_features: int
-    n_frequencies: int
-    random_state: np.random.RandomState
-    sampling: str = "mc"
-    frame: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class Frequencies:
-    """What a structure's ``draw`` returns.
-
-    Attributes
-    ----------
-    projection : Projection
-        The D′ frequencies.
-    weights : ndarray of shape (D′,) or None
-        Quadrature weights aᵢ (Σ aᵢ = 1) of the frequencies in the estimate
-        k(x−y) ≈ k(0) Σ aᵢ cos ωᵢᵀ(x−y); ``None``: equal weights 1/D′.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.maps import DenseProjection, Frequencies
-    >>> Frequencies(DenseProjection(np.ones((2, 4)))).weights is None  # equal weights
-    True
-    """
-
-    projection: Projection
-    weights: np.ndarray | None = None
-
-
-@dataclass(frozen=True)
-class Structure:
-    """An entry of the projection-structure registry :data:`STRUCTURES`.
-
-    Attributes
-    ----------
-    name : str
-        The value of ``RandomFourierFeatures(structure=...)``.
-    draw : callable
-        ``draw(FrequencyRequest) -> Frequencies``.
-    block : callable or None
-        ``block(n_features) -> b``: D′ is rounded up to a multiple of b (a whole block costs
-        what part of one does); ``None``: no rounding.
-    isotropic_only : bool
-        Whether it draws directions and radii separately, so it needs a density that
-        depends on ‖ω‖ only.
-    reads_data : bool
-        Whether it reads the training data (a sample of rows, for the principal axes).
-    unbiased : bool
-        Whether every frequency has exactly the law p (so E[z(x)ᵀz(y)] = k(x − y) for any
-        D), not only asymptotically (the Hadamard structures' rows are not exactly uniform).
-    projection_types : tuple of type
-        The :class:`Projection` classes its draws return (:mod:`kernelmaps.io` trusts them).
-    description : str
-        One line for listings (``kernelmaps compare``'s method list).
-
-    Examples
-    --------
-    >>> from kernelmaps.maps import STRUCTURES
-    >>> list(STRUCTURES)
-    ['iid', 'orthogonal', 'structured', 'fastfood', 'quadrature', 'principal']
-    >>> STRUCTURES["structured"].n_frequencies(100, n_features=20)  # whole blocks of 32
-    128
-    >>> STRUCTURES["iid"].isotropic_only, STRUCTURES["principal"].reads_data
-    (False, True)
-    """
-
-    name: str
-    draw: Callable[[FrequencyRequest], Frequencies]
-    block: Callable[[int], int] | None = None
-    isotropic_only: bool = True
-    reads_data: bool = False
-    unbiased: bool = True
-    projection_types: tuple[type, ...] = field(default=())
-    description: str = ""
-
-    def n_frequencies(self, requested: int, n_features: int) -> int:
-        """Round a requested number of frequencies as this structure does.
-
-        Parameters
-        ----------
-        requested : int
-            Frequencies asked for.
-        n_features : int
-            Input dimension d (the block size may depend on it).
-
-        Returns
-        -------
-        int
-            D′: ``requested`` rounded up to a whole number of blocks (unchanged without
-            ``block``).
-        """
-        if self.block is None:
-            return requested
-        size = self.block(n_features)
-        return max(1, -(-requested // size)) * size
-
-
-#: The registry: structure name → :class:`Structure`, in the order listings show them.
-STRUCTURES: dict[str, Structure] = {}
-
-
-def register_structure(structure: Structure, *, replace: bool = False) -> Structure:
-    """Add a projection structure to :data:`STRUCTURES`.
-
-    :class:`~kernelmaps.RandomFourierFeatures` (its ``structure`` parameter), the device
-    move, :mod:`kernelmaps.io`'s trust list and :mod:`kernelmaps.evaluate`'s method
-    registry all read the registry, so a structure is one ``draw`` function, its
-    :class:`Projection` class and this call.
-
-    Parameters
-    ----------
-    structure : Structure
-        The entry; its ``name`` becomes a value of ``RandomFourierFeatures(structure=...)``.
-    replace : bool, default=False
-        Whether an entry of the same name may be replaced (otherwise a ``ValueError``).
-
-    Returns
-    -------
-    Structure
-        ``structure``, now registered.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps import RandomFourierFeatures
-    >>> from kernelmaps.maps import (STRUCTURES, DenseProjection, Frequencies, Structure,
-    ...                              register_structure)
-    >>> def draw(request):  # independent draws from the spectral density
-    ...     omega = request.density.sample(request.n_features, request.n_frequencies,
-    ...                                    request.random_state)
-    ...     return Frequencies(DenseProjection(np.ascontiguousarray(omega.T)))
-    >>> _ = register_structure(Structure("doctest_iid", draw, isotropic_only=False,
-    ...                                  projection_types=(DenseProjection,)))
-    >>> X = np.random.RandomState(0).normal(size=(10, 3))
-    >>> RandomFourierFeatures("laplacian", gamma=0.5, structure="doctest_iid",
-    ...                       n_components=64, random_state=0).fit_transform(X).shape
-    (10, 64)
-    >>> del STRUCTURES["doctest_iid"]  # undo the registration
-    """
-    if not replace and structure.name in STRUCTURES:
-        raise ValueError(f"structure {structure.name!r} is already registered; pass "
-                         "replace=True.")
-    for cls in structure.projection_types:
-        if not (isinstance(cls, type) and issubclass(cls, Projection)):
-            raise TypeError(f"projection_types of {structure.name!r} must be Projection "
-                            f"subclasses; got {cls!r}.")
-    STRUCTURES[structure.name] = structure
-    return structure
-
-
-def projection_types() -> list[type]:
-    """Every :class:`Projection` class a registered structure returns (deduplicated)."""
-    return list(dict.fromkeys(cls for s in STRUCTURES.values() for cls in s.projection_types))
-
-
 # ============================================================================ output forms
 def cos_features_into(projection_into, X_block: Any, weights: Any,
                       offset: np.ndarray, scale: Any, out: np.ndarray, *,
@@ -471,20 +267,6 @@ class DenseProjection(Projection):
         return matmul(xp, X_block, self.weights, out=out, bias=bias)
 
 
-def iid_frequencies(request: FrequencyRequest) -> Frequencies:
-    """Independent frequencies (``"mc"``: the density's draws, unchanged numbers), or one
-    randomised QMC point set mapped by the density's inverse transforms (Avron et al., 2016),
-    coordinates in the order of the input's features."""
-    density, d, size = request.density, request.n_features, request.n_frequencies
-    if request.sampling == "mc":
-        omega = density.sample(d, size, request.random_state)
-    else:
-        points = uniform_points(request.sampling, size, density.uniform_dims(d),
-                                request.random_state)
-        omega = density.from_uniforms(d, points)
-    return Frequencies(DenseProjection(np.ascontiguousarray(omega.T)))
-
-
 def random_signs(random_state: np.random.RandomState, shape: tuple[int, ...]) -> np.ndarray:
     # int8: one byte per sign; a block's signs are cast to the data's dtype when used.
     return (2 * random_state.randint(0, 2, size=shape) - 1).astype(np.int8)
@@ -531,10 +313,3 @@ def cos_sin_device(xp: Any, projections: Any, scale: Any) -> Any:
     features = xp.concat([xp.cos(projections), xp.sin(projections)], axis=1)
     features *= scale
     return features
-
-
-register_structure(Structure(
-    "iid", iid_frequencies, isotropic_only=False, projection_types=(DenseProjection,),
-    description="independent frequencies (Rahimi & Recht, 2007); with QMC a scrambled point "
-                "set in the input's coordinates (Avron et al., 2016); any shift-invariant "
-                "kernel"))

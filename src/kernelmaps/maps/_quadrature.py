@@ -13,13 +13,8 @@ import numpy as np
 from scipy import special
 
 from kernelmaps.kernels.spectral import invert_cdf, open_unit_interval
-from kernelmaps.maps._projection import (
-    DenseProjection,
-    Frequencies,
-    FrequencyRequest,
-    Structure,
-    register_structure,
-)
+from kernelmaps.maps._projection import DenseProjection
+from kernelmaps.maps._registry import Frequencies, FrequencyRequest
 from kernelmaps.maps._sampling import uniform_points
 from kernelmaps.maps._structured import haar_frame
 
@@ -170,10 +165,3 @@ def quadrature_frequencies(request: FrequencyRequest) -> Frequencies:
     weights = weights.reshape(-1)[:n_frequencies] * (2.0 / n_frequencies)
     return Frequencies(DenseProjection(np.ascontiguousarray(omega.T)),
                        np.ascontiguousarray(weights))
-
-
-register_structure(Structure(
-    "quadrature", quadrature_frequencies, block=lambda n_features: 2,
-    projection_types=(DenseProjection,),
-    description="stochastic spherical-radial rules (Genz & Monahan; Munkhoeva et al., 2018) "
-                "with paired radii instead of a centre term; for smooth kernels at low d"))

@@ -6,8 +6,8 @@ Hadamard transforms (Yu et al., 2016; Le, Sarlós & Smola, 2013), applied with t
 Walsh–Hadamard transform below in O(D log d) per row and O(D) memory. All three draw their
 radii from the density's radial law, by Monte Carlo or, with ``sampling="qmc"``, as a
 stratified one-dimensional randomised QMC set (:func:`kernelmaps.maps._sampling.radii`):
-the directions are what they are, and QMC goes into the radii alone. Each registers itself
-in :data:`kernelmaps.maps._projection.STRUCTURES`.
+the directions are what they are, and QMC goes into the radii alone. Their records in
+:data:`kernelmaps.maps.STRUCTURES` are listed in :mod:`kernelmaps.maps._structures`.
 
 Fast Walsh–Hadamard transform (FWHT) on row blocks, in NumPy + BLAS
 -------------------------------------------------------------------
@@ -56,15 +56,8 @@ from scipy.linalg import hadamard
 
 from kernelmaps._array_api import on_device
 from kernelmaps.kernels._ops import dense_block
-from kernelmaps.maps._projection import (
-    DenseProjection,
-    Frequencies,
-    FrequencyRequest,
-    Projection,
-    Structure,
-    random_signs,
-    register_structure,
-)
+from kernelmaps.maps._projection import DenseProjection, Projection, random_signs
+from kernelmaps.maps._registry import Frequencies, FrequencyRequest
 from kernelmaps.maps._sampling import radii
 
 __all__ = [
@@ -428,19 +421,3 @@ def fastfood_frequencies(request: FrequencyRequest) -> Frequencies:
     row_scale = lengths / (np.sqrt(d_pad) * np.linalg.norm(gaussian, axis=1, keepdims=True))
     return Frequencies(FastfoodProjection(signs, permutation.astype(np.int32), gaussian,
                                           row_scale.ravel()))
-
-
-register_structure(Structure(
-    "orthogonal", orthogonal_frequencies, projection_types=(DenseProjection,),
-    description="orthogonal random features (Yu et al., 2016): Haar-orthogonal blocks of d "
-                "directions; with QMC, stratified radii"))
-register_structure(Structure(
-    "structured", sorf_frequencies, block=next_power_of_two, unbiased=False,
-    projection_types=(SORFProjection,),
-    description="structured HD₁HD₂HD₃ features (SORF), O(D log d); D rounds up to a "
-                "multiple of the next power of two ≥ the input features"))
-register_structure(Structure(
-    "fastfood", fastfood_frequencies, block=next_power_of_two, unbiased=False,
-    projection_types=(FastfoodProjection,),
-    description="Fastfood (Le, Sarlós & Smola, 2013); D rounds up to a multiple of the "
-                "next power of two ≥ the input features"))

@@ -35,14 +35,10 @@ from kernelmaps.kernels import (
     gamma_value,
     resolve_kernel,
 )
-from kernelmaps.maps import _quadrature, _structured  # noqa: F401  (register their structures)
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._principal import principal_frame, sample_indices
 from kernelmaps.maps._projection import (
-    STRUCTURES,
     DenseProjection,
-    FrequencyRequest,
-    Structure,
     cos_features_device,
     cos_features_into,
     cos_sin_device,
@@ -50,6 +46,7 @@ from kernelmaps.maps._projection import (
     project_into,
     project_with,
 )
+from kernelmaps.maps._registry import STRUCTURES, FrequencyRequest, Structure
 from kernelmaps.maps._sampling import SAMPLINGS, uniform_points
 
 __all__ = ["RBFSampler", "RandomFourierFeatures"]
@@ -162,7 +159,7 @@ class RBFSampler(FeatureMap):
 
 # =========================================================================== the RFF engine
 # Random Fourier features = spectral density (kernels.spectral) × projection structure
-# (the registry of maps._projection) × sampling (maps._sampling) × output form.
+# (the registry of maps._registry) × sampling (maps._sampling) × output form.
 
 #: Which map to use instead, for kernels that have no spectral density (not shift-invariant).
 _NOT_SHIFT_INVARIANT_ALTERNATIVES = {
@@ -193,7 +190,7 @@ class _StructureOptions(StrOptions):
         super().__init__(set())
 
     # The registry is read when the parameter is validated, so a structure registered after
-    # import (kernelmaps.maps._projection.register_structure) is accepted.
+    # import (kernelmaps.maps.register_structure) is accepted.
     options = property(lambda self: {"auto", *STRUCTURES}, lambda self, value: None)
 
 

@@ -7,20 +7,19 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_array
 
 from kernelmaps._array_api import (
-    float_dtypes,
     is_device_array,
     matmul,
     namespace_and_device,
     on_device,
     to_numpy,
 )
-from kernelmaps._engine import FLOAT_DTYPES, blas_for_work, scratch_buffer
+from kernelmaps._engine import FLOAT_DTYPES, scratch_buffer
+from kernelmaps._linalg import INVERSE_SQRT_BASES, inverse_sqrt_psd
 from kernelmaps.kernels import (
     IndefiniteKernelWarning,
     Kernel,
@@ -34,120 +33,8 @@ from kernelmaps.maps._base import FeatureMap
 
 __all__ = ["Nystroem"]
 
-#: Eigenvalues are floored here before the inverse square root, as in scikit-learn.
-_EIGEN_FLOOR = 1e-12
-#: Up to this size the landmark matrix is decomposed with LAPACK's divide-and-conquer
-#: ``syevd`` (2.3× faster than SciPy's default ``syevr`` at m = 100, 1.5× at m = 1000, one
-#: thread), whose workspace of 2m² values (64 MiB here) ``syevr`` does without.
-_DIVIDE_AND_CONQUER_MAX = 2048
 #: The two feature bases of the Nyström map (see :class:`Nystroem`).
-BASES = ("symmetric", "eigen")
-
-
-def inverse_sqrt_psd(K: np.ndarray, *, name: str = "Nystroem", basis: str = "symmetric",
-                     eigen_tol: float | None = None) -> np.ndarray:
-    r"""Inverse square root of a landmark kernel matrix, symmetric or in its eigenbasis.
-
-    From one eigendecomposition :math:`K = U \Lambda U^\top` of the symmetrised matrix
-    (``eigh`` is several times faster than the SVD scikit-learn uses and gives the same
-    matrix for a PSD ``K``):
-
-    * ``basis='symmetric'``: :math:`K^{-1/2} = U \Lambda^{-1/2} U^\top`, shape (m, m);
-    * ``basis='eigen'``: :math:`\Lambda_r^{-1/2} U_r^\top`, shape (r, m), the rows for the
-      r retained eigenvalues in decreasing order, each eigenvector's sign fixed so that its
-      largest-magnitude entry is positive (deterministic output).
-
-    Eigenvalues are handled as follows, with :math:`\tau = m\,\epsilon\,\lambda_\max` the
-    rounding level (numpy's ``matrix_rank`` tolerance) and the truncation threshold
-    :math:`t = \tau` when ``eigen_tol`` is None, else :math:`t = \text{eigen\_tol}\cdot
-    \lambda_\max` (:math:`\lambda_\max` the largest :math:`|\lambda|`):
-
-    * :math:`\lambda > t`: inverted as :math:`\max(\lambda, 10^{-12})^{-1/2}`, like
-      scikit-learn;
-    * :math:`-\tau \le \lambda \le t`: numerically zero (duplicate landmarks, low-rank
-      kernels) or truncated — the direction is dropped instead of being amplified;
-    * :math:`\lambda < -\tau`: the matrix is indefinite — the direction is dropped
-      (projection onto the PSD cone) and an :class:`IndefiniteKernelWarning` reports the
-      negative eigenvalue mass, unless :math:`\lambda` is within the rounding level of the
-      dtype ``K`` was computed in (float32 kernel values of a PSD kernel have negative
-      eigenvalues down to about :math:`-m\,\epsilon_{32}\lambda_\max`). scikit-learn
-      silently uses :math:`|\lambda|` instead.
-    """
-    if is_device_array(K):
-        return _inverse_sqrt_psd_device(K, name=name, basis=basis, eigen_tol=eigen_tol)
-    K = np.asarray(K)
-    # Below this, a negative eigenvalue is rounding of K's own dtype, not indefiniteness.
-    input_rounding = np.finfo(K.dtype if K.dtype == np.float32 else np.float64).eps
-    K64 = np.asarray(K, dtype=np.float64)
-    K64 = 0.5 * (K64 + K64.T)
-    m = K64.shape[0]
-    driver = "evd" if m <= _DIVIDE_AND_CONQUER_MAX else "evr"
-    # About 10 m³ operations: small matrices run on one BLAS thread (see blas_for_work).
-    with blas_for_work(10.0 * m**3):
-        eigenvalues, eigenvectors = scipy.linalg.eigh(K64, driver=driver, overwrite_a=True,
-                                                      check_finite=False)
-    if basis not in BASES:
-        raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
-    scale, order = _eigen_scaling(eigenvalues, name, eigen_tol, input_rounding=input_rounding,
-                                  stacklevel=4)
-    if basis == "symmetric":
-        with blas_for_work(2.0 * m**3):
-            return (eigenvectors * scale) @ eigenvectors.T
-    vectors = eigenvectors[:, order]
-    peaks = np.abs(vectors).argmax(axis=0)
-    vectors *= np.sign(vectors[peaks, np.arange(order.size)])
-    return (vectors * scale[order]).T
-
-
-def _inverse_sqrt_psd_device(K: Any, *, name: str, basis: str,
-                             eigen_tol: float | None) -> Any:
-    """:func:`inverse_sqrt_psd` on ``K``'s device: the eigendecomposition there (in
-    float64 where the device has it), the eigenvalue decisions on the m eigenvalues."""
-    xp, device = namespace_and_device(K)
-    K64 = xp.astype(K, float_dtypes(xp, device)[0])
-    eigenvalues, eigenvectors = xp.linalg.eigh(0.5 * (K64 + K64.T))
-    if basis not in BASES:
-        raise ValueError(f"basis must be one of {list(BASES)}; got {basis!r}.")
-    input_rounding = np.finfo(np.float32 if K.dtype == xp.float32 else np.float64).eps
-    scale, order = _eigen_scaling(to_numpy(eigenvalues).astype(np.float64), name, eigen_tol,
-                                  input_rounding=input_rounding, stacklevel=5)
-    scale = on_device(scale, xp, device, eigenvectors.dtype)
-    if basis == "symmetric":
-        return (eigenvectors * scale) @ eigenvectors.T
-    order = on_device(order, xp, device)
-    vectors = xp.take(eigenvectors, order, axis=1)
-    peaks = xp.argmax(xp.abs(vectors), axis=0)
-    vectors *= xp.sign(xp.take_along_axis(vectors, peaks[None, :], axis=0))
-    return (vectors * xp.take(scale, order)).T
-
-
-def _eigen_scaling(eigenvalues: np.ndarray, name: str, eigen_tol: float | None, *,
-                   input_rounding: float, stacklevel: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(scale, order)``: λ^{-1/2} for the retained eigenvalues (0 for the others) and the
-    retained ones' positions, largest first; warns about negative mass beyond the rounding
-    ``input_rounding`` (the epsilon of the dtype K was computed in; see
-    :func:`inverse_sqrt_psd`)."""
-    m = eigenvalues.shape[0]
-    largest = max(float(np.abs(eigenvalues).max(initial=0.0)), np.finfo(np.float64).tiny)
-    rounding = m * np.finfo(np.float64).eps * largest
-    negative = eigenvalues < -m * input_rounding * largest
-    if negative.any():
-        mass = float(-eigenvalues[negative].sum() / np.abs(eigenvalues).sum())
-        warnings.warn(
-            f"{name}: the landmark kernel matrix is not positive semi-definite: "
-            f"{int(negative.sum())} negative eigenvalue(s), the smallest "
-            f"{eigenvalues.min():.3g}, holding {mass:.2%} of the eigenvalue mass "
-            "(sum of |eigenvalues|). Their directions are dropped (projection onto the PSD "
-            "cone). The kernel is not a Mercer kernel on this data; prefer a PSD kernel.",
-            IndefiniteKernelWarning,
-            stacklevel=stacklevel,
-        )
-    threshold = rounding if eigen_tol is None else eigen_tol * largest
-    keep = eigenvalues > threshold
-    scale = np.zeros_like(eigenvalues)
-    scale[keep] = 1.0 / np.sqrt(np.maximum(eigenvalues[keep], _EIGEN_FLOOR))
-    order = np.flatnonzero(keep)[::-1]  # eigh sorts ascending; features go largest first
-    return scale, order
+BASES = INVERSE_SQRT_BASES
 
 
 class Nystroem(FeatureMap):
@@ -442,8 +329,11 @@ class Nystroem(FeatureMap):
         if not precomputed:
             warn_if_degenerate(basis_kernel, basis, self.kernel_, owner="Nystroem",
                                what="landmarks", stacklevel=6)
+        # The pseudo-inverse root (shift 0): null directions dropped, negative ones warned.
         normalization = inverse_sqrt_psd(basis_kernel, basis=self.basis,
-                                         eigen_tol=self.eigen_tol)
+                                         eigen_tol=self.eigen_tol, name="Nystroem",
+                                         what="landmark kernel matrix",
+                                         warning=IndefiniteKernelWarning)
         if normalization.shape[0] == 0:
             raise ValueError(
                 "The landmark kernel matrix has no eigenvalue above eigen_tol × the largest "

@@ -1,6 +1,6 @@
 r"""The data side of Nyström kernel ridge: passes over :math:`K_{nM}`, cached within a budget.
 
-FALKON (:func:`kernelmaps.models._solvers.falkon_solve`) needs two things from the data:
+FALKON (:func:`kernelmaps.models._falkon.falkon_solve`) needs two things from the data:
 the right-hand side :math:`K_{nM}^\top W Y` once, and :math:`K_{nM}^\top W K_{nM} V` in every
 conjugate-gradient iteration. :class:`NystromSystem` provides both for rows held in memory —
 a whole data set (:class:`~kernelmaps.models.KernelRidge`), or one row chunk of a Dask

@@ -7,7 +7,7 @@ estimator with two ways of reading ``y``. Both solve, for targets :math:`Y` (n �
 * ``solver="exact"``: :math:`(K + \alpha I)C = Y` — the n × n kernel matrix is factorised
   in place, once per distinct ``alpha`` (:func:`kernelmaps._linalg.solve_psd`);
 * ``solver="nystrom"``: :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top W
-  Y` by FALKON (:func:`~kernelmaps.models._solvers.falkon_solve`) over a
+  Y` by FALKON (:func:`~kernelmaps.models._falkon.falkon_solve`) over a
   :class:`~kernelmaps.models._nystrom.NystromSystem` (in memory) or its Dask counterpart
   (:mod:`kernelmaps.distributed._falkon`).
 
@@ -43,9 +43,9 @@ from kernelmaps.models._common import (
     kernel_columns,
     select_centres,
 )
+from kernelmaps.models._falkon import falkon_solve
 from kernelmaps.models._nystrom import NystromSystem, kernel_times
 from kernelmaps.models._progress import FitProgress
-from kernelmaps.models._solvers import falkon_solve
 
 __all__ = ["AUTO_EXACT_MAX_SAMPLES", "check_alpha"]
 

@@ -1,0 +1,128 @@
+r"""FALKON: Nyström kernel ridge regression by preconditioned conjugate gradient.
+
+:class:`~kernelmaps.models.KernelRidge` with ``solver="nystrom"`` solves the normal equations
+of Nyström kernel ridge regression,
+
+.. math::
+
+    H\beta = K_{nM}^\top W y, \qquad H = K_{nM}^\top W K_{nM} + \alpha K_{MM},
+
+(:math:`W` the diagonal of sample weights) without forming :math:`K_{nM}`: the model hands
+:func:`falkon_solve` a function computing :math:`K_{nM}^\top W K_{nM} V` in one blocked pass
+over the data, and this module does the rest in :math:`O(M^2)` memory — the preconditioner
+(:mod:`kernelmaps.models._preconditioner`, host or device) handed to the one preconditioned
+CG (:mod:`kernelmaps.models._cg`) through their interface
+(:class:`~kernelmaps.models._cg.Preconditioner`).
+
+The small systems are solved in float64 whatever the dtype of the kernel blocks; the
+factorisations are those of :mod:`kernelmaps._linalg`.
+
+References
+----------
+A. Rudi, L. Carratino and L. Rosasco, "FALKON: An optimal large scale kernel method",
+NeurIPS 2017.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+
+from kernelmaps._array_api import is_device_array
+from kernelmaps._engine import single_threaded_blas
+from kernelmaps.models._cg import Callback, Preconditioner, preconditioned_conjugate_gradient
+from kernelmaps.models._preconditioner import DeviceFalkonPreconditioner, FalkonPreconditioner
+
+__all__ = ["SINGLE_THREAD_MAX_CENTRES", "FalkonResult", "falkon_solve"]
+
+#: Up to this M the factorisations and triangular solves run on one BLAS thread: one core
+#: factorises a 4,096² matrix three times (potrf, lauum, potrf: M³ flops) in about 1.5 s,
+#: while OpenBLAS threads spin-waiting on busy cores made them 100-1000× slower (17 s at
+#: M = 1,000 on 2 loaded cores, against 0.02 s on one thread). Beyond it the M³ work is
+#: large enough for the threads to pay off even when cores are shared.
+SINGLE_THREAD_MAX_CENTRES = 4096
+
+
+class FalkonResult(NamedTuple):
+    """What :func:`falkon_solve` returns."""
+
+    #: β, shape (M, k).
+    coef: Any
+    #: CG iterations (data passes) run.
+    iterations: int
+    #: Whether every target reached ``tol``.
+    converged: bool
+    #: The jitter added to K_MM's diagonal (part of the system solved).
+    jitter: float
+    #: Seconds spent factorising the preconditioner.
+    preconditioner_s: float = 0.0
+
+
+def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, alpha: float,
+                 *, rhs: np.ndarray, total_weight: float, max_iter: int, tol: float,
+                 overwrite: bool = False, callback: Callback | None = None) -> FalkonResult:
+    r"""Solve :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top W y` (FALKON).
+
+    Conjugate gradient on the preconditioned system :math:`B^\top H B\,\gamma = B^\top r`,
+    then :math:`\beta = B\gamma` (see
+    :class:`~kernelmaps.models._preconditioner.FalkonPreconditioner`): one application of
+    :math:`B^\top H B` is four triangular solves and one data pass; :math:`K_{MM}` itself
+    is not needed after the factorisation. :math:`H` uses :math:`K_{MM}` plus the jitter
+    its Cholesky factor needed (:math:`T^\top T`), so it is positive definite even where
+    :math:`K_{MM}` is only numerically PSD (float32 kernel values of a low-rank or nearly
+    constant kernel are indefinite at rounding level, and CG on an indefinite system
+    diverges). Warns with a :class:`~sklearn.exceptions.ConvergenceWarning` if
+    ``max_iter`` is reached first.
+
+    Parameters
+    ----------
+    matvec : callable
+        ``matvec(V)`` returns :math:`K_{nM}^\top W K_{nM} V` (one pass over the data).
+    K_MM : ndarray of shape (M, M)
+        Kernel matrix of the centres, float64.
+    alpha : float
+        The ridge α > 0.
+    rhs : ndarray of shape (M, k)
+        :math:`K_{nM}^\top W Y`, one column per target.
+    total_weight : float
+        The number of samples, or the sum of the sample weights.
+    max_iter, tol, callback :
+        As in :func:`~kernelmaps.models._cg.conjugate_gradient`, on the preconditioned
+        residual.
+    overwrite : bool, default=False
+        Factorise in ``K_MM``'s memory (see
+        :class:`~kernelmaps.models._preconditioner.FalkonPreconditioner`).
+
+    Returns
+    -------
+    FalkonResult
+        ``(coef, iterations, converged, jitter, preconditioner_s)``.
+    """
+    start = time.perf_counter()
+    if is_device_array(K_MM):
+        preconditioner: Preconditioner = DeviceFalkonPreconditioner(K_MM, alpha, total_weight)
+        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+    if K_MM.shape[0] > SINGLE_THREAD_MAX_CENTRES:
+        preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
+        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+    with single_threaded_blas():  # the data passes set their own threads
+        preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
+        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+
+
+def _solve(preconditioner: Preconditioner, matvec: Callable, alpha: float, rhs: Any,
+           max_iter: int, tol: float, callback: Callback | None, start: float) -> FalkonResult:
+    """CG on the system :func:`falkon_solve` describes, with a built preconditioner."""
+    factorised = time.perf_counter() - start
+    coef, iterations, converged = preconditioned_conjugate_gradient(
+        preconditioner, matvec, alpha, rhs, max_iter=max_iter, tol=tol, callback=callback)
+    if not converged:
+        warnings.warn(f"Conjugate gradient did not converge in max_iter={max_iter} "
+                      "iterations; increase max_iter or alpha, or loosen tol.",
+                      ConvergenceWarning, stacklevel=4)
+    return FalkonResult(coef, iterations, converged, preconditioner.jitter, factorised)
