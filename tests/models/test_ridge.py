@@ -14,7 +14,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import kernelmaps as km
 from kernelmaps.models import KernelRidge
-from tests.models._float32_bound import float32_prediction_bound
+from tests._float32_bound import float32_prediction_bound
 
 # scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
@@ -244,7 +244,7 @@ def test_cached_and_recomputed_passes_give_the_same_fit(dtype):
     assert fits[1500 * 100 * 8].fit_info_["path"] == (
         "partly cached" if dtype == np.float64 else "cached")
     # Each fit is within the first-order bound (its kernel values' rounding, CG stopped at
-    # tol; tests/models/_float32_bound.py) of the float64 closed form, so within twice that
+    # tol; tests/_float32_bound.py) of the float64 closed form, so within twice that
     # bound of each other.
     reference = fits[0]
     _, bound = float32_prediction_bound(reference.kernel_, X, reference.X_fit_, X, Y, 0.1,
