@@ -9,6 +9,10 @@ library's own, :func:`kernelmaps.evaluate.relative_error`.
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -39,3 +43,32 @@ def mixture(n_big: int = 1000, d: int = 2, seed: int = 0) -> tuple[np.ndarray, n
     X = np.vstack([rng.normal(size=(s, d)) + c for s, c in zip(sizes, centres, strict=True)])
     labels = np.repeat(np.arange(3), sizes)
     return X, labels
+
+
+def spd_matrix(m: int, condition: float, seed: int = 0) -> np.ndarray:
+    """A random symmetric positive-definite ``m × m`` matrix with the given condition number
+    (a random rotation of the eigenvalues ``geomspace(1, 1/condition, m)``)."""
+    rng = np.random.RandomState(seed)
+    Q, _ = np.linalg.qr(rng.normal(size=(m, m)))
+    return (Q * np.geomspace(1.0, 1.0 / condition, m)) @ Q.T
+
+
+def peak_bytes(run: Callable[[], Any]) -> tuple[Any, int]:
+    """``(run(), the peak bytes Python and NumPy allocated while it ran)`` (tracemalloc)."""
+    tracemalloc.start()
+    tracemalloc.reset_peak()
+    try:
+        result = run()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, peak
+
+
+def unevenly_scaled(n: int = 120, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Three features on scales 1, 1000 (offset by 5000) and 0.01, and a class label that
+    depends on the first two: data where standardising helps an isotropic kernel."""
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, 3)) * np.array([1.0, 1000.0, 0.01]) + np.array([0, 5e3, 0])
+    y = (X[:, 0] + (X[:, 1] - 5e3) / 1000 > 0).astype(int)
+    return X, y
