@@ -232,6 +232,10 @@ def test_leverage_subset_distinct_and_deterministic(accelerated, rng):
     b = ridge_leverage_subset(X, "rbf", 40, random_state=7, accelerated=accelerated)
     np.testing.assert_array_equal(a, b)
     assert a.shape == (40,) and np.unique(a).size == 40
+    # The seed is what decides: another one draws another subset (a sampler that ignored
+    # random_state would pass the equality above too).
+    other = ridge_leverage_subset(X, "rbf", 40, random_state=8, accelerated=accelerated)
+    assert set(other) != set(a)
 
 
 def test_leverage_low_rank_kernel_fills_up_without_nan():
