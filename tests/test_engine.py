@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_info
 import kernelmaps as km
 from kernelmaps import _engine
 from kernelmaps._engine import reduce_blocks, run_blocks, threads_per_task
-from tests._estimators import ENTRIES, one_per_class
+from tests._estimators import ENTRIES, by_id, one_per_class
 from tests._helpers import peak_bytes
 
 #: One registry entry per feature-map class (row-block and thread invariance of every
@@ -58,7 +58,7 @@ def _extra_peak_bytes(est, X) -> int:
     return peak - out.nbytes
 
 
-@pytest.mark.parametrize("e", MAPS, ids=[e.id for e in MAPS])
+@by_id(MAPS)
 def test_transform_memory_bounded_by_block_not_n(e, rng):
     X_small = rng.uniform(size=(8_000, 10))
     X_large = rng.uniform(size=(32_000, 10))
