@@ -4,6 +4,7 @@ of the cross-cutting suites that README names."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
@@ -44,3 +45,20 @@ def test_no_test_module_imports_another():
     for path in TESTS.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"^\s*from tests(\.\w+)*\.test_\w+ import", text, re.M), path
+
+
+def test_the_node_ids_conftest_marks_name_existing_tests():
+    # conftest.py marks tests by node-id prefix: a moved file or a renamed test would silently
+    # lose its marker.
+    tree = ast.parse((TESTS.parent / "conftest.py").read_text(encoding="utf-8"))
+    listed = next(ast.literal_eval(node.value) for node in tree.body
+                  if isinstance(node, ast.Assign)
+                  and [t.id for t in node.targets if isinstance(t, ast.Name)]
+                  == ["DEFAULT_BLAS_TESTS"])
+    assert listed
+    for node_id in listed:
+        path, name = node_id.split("::")
+        file = TESTS.parent / path
+        assert file.is_file(), node_id
+        assert re.search(rf"^def {re.escape(name)}\(", file.read_text(encoding="utf-8"), re.M), \
+            node_id
