@@ -1,6 +1,7 @@
 """tests/ mirrors src/kernelmaps/ (the layout rule of tests/README.md): every test folder is a
-package of the source tree, and every top-level test module tests a top-level module or is one
-of the cross-cutting suites that README names."""
+package of the source tree, every top-level test module tests a top-level module or is one of
+the cross-cutting suites that README names, no test module imports another, and the node ids
+that conftest.py marks name tests that exist."""
 
 from __future__ import annotations
 
