@@ -12,7 +12,7 @@ started — its own default, as users run kernelmaps:
 * kernelmaps itself no longer needs the pin to be fast: its engine keeps BLAS on one thread
   inside every call of several blocks and every small call, and runs its own threads only
   where a call's work pays for them and a core is free (``kernelmaps._engine``). The marked
-  tests check exactly that, where users meet it: the engine (``tests/test_base.py``), a map
+  tests check exactly that, where users meet it: the engine (``tests/test_engine.py``), a map
   (``tests/maps/test_nystroem.py``), and every map against scikit-learn, a model and
   ``evaluate.compare`` (listed in :data:`DEFAULT_BLAS_TESTS`, so that those modules need not
   know about this set-up). They are a few seconds of the suite, so the suite's wall time
@@ -39,8 +39,8 @@ from threadpoolctl import ThreadpoolController, threadpool_limits
 DEFAULT_BLAS_TESTS = (
     "tests/maps/test_sklearn_equivalence.py::test_dense_output_equals_sklearn",
     "tests/models/test_ridge.py::test_nystrom_close_to_exact_with_fewer_centres",
-    "tests/test_evaluate.py::test_compare_deterministic_methods_run_once",
-    "tests/test_evaluate.py::test_compare_randomized_maps_of_other_kernels",
+    "tests/evaluate/test_evaluate.py::test_compare_deterministic_methods_run_once",
+    "tests/evaluate/test_evaluate.py::test_compare_randomized_maps_of_other_kernels",
 )
 MARKER = "blas_default_threads"
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pytest
 from sklearn.base import BaseEstimator
 
 import kernelmaps
@@ -272,6 +273,11 @@ ENTRIES: tuple[Entry, ...] = (
 
 assert len({e.id for e in ENTRIES}) == len(ENTRIES), "registry ids must be unique"
 assert all(e.kind in KINDS for e in ENTRIES)
+
+
+def by_id(entries):
+    """``@pytest.mark.parametrize("e", entries)`` with each entry's registry id as test id."""
+    return pytest.mark.parametrize("e", entries, ids=[e.id for e in entries])
 
 
 def one_per_class(entries) -> list[Entry]:

@@ -20,14 +20,11 @@ Every call site says in one line why its number of ulps bounds the rounding it c
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
+
+from tests._helpers import dense
 
 __all__ = ["assert_equal_to_rounding", "assert_labels_agree_where_decided", "decision_margin",
            "eps_of"]
-
-
-def _dense(a) -> np.ndarray:
-    return a.toarray() if sp.issparse(a) else np.asarray(a)
 
 
 def eps_of(a) -> float:
@@ -46,7 +43,7 @@ def assert_equal_to_rounding(actual, expected, *, ulps: float, scale: float | No
     carry the absolute rounding of the sums that produced them. Non-floating outputs (labels,
     indices) must be equal exactly. Dtypes and shapes must agree exactly.
     """
-    actual, expected = _dense(actual), _dense(expected)
+    actual, expected = dense(actual), dense(expected)
     assert actual.shape == expected.shape, f"{err_msg}: shape {actual.shape} != {expected.shape}"
     assert actual.dtype == expected.dtype, f"{err_msg}: dtype {actual.dtype} != {expected.dtype}"
     if not np.issubdtype(expected.dtype, np.floating):

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
+
+from tests._helpers import dense
 
 
 def assert_same_numbers(ours, theirs, rtol: float = 1e-8) -> None:
@@ -14,8 +15,7 @@ def assert_same_numbers(ours, theirs, rtol: float = 1e-8) -> None:
     The floor matters for entries that are (nearly) zero, where a relative comparison is
     meaningless: a sum computed in a different order differs there by rounding alone.
     """
-    ours = ours.toarray() if sp.issparse(ours) else np.asarray(ours)
-    theirs = theirs.toarray() if sp.issparse(theirs) else np.asarray(theirs)
+    ours, theirs = dense(ours), dense(theirs)
     assert ours.shape == theirs.shape
     scale = float(np.abs(theirs).max(initial=0.0))
     np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=rtol * scale)

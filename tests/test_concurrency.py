@@ -23,7 +23,6 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import kernelmaps as km
@@ -31,7 +30,8 @@ from kernelmaps import _engine
 from kernelmaps._engine import single_threaded_blas
 from kernelmaps.kernels import get_kernel
 from kernelmaps.maps import Nystroem
-from tests._estimators import ENTRIES, Entry, make_data
+from tests._estimators import ENTRIES, Entry, by_id, make_data
+from tests._helpers import dense
 
 N_CALLERS = 16
 #: With 4096-byte blocks every estimator cuts inputs of a few hundred rows into several
@@ -47,14 +47,6 @@ def _engine_threads_whatever_the_work(monkeypatch):
     rows), so that its threads are what these tests exercise."""
     monkeypatch.setattr(_engine, "FLOPS_PER_THREAD", 1)
     monkeypatch.setattr(_engine, "_free_cores", lambda cores: float(cores))
-
-
-def by_id(entries):
-    return pytest.mark.parametrize("e", entries, ids=[e.id for e in entries])
-
-
-def dense(a):
-    return a.toarray() if sp.issparse(a) else np.asarray(a)
 
 
 def outputs(e: Entry, est, X) -> dict[str, np.ndarray]:

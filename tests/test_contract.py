@@ -21,7 +21,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import kernelmaps as km
 import kernelmaps.io
 from kernelmaps.kernels import Kernel
-from tests._estimators import ENTRIES, Entry, make_data, public_estimators
+from tests._estimators import ENTRIES, Entry, by_id, make_data, public_estimators
+from tests._helpers import dense
 from tests._rounding import assert_equal_to_rounding, assert_labels_agree_where_decided
 
 SPARSE = [e for e in ENTRIES if e.sparse]
@@ -30,10 +31,6 @@ RANDOMIZED = [e for e in ENTRIES if "random_state" in e.params]
 FLOAT32_OUT = [e for e in ENTRIES if e.float32_out]
 #: Methods whose outputs are floating-point numbers (not class labels).
 FLOAT_METHODS = ("transform", "decision_function", "predict_proba", "score_samples")
-
-
-def by_id(entries):
-    return pytest.mark.parametrize("e", entries, ids=[e.id for e in entries])
 
 
 def fitted(e: Entry, X, y, **overrides):
@@ -51,10 +48,6 @@ def float_outputs(e: Entry, est, X) -> dict[str, np.ndarray]:
 def all_outputs(e: Entry, est, X) -> dict[str, np.ndarray]:
     """Every output (labels too) of a fitted estimator on ``X``, by method name."""
     return {m: getattr(est, m)(X) for m in e.output_methods}
-
-
-def dense(a):
-    return a.toarray() if sp.issparse(a) else np.asarray(a)
 
 
 #: Two computations of one output that differ only in BLAS's summation order (another row

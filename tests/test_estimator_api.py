@@ -10,12 +10,12 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
 
 import kernelmaps as km
-from tests._estimators import ENTRIES
+from tests._estimators import ENTRIES, by_id
 
 MAPS = [e for e in ENTRIES if e.kind == "transformer" and not e.two_views]  # feature maps
 
 
-@pytest.mark.parametrize("e", MAPS, ids=[e.id for e in MAPS])
+@by_id(MAPS)
 def test_grid_search_refit_equals_the_map_and_model_fitted_by_hand(e):
     rng = np.random.RandomState(0)
     X, X_new = rng.uniform(0, 1, size=(90, 3)), rng.uniform(0, 1, size=(20, 3))

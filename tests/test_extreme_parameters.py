@@ -28,8 +28,9 @@ import kernelmaps as km
 from kernelmaps.kernels import KERNELS, DegenerateKernelWarning, get_kernel
 from kernelmaps.kernels.degenerate import scale_parameter, warn_if_degenerate
 from kernelmaps.models import KernelFisherDiscriminant, KernelMeanDistance, KernelRidge
-from tests._estimators import ENTRIES, Entry, make_data
-from tests.models._float32_bound import float32_prediction_bound
+from tests._estimators import ENTRIES, Entry, by_id, make_data
+from tests._float32_bound import float32_prediction_bound
+from tests._helpers import dense
 
 SCALES = (1e-12, 1e-9, 1e-6, 1e-3, 1e3, 1e6, 1e9, 1e12)
 #: Warnings an extreme case may legitimately give: the degenerate-kernel warning, Nystroem's
@@ -45,14 +46,6 @@ GRAM_FORMING = [e for e in ENTRIES
                 if (e.cls in (km.Nystroem, KernelRidge, KernelFisherDiscriminant)
                     or (e.cls is KernelMeanDistance and e.params.get("n_components")))
                 and e.make().get_params()["kernel"] != "linear"]
-
-
-def by_id(entries):
-    return pytest.mark.parametrize("e", entries, ids=[e.id for e in entries])
-
-
-def dense(a):
-    return a.toarray() if sp.issparse(a) else np.asarray(a)
 
 
 def scale_case(e: Entry, value: float) -> tuple[str, dict, float]:
@@ -302,7 +295,7 @@ def test_nystrom_kernel_ridge_float32_agrees_with_float64(kernel, gamma):
         p64 = KernelRidge(**model).fit(X, y).predict(X)
     # Was off by 3e8 (linear) and 1e141 (rbf 1e-3): FALKON's CG diverged in float32 (and at
     # rbf 1e-9 on Prescott kernels, with float32 products). K_MM is numerically singular at
-    # these parameters, so the first-order bound of tests/models/_float32_bound.py exceeds
+    # these parameters, so the first-order bound of tests/_float32_bound.py exceeds
     # |f| (it holds, but says nothing): what is checked is that CG reaches the float64
     # model rather than diverging, to half of float32's digits, √eps32 of the scale.
     expected, bound = float32_prediction_bound(fitted.kernel_, X, fitted.X_fit_, X, y, 1.0,

@@ -8,12 +8,12 @@ import json
 import pytest
 
 from kernelmaps.cli import commands
-from tests.test_cli import digits_csv, run_main  # noqa: F401 - digits_csv is a fixture
+from tests.cli.conftest import run_main
 
 SMALL = ("--methods", "rbf_sampler", "--n-components", "20", "--seeds", "1", "--threads", "1")
 
 
-def test_alpha_is_chosen_per_row_and_shown(capsys, digits_csv, tmp_path):  # noqa: F811
+def test_alpha_is_chosen_per_row_and_shown(capsys, digits_csv, tmp_path):
     code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), *SMALL,
                               "--out", str(tmp_path / "r"), "--json")
     assert code == 0, err
@@ -33,7 +33,7 @@ def test_alpha_is_chosen_per_row_and_shown(capsys, digits_csv, tmp_path):  # noq
     assert header.split()[-1] == "α" and f"{alphas['exact']:.0e}" in out
 
 
-def test_fixed_alpha_for_every_row(capsys, digits_csv, tmp_path):  # noqa: F811
+def test_fixed_alpha_for_every_row(capsys, digits_csv, tmp_path):
     code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), *SMALL,
                               "--alpha", "0.03", "--out", str(tmp_path / "r"), "--json")
     assert code == 0, err
@@ -44,20 +44,20 @@ def test_fixed_alpha_for_every_row(capsys, digits_csv, tmp_path):  # noqa: F811
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "abc", "nan", "inf", ""])
-def test_bad_alpha_exits_2_naming_the_flag(capsys, digits_csv, tmp_path, value):  # noqa: F811
+def test_bad_alpha_exits_2_naming_the_flag(capsys, digits_csv, tmp_path, value):
     code, _, err = run_main(capsys, "compare", "--data", str(digits_csv), *SMALL,
                             "--alpha", value, "--out", str(tmp_path / "r"))
     assert code == 2 and "--alpha" in err and "positive number" in err
     assert len(err.strip().splitlines()) == 1
 
 
-def test_alpha_with_another_model_exits_2(capsys, digits_csv, tmp_path):  # noqa: F811
+def test_alpha_with_another_model_exits_2(capsys, digits_csv, tmp_path):
     code, _, err = run_main(capsys, "compare", "--data", str(digits_csv), *SMALL,
                             "--model", "svm", "--alpha", "1", "--out", str(tmp_path / "r"))
     assert code == 2 and "--alpha applies to --model ridge only" in err
 
 
-def test_the_cost_estimate_is_printed_before_a_long_fit(capsys, digits_csv, tmp_path,  # noqa: F811
+def test_the_cost_estimate_is_printed_before_a_long_fit(capsys, digits_csv, tmp_path,
                                                         monkeypatch):
     # On 300 training rows the baseline takes well under the threshold: no message.
     code, out, err = run_main(capsys, "compare", "--data", str(digits_csv), *SMALL,

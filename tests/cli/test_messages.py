@@ -9,18 +9,9 @@ import importlib.metadata
 import pytest
 
 from kernelmaps._suggest import close_matches, did_you_mean
-from kernelmaps.cli import main
 from kernelmaps.cli.data import DataError, load_dataset
 from kernelmaps.kernels import KERNEL_ALIASES, KERNELS, get_kernel, resolve_kernel
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:  # argparse exits by itself on usage errors and --version
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli.conftest import run_main
 
 
 def one_error_line(capsys, *argv: str) -> str:

@@ -11,7 +11,7 @@ from sklearn.datasets import load_digits
 
 import kernelmaps.io
 from kernelmaps.cli._parser import build_parser
-from tests.test_cli import run_main
+from tests.cli.conftest import run_main
 
 
 def test_tune_end_to_end(capsys, tmp_path):

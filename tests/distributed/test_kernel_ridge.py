@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 import kernelmaps as km
 from kernelmaps import get_kernel
 from kernelmaps.models import KernelRidge, KernelRidgeClassifier
-from tests.models._float32_bound import float32_prediction_bound
+from tests._float32_bound import float32_prediction_bound
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_solves_the_nystrom_normal_equations(problem):
 def test_several_targets_and_float32(problem):
     # float32 chunks, float64 products: the predictions are within the first-order effect of
     # the float32 rounding of the kernel values (plus CG's stopping error) of the float64
-    # closed form on the same centres (tests/models/_float32_bound.py); accumulating the
+    # closed form on the same centres (tests/_float32_bound.py); accumulating the
     # products in float32 put them ~1 % off on some BLAS kernels.
     X, y, dX = problem
     Y = np.column_stack([y, 2 - y])

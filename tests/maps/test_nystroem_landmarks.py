@@ -12,22 +12,14 @@ from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from kernelmaps._linalg import inverse_sqrt_psd
+from kernelmaps.evaluate import relative_error
 from kernelmaps.kernels import IndefiniteKernelWarning, RBFKernel
 from kernelmaps.landmarks import kmeans_landmarks, renyi_entropy_subset
 from kernelmaps.maps.nystroem import Nystroem
-from tests.test_landmarks import mixture as clustered
+from tests._helpers import mixture
 
 STRATEGIES = ["uniform", "kmeans", "leverage", "renyi"]
 ROW_STRATEGIES = ["uniform", "leverage", "renyi"]
-
-
-def mixture(n_big: int = 1000) -> np.ndarray:
-    """The 100:10:1 Gaussian mixture of the landmark tests, without its labels."""
-    return clustered(n_big)[0]
-
-
-def relative_error(K: np.ndarray, Z: np.ndarray) -> float:
-    return float(np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K))
 
 
 # ---------------------------------------------------------------- the estimator contract
@@ -57,7 +49,7 @@ def test_defaults_are_sklearns():
 # ---------------------------------------------------------------- strategies
 @pytest.mark.parametrize("landmarks", STRATEGIES)
 def test_every_strategy_reproduces_the_kernel_on_its_landmarks(landmarks):
-    X = mixture(n_big=200)
+    X = mixture(n_big=200)[0]
     ny = Nystroem(gamma=0.5, n_components=25, landmarks=landmarks, random_state=0).fit(X)
     C = ny.components_
     assert C.shape == (25, 2)
@@ -72,7 +64,7 @@ def test_every_strategy_reproduces_the_kernel_on_its_landmarks(landmarks):
 
 
 def test_renyi_landmarks_are_renyi_entropy_subset():
-    X = mixture(n_big=200)
+    X = mixture(n_big=200)[0]
     ny = Nystroem(gamma=0.5, n_components=15, landmarks="renyi",
                   landmark_params={"n_passes": 1}, random_state=3).fit(X)
     expected = renyi_entropy_subset(X, RBFKernel(0.5), 15, random_state=3, n_passes=1)
@@ -82,7 +74,7 @@ def test_renyi_landmarks_are_renyi_entropy_subset():
 def test_leverage_and_kmeans_error_below_uniform_on_clustered_imbalanced_data():
     # 100:10:1 mixture, m = 50, mean over seeds 0-4. Measured over 20 seeds in groups of
     # five: uniform 0.037-0.054, leverage 0.021-0.035 (ratio <= 0.65), k-means 0.007-0.008.
-    X = mixture(n_big=1000)
+    X = mixture(n_big=1000)[0]
     K = rbf_kernel(X, gamma=0.5)
 
     def mean_error(landmarks):
@@ -97,7 +89,7 @@ def test_leverage_and_kmeans_error_below_uniform_on_clustered_imbalanced_data():
 
 
 def test_refit_with_kmeans_drops_stale_component_indices():
-    X = mixture(n_big=100)
+    X = mixture(n_big=100)[0]
     ny = Nystroem(n_components=10, random_state=0).fit(X)
     assert hasattr(ny, "component_indices_")
     ny.set_params(landmarks="kmeans").fit(X)

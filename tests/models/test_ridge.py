@@ -14,7 +14,8 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 import kernelmaps as km
 from kernelmaps.models import KernelRidge
-from tests.models._float32_bound import float32_prediction_bound
+from tests._float32_bound import float32_prediction_bound
+from tests._helpers import peak_bytes
 
 # scikit-learn's estimator checks run from the registry (tests/_estimators.py).
 
@@ -118,20 +119,13 @@ def test_float32_nystrom_is_as_accurate_as_its_kernel_values(weighted):
 
 @pytest.mark.parametrize("budget", [0, 40 << 20])
 def test_nystrom_memory_stays_within_the_kernel_cache_budget(budget):
-    import tracemalloc
-
     X, y = regression_data(n=40_000, d=3)
     model = KernelRidge(kernel="rbf", gamma=0.3, solver="nystrom", n_components=500,
                         max_iter=3, random_state=0)
-    tracemalloc.start()
-    try:
-        with warnings.catch_warnings(), km.config_context(block_bytes=1 << 20,
-                                                          kernel_cache_bytes=budget):
-            warnings.simplefilter("ignore")
-            model.fit(X, y)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    with warnings.catch_warnings(), km.config_context(block_bytes=1 << 20,
+                                                      kernel_cache_bytes=budget):
+        warnings.simplefilter("ignore")
+        _, peak = peak_bytes(lambda: model.fit(X, y))
     # K_nM would be 160 MB. Beyond the cache: the M × M preconditioner buffer (2 MB), K_MM's
     # evaluation and one 1 MiB block (+ its float64 copy) per thread.
     assert peak < budget + 0.25 * X.shape[0] * 500 * 8
@@ -244,7 +238,7 @@ def test_cached_and_recomputed_passes_give_the_same_fit(dtype):
     assert fits[1500 * 100 * 8].fit_info_["path"] == (
         "partly cached" if dtype == np.float64 else "cached")
     # Each fit is within the first-order bound (its kernel values' rounding, CG stopped at
-    # tol; tests/models/_float32_bound.py) of the float64 closed form, so within twice that
+    # tol; tests/_float32_bound.py) of the float64 closed form, so within twice that
     # bound of each other.
     reference = fits[0]
     _, bound = float32_prediction_bound(reference.kernel_, X, reference.X_fit_, X, Y, 0.1,

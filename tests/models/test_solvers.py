@@ -19,13 +19,7 @@ from kernelmaps.models._preconditioner import (
     DeviceFalkonPreconditioner,
     FalkonPreconditioner,
 )
-
-
-def spd_matrix(m: int, condition: float, seed: int = 0) -> np.ndarray:
-    """A random symmetric positive-definite matrix with the given condition number."""
-    rng = np.random.RandomState(seed)
-    Q, _ = np.linalg.qr(rng.normal(size=(m, m)))
-    return (Q * np.geomspace(1.0, 1.0 / condition, m)) @ Q.T
+from tests._helpers import spd_matrix
 
 
 def centres_problem(n=2000, M=200, alpha=20.0, gamma=0.5, seed=0):

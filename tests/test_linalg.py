@@ -3,7 +3,6 @@ and the one-buffer FALKON preconditioner built from them."""
 
 from __future__ import annotations
 
-import tracemalloc
 import warnings
 
 import numpy as np
@@ -21,18 +20,13 @@ from kernelmaps._linalg import (
 )
 from kernelmaps.models import KernelRidge, _ridge_base
 from kernelmaps.models._preconditioner import FalkonPreconditioner
+from tests._helpers import peak_bytes, spd_matrix
 
 EPS = np.finfo(np.float64).eps
 
 
-def spd(m: int, condition: float, seed: int = 0) -> np.ndarray:
-    rng = np.random.RandomState(seed)
-    Q, _ = np.linalg.qr(rng.normal(size=(m, m)))
-    return (Q * np.geomspace(1.0, 1.0 / condition, m)) @ Q.T
-
-
 def test_solve_psd_in_place_solves_and_restores():
-    A = spd(300, 1e6)
+    A = spd_matrix(300, 1e6)
     A = (A + A.T) / 2
     B = np.random.RandomState(1).normal(size=(300, 3))
     original = A.copy()
@@ -105,7 +99,7 @@ def test_cholesky_in_place_grows_the_jitter_of_a_callers_shifted_matrix():
 
 
 def test_inverse_sqrt_psd():
-    A = spd(40, 1e3)
+    A = spd_matrix(40, 1e3)
     A = (A + A.T) / 2
     root = inverse_sqrt_psd(A, 1e-3)
     shifted = A + 1e-3 * np.eye(40)
@@ -147,12 +141,8 @@ def test_one_buffer_preconditioner_equals_the_explicit_factors_and_needs_one_mat
     T = np.linalg.cholesky(K_MM + 4 * M * EPS * np.eye(M)).T
     A = np.linalg.cholesky(T @ T.T + alpha * M / n * np.eye(M)).T
     buffer = K_MM.copy()
-    tracemalloc.start()
-    try:
-        preconditioner = FalkonPreconditioner(buffer, alpha, n, overwrite=True)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    preconditioner, peak = peak_bytes(
+        lambda: FalkonPreconditioner(buffer, alpha, n, overwrite=True))
     assert preconditioner.buffer is buffer
     # In place: beyond the buffer only vectors and blocks of rows, not another M × M array.
     assert peak < 0.5 * buffer.nbytes
@@ -176,14 +166,9 @@ def test_exact_ridge_factorises_in_place_for_each_alpha(monkeypatch):
     rng = np.random.RandomState(0)
     X, Y = rng.normal(size=(800, 3)), rng.normal(size=(800, 3))
     model = KernelRidge(kernel="rbf", gamma=0.3, alpha=np.array([0.1, 1.0, 10.0]))
-    tracemalloc.start()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")
-            model.fit(X, Y)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, peak = peak_bytes(lambda: model.fit(X, Y))
     assert peak < 1.5 * 800 * 800 * 8  # a copy per alpha was 2 n × n arrays at once
     K = rbf_kernel(X, gamma=0.3)
     for j, a in enumerate([0.1, 1.0, 10.0]):

@@ -7,12 +7,11 @@ asymmetric callable fail, naming the offending pair. The declared bounds are che
 bounds (float32 evaluations against float64 ones of the same inputs, with hypothesis) and
 to be what the check uses (perturbations just above a bound fail, just below pass). Run
 under ``OPENBLAS_CORETYPE=Sandybridge`` and ``=Prescott`` as well: nothing here depends on
-the BLAS kernels.
+the BLAS kernels. (``kernelmaps check-kernel`` on the same data sets:
+tests/cli/test_check_kernel.py.)
 """
 
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
@@ -22,7 +21,6 @@ from sklearn import datasets
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.preprocessing import StandardScaler
 
-from kernelmaps.cli import main
 from kernelmaps.evaluate import median_heuristic
 from kernelmaps.kernels import KERNELS, Kernel, LinearKernel, RBFKernel, check_mercer, get_kernel
 
@@ -86,17 +84,6 @@ def test_gaussian_on_unscaled_wine_needs_the_bound():
     assert report.passed, report.summary()
     assert report.max_asymmetry > 100 * np.finfo(np.float64).eps
     assert report.asymmetry_ratio <= 1.0
-
-
-@pytest.mark.parametrize("dataset", DATASETS)
-def test_check_kernel_passes_the_gaussian_on_every_bundled_data_set(dataset, capsys):
-    code = main(["check-kernel", "--kernel", "rbf", "--data", dataset, "--json"])
-    report = json.loads(capsys.readouterr().out)
-    assert code == 0 and report["passed"], report
-    assert report["error_bound"].startswith("RBFKernel.rounding_error")
-    assert 0 <= report["asymmetry_ratio"] <= 1 and report["tolerance"] > 0
-    assert report["tolerance"] == pytest.approx(report["rounding_tolerance"]
-                                                + report["eigensolver_tolerance"])
 
 
 # --------------------------------------------------------------------------- non-Mercer

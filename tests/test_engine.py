@@ -8,7 +8,6 @@ import sys
 import textwrap
 import threading
 import time
-import tracemalloc
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -19,7 +18,8 @@ from threadpoolctl import threadpool_info
 import kernelmaps as km
 from kernelmaps import _engine
 from kernelmaps._engine import reduce_blocks, run_blocks, threads_per_task
-from tests._estimators import ENTRIES, one_per_class
+from tests._estimators import ENTRIES, by_id, one_per_class
+from tests._helpers import peak_bytes
 
 #: One registry entry per feature-map class (row-block and thread invariance of every
 #: registered estimator is in tests/test_contract.py).
@@ -54,17 +54,11 @@ def test_transform_is_thread_safe(rng):
 
 def _extra_peak_bytes(est, X) -> int:
     """Peak bytes allocated by transform beyond its output."""
-    tracemalloc.start()
-    tracemalloc.reset_peak()
-    try:
-        out = est.transform(X)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    out, peak = peak_bytes(lambda: est.transform(X))
     return peak - out.nbytes
 
 
-@pytest.mark.parametrize("e", MAPS, ids=[e.id for e in MAPS])
+@by_id(MAPS)
 def test_transform_memory_bounded_by_block_not_n(e, rng):
     X_small = rng.uniform(size=(8_000, 10))
     X_large = rng.uniform(size=(32_000, 10))

@@ -1,16 +1,12 @@
-"""compare(scale=...) and kernelmaps compare --scale: scaling fitted on training rows only."""
+"""compare(scale=...): scaling fitted on training rows only, and the rule that advises it
+(``kernelmaps compare --scale``: tests/cli/test_scale_cli.py)."""
 from __future__ import annotations
-
-import json
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.preprocessing import StandardScaler
 
-from kernelmaps.cli import main
-from kernelmaps.cli._parser import build_parser
-from kernelmaps.cli.commands import _subsample
 from kernelmaps.cli.data import load_dataset
 from kernelmaps.evaluate import _splits, compare
 from kernelmaps.evaluate import comparison as comparison_module
@@ -21,17 +17,11 @@ from kernelmaps.evaluate._splits import (
     scale_ratio,
     scale_split,
 )
-
-
-def _data(n=120, seed=0):
-    rng = np.random.RandomState(seed)
-    X = rng.normal(size=(n, 3)) * np.array([1.0, 1000.0, 0.01]) + np.array([0, 5e3, 0])
-    y = (X[:, 0] + (X[:, 1] - 5e3) / 1000 > 0).astype(int)
-    return X, y
+from tests._helpers import unevenly_scaled
 
 
 def test_scale_split_uses_training_statistics_only():
-    X, y = _data()
+    X, y = unevenly_scaled()
     split = Split(0, X[:80].copy(), y[:80], X[80:] + 100.0, y[80:])
     scale_split(split, "standard")
     np.testing.assert_allclose(split.X_train.mean(axis=0), 0, atol=1e-9)
@@ -58,7 +48,7 @@ def test_scalers_refuse_bad_values_and_sparse_minmax():
 
 
 def test_scale_ratio():
-    X, _ = _data()
+    X, _ = unevenly_scaled()
     assert 5e4 < scale_ratio(X) < 2e5
     assert scale_ratio(sp.csr_matrix(X)) == pytest.approx(scale_ratio(X))
     assert scale_ratio(np.ones((5, 3))) == 1.0
@@ -108,7 +98,7 @@ def test_check_scales_rule():
 
 
 def test_compare_scales_inside_each_split(monkeypatch):
-    X, y = _data()
+    X, y = unevenly_scaled()
     seen = []
     original = _splits.scale_split
 
@@ -126,55 +116,6 @@ def test_compare_scales_inside_each_split(monkeypatch):
     raw = compare(X, y, methods=["rbf_sampler"], n_components=[20], n_seeds=1, cv=3,
                   exact=False, kernel="rbf")
     assert table["score"].mean() > raw["score"].mean()
-
-
-def _run(capsys, tmp_path, *extra):
-    X, y = _data()
-    np.savez(tmp_path / "d.npz", X=X, y=y)
-    code = main(["compare", "--data", str(tmp_path / "d.npz"), "--methods", "rbf_sampler",
-                 "--n-components", "20", "--seeds", "1", "--json", "--threads", "1",
-                 "--out", str(tmp_path / "out"), *extra])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    return json.loads(out), err
-
-
-def test_cli_warns_once_without_scale_and_records_it(capsys, tmp_path):
-    payload, err = _run(capsys, tmp_path)
-    text = " ".join(err.split())  # rich wraps long messages
-    assert text.count("consider --scale standard") == 1, err
-    assert "2 of the 3 features each carry less than a tenth" in text
-    # The warning is in the report too (its notes).
-    report = (tmp_path / "out" / "report.html").read_text()
-    assert "consider --scale standard" in report
-    assert payload["settings"]["scale"] == "none"
-    payload, err = _run(capsys, tmp_path, "--scale", "standard")
-    assert "--scale standard" not in err
-    assert payload["settings"]["scale"].startswith("standard")
-    payload, err = _run(capsys, tmp_path, "--scale", "none")
-    assert "--scale standard" not in err and payload["settings"]["scale"] == "none"
-
-
-def test_max_rows_is_a_stratified_subsample_and_stated(capsys, tmp_path):
-    rng = np.random.RandomState(1)
-    X = rng.normal(size=(400, 3))
-    y = np.repeat([0, 1, 2, 3], [40, 120, 120, 120])
-    np.savez(tmp_path / "m.npz", X=X, y=y)
-    code = main(["compare", "--data", str(tmp_path / "m.npz"), "--methods", "rbf_sampler",
-                 "--n-components", "10", "--seeds", "1", "--json", "--threads", "1",
-                 "--max-rows", "100", "--test-size", "0.5", "--out", str(tmp_path / "out")])
-    out, err = capsys.readouterr()
-    assert code == 0, err
-    assert "using 100 of 400 rows (stratified by class" in " ".join(err.split())
-    payload = json.loads(out)
-    assert payload["settings"]["max rows"] == "100"
-    rows = payload["results"]
-    assert {r["n_train"] + r["n_test"] for r in rows} == {100}
-    # Class proportions kept: 10 % of the rows are class 0 in the data, so in the subsample.
-    args = build_parser().parse_args(["compare", "--data", str(tmp_path / "m.npz"),
-                                       "--max-rows", "100"])
-    data, _ = _subsample(load_dataset(str(tmp_path / "m.npz"), target=None), args)
-    assert np.bincount(data.y.astype(int)).tolist() == [10, 30, 30, 30]
 
 
 @pytest.mark.parametrize("X, match", [

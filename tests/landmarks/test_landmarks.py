@@ -24,16 +24,7 @@ from kernelmaps.landmarks import (
 from kernelmaps.landmarks._gram import _Gram
 from kernelmaps.landmarks.leverage import _recursive_rls, _ridge_leverage_scores
 from kernelmaps.landmarks.renyi import _RenyiWorkingSet
-
-
-def mixture(n_big: int = 1000, d: int = 2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Three Gaussian clusters with sizes 100:10:1 (unit spread, centres ~6 apart)."""
-    rng = np.random.RandomState(seed)
-    sizes = [n_big, n_big // 10, n_big // 100]
-    centres = rng.normal(scale=6.0, size=(3, d))
-    X = np.vstack([rng.normal(size=(s, d)) + c for s, c in zip(sizes, centres, strict=True)])
-    labels = np.repeat(np.arange(3), sizes)
-    return X, labels
+from tests._helpers import mixture
 
 
 class ScaledRBF(Kernel):
@@ -241,6 +232,10 @@ def test_leverage_subset_distinct_and_deterministic(accelerated, rng):
     b = ridge_leverage_subset(X, "rbf", 40, random_state=7, accelerated=accelerated)
     np.testing.assert_array_equal(a, b)
     assert a.shape == (40,) and np.unique(a).size == 40
+    # The seed is what decides: another one draws another subset (a sampler that ignored
+    # random_state would pass the equality above too).
+    other = ridge_leverage_subset(X, "rbf", 40, random_state=8, accelerated=accelerated)
+    assert set(other) != set(a)
 
 
 def test_leverage_low_rank_kernel_fills_up_without_nan():

@@ -28,8 +28,11 @@ def test_set_params_validates_like_the_constructor_and_keeps_the_kernel():
         kernel.set_params(sigma=2.0)  # gamma is still set
     with pytest.raises(ValueError, match=r"no parameter\(s\) \['width'\]"):
         kernel.set_params(width=1.0)
-    assert kernel.get_params() == {"gamma": 0.5, "sigma": None}
-    assert kernel.set_params(gamma=None, sigma=2.0).get_params() == {"gamma": None, "sigma": 2.0}
+    assert kernel.get_params() == {"gamma": 0.5, "sigma": None}  # unchanged by the errors
+    # Switching to sigma works once gamma is cleared, and the values follow it: γ = 1/(2σ²).
+    X = np.random.RandomState(0).normal(size=(5, 3))
+    kernel.set_params(gamma=None, sigma=2.0)
+    np.testing.assert_allclose(kernel(X), get_kernel("rbf", gamma=0.125)(X), rtol=1e-12)
 
 
 def test_set_params_changes_the_values():

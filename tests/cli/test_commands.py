@@ -12,23 +12,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sklearn.datasets import load_digits
 
 from kernelmaps.cli import main
+from tests.cli.conftest import run_main
 
 # Test processes share the cores with xdist workers: one BLAS thread each avoids
 # oversubscription (multi-threaded OpenBLAS slows down many-fold when cores are busy).
 ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
-
-
-@pytest.fixture(scope="module")
-def digits_csv(tmp_path_factory) -> Path:
-    X, y = load_digits(return_X_y=True)
-    frame = pd.DataFrame(X[:400], columns=[f"px{i}" for i in range(64)])
-    frame["label"] = y[:400]
-    path = tmp_path_factory.mktemp("data") / "digits.csv"
-    frame.to_csv(path, index=False)
-    return path
 
 
 def run_cli(*args: str, script: bool = False) -> subprocess.CompletedProcess:
@@ -37,15 +27,6 @@ def run_cli(*args: str, script: bool = False) -> subprocess.CompletedProcess:
                else [sys.executable, "-m", "kernelmaps"])
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=300,
                           env=ENV)
-
-
-def run_main(capsys, *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:  # argparse exits by itself on usage errors
-        code = exit_.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --------------------------------------------------------------------------- end to end

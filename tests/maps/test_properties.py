@@ -26,6 +26,10 @@ def test_rbf_sampler_deterministic_and_bounded(X, seed, D):
     b = km.RBFSampler(n_components=D, random_state=seed).fit_transform(X)
     np.testing.assert_array_equal(a, b)
     assert np.all(np.abs(a) <= np.sqrt(2.0 / D) + 1e-12)
+    # ... and the seed decides it: another seed draws other frequencies and offsets.
+    other = km.RBFSampler(n_components=D, random_state=seed + 1).fit(X)
+    first = km.RBFSampler(n_components=D, random_state=seed).fit(X)
+    assert not np.array_equal(other.random_offset_, first.random_offset_)
 
 
 @settings(max_examples=40, deadline=None)

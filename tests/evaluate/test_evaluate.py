@@ -289,7 +289,10 @@ def test_compare_table(comparison):
                                        "random_state", "split", "error", "score"]
     assert (table["n_train"] == 270).all() and (table["n_test"] == 90).all()
     assert table["scoring"].unique().tolist() == ["accuracy"]
-    assert ((table["score"] > 0) & (table["score"] <= 1)).all()
+    # Accuracy on 10 classes (chance 0.1): measured 0.70-0.99 on these 90 test rows, the
+    # exact kernel 0.98; a broken map, model or label decoding falls to chance.
+    assert (table["score"] > 0.5).all()
+    assert table.loc[table.method == "exact", "score"].iloc[0] > 0.9
     for column in ("fit_time_s", "transform_time_s", "model_time_s", "peak_memory_mb"):
         assert (table[column] > 0).all(), column
     # Peak memory grows with the output dimension (n × D features are allocated).
