@@ -74,13 +74,16 @@ def test_the_exact_baseline_with_alpha_on_a_subsample():
     assert cost.kernel_matrix_flops == pytest.approx(_cost.kernel_matrix_flops(n, n, d))
     assert cost.test_rows_flops == pytest.approx(
         _cost.kernel_matrix_flops(n_test, n, d) + 2 * n * n_test * t)
-    # Memory: K (8 n²), two blocks of kernel rows, the path's two m × m arrays: under the
-    # issue's 2 n² doubles; the full-n path (m=None) needs a second n × n array.
-    assert cost.memory_bytes == 8 * n * n + 2 * 8 * _cost.BLOCK_ROWS * n + 2 * 8 * m * m
+    # Memory: K (8 n²), two blocks of kernel rows, the path's m × m arrays: under the
+    # issue's 2 n² doubles; the full-n path (m=None) holds its arrays at n × n (measured
+    # 3.3-3.6 n² doubles in all).
+    path = _cost.ALPHA_PATH_ARRAYS * 8
+    assert cost.memory_bytes == 8 * n * n + 2 * 8 * _cost.BLOCK_ROWS * n + path * m * m
     assert cost.memory_bytes < 2 * 8 * n * n
     full = _cost.exact_baseline_cost(n, n_test, d, t, closed_form=True, select_alpha=True)
     assert full.factorisation == "eigendecomposition"
-    assert full.memory_bytes - cost.memory_bytes == 8 * n * n - 2 * 8 * m * m
+    assert full.memory_bytes - cost.memory_bytes == pytest.approx(path * (n * n - m * m))
+    assert 3.3 < full.memory_bytes / (8 * n * n) < 3.7
     # The issue's numbers: the full path is ~9 n³ = 3e13 at n = 15,000, 20× a Cholesky.
     assert 2.5e13 < full.factorisation_flops < 3.5e13
     assert full.factorisation_flops > 20 * _cost.cholesky_flops(n) * 0.7
@@ -108,6 +111,11 @@ def test_the_probe_is_the_rate_of_a_product_measured_here(one_thread):
     a = np.random.default_rng(1).standard_normal((768, 768))
     measured = 2 * 768**3 / _best_time(lambda: a @ a)
     _within(rate, measured)
+    # Per second of CPU time: never slower than per second of elapsed time (the CPU time
+    # of one thread cannot exceed the time elapsed, to the clocks' resolution).
+    assert _cost.gemm_rate(1, clock="cpu") >= 0.9 * rate
+    with pytest.raises(ValueError, match="clock must be"):
+        _cost.gemm_rate(1, clock="user")
 
 
 # ----------------------------------------------------------------------------- calibration

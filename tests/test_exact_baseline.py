@@ -118,12 +118,13 @@ def test_auto_decides_from_the_estimated_time_and_memory(monkeypatch):
     X, y = load_digits(return_X_y=True)
     settings = {"methods": ["rbf_sampler"], "n_components": [10], "n_seeds": 1}
     monkeypatch.setattr(comparison_module, "_EXACT_ALWAYS_TRAIN", 100)
-    monkeypatch.setattr(_cost, "gemm_rate", lambda threads=None: 1e4)  # a very slow machine
+    # A very slow machine:
+    monkeypatch.setattr(_cost, "gemm_rate", lambda threads=None, clock="wall": 1e4)
     table = compare(X[:400], y[:400], **settings)
     assert "exact" not in set(table.method)
     reason = table.attrs["settings"]["exact_reason"]
     assert reason.startswith("auto: skipped, 300 training rows: estimated") and "s)" in reason
-    monkeypatch.setattr(_cost, "gemm_rate", lambda threads=None: 1e12)
+    monkeypatch.setattr(_cost, "gemm_rate", lambda threads=None, clock="wall": 1e12)
     monkeypatch.setattr(_exact, "available_memory", lambda: 1e6)  # 1 MB free
     table = compare(X[:400], y[:400], **settings)
     assert "of the memory" in table.attrs["settings"]["exact_reason"]
@@ -147,7 +148,8 @@ def test_the_decision_and_the_printed_estimate_are_the_same_numbers(monkeypatch)
                                       select_alpha=True).flops
     limit = comparison_module.EXACT_AUTO_MAX_SECONDS
     for seconds, runs in ((0.9 * limit, True), (1.1 * limit, False)):
-        monkeypatch.setattr(_cost, "gemm_rate", lambda threads=None, s=seconds: flops / s)
+        monkeypatch.setattr(_cost, "gemm_rate",
+                            lambda threads=None, clock="wall", s=seconds: flops / s)
         seen = []
         table = compare(X[:400], y[:400], on_estimate=seen.append, **settings)
         reason = table.attrs["settings"]["exact_reason"]

@@ -8,8 +8,10 @@ the answers cannot disagree: one probe, one formula per operation.
 
 **The rate.** :func:`gemm_rate` measures the float64 matrix-product rate of this machine at
 a given number of BLAS threads (the best of :data:`PROBE_REPEATS` products of
-:data:`PROBE_SIZE`\ ² matrices, about 0.2 s on one core of a 2-core Xeon, 33-50 Gflop/s),
-once per process and thread count. A busy machine makes it slow, and the estimates with it.
+:data:`PROBE_SIZE`\ ² matrices, about 0.2 s on one core of a 2-core Xeon, 33-50 Gflop/s
+idle), once per process and thread count, per second of elapsed time (a busy machine makes
+it slow, and the estimates of what a caller will wait with it) and per second of CPU time
+(the machine's speed, for estimates of work).
 
 **The formulas** count every operation in *GEMM-equivalent flops*: the operation's flops
 divided by how efficiently it runs compared with a matrix product, with the efficiency
@@ -34,10 +36,11 @@ from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import blas_controller
 
 __all__ = [
-    "BLOCK_ROWS", "CHOLESKY_EFFICIENCY", "EIGH_FLOPS", "KERNEL_ENTRY_FLOPS", "PROBE_SIZE",
-    "ExactCost", "cg_iteration_flops", "cholesky_flops", "eigh_flops", "exact_baseline_cost",
-    "exact_baseline_memory", "feature_map_flops", "feature_ridge_flops", "gemm_rate",
-    "kernel_matrix_flops", "preconditioner_flops", "seconds", "triangular_solve_flops",
+    "ALPHA_PATH_ARRAYS", "BLOCK_ROWS", "CHOLESKY_EFFICIENCY", "EIGH_FLOPS",
+    "KERNEL_ENTRY_FLOPS", "PROBE_SIZE", "ExactCost", "cg_iteration_flops", "cholesky_flops",
+    "eigh_flops", "exact_baseline_cost", "exact_baseline_memory", "feature_map_flops",
+    "feature_ridge_flops", "gemm_rate", "kernel_matrix_flops", "nystrom_first_pass_flops",
+    "preconditioner_flops", "seconds", "triangular_solve_flops",
 ]
 
 # ----------------------------------------------------------------------------- the probe
@@ -52,31 +55,42 @@ _probe_lock = threading.Lock()
 
 
 @functools.cache
-def _measured_rate(threads: int) -> float:
+def _measured_rate(threads: int) -> tuple[float, float]:
+    """``(wall, cpu)`` rates of the probe: flops per second of elapsed time, and per second
+    of this process's CPU time per thread."""
     a = np.random.default_rng(0).standard_normal((PROBE_SIZE, PROBE_SIZE))
-    best = np.inf
+    wall = cpu = np.inf
     with blas_controller().limit(limits=threads, user_api="blas"):
         for _ in range(PROBE_REPEATS):
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             a @ a
-            best = min(best, time.perf_counter() - start)
-    return 2.0 * PROBE_SIZE**3 / max(best, 1e-9)
+            wall = min(wall, time.perf_counter() - start)
+            cpu = min(cpu, (time.process_time() - start_cpu) / threads)
+    flops = 2.0 * PROBE_SIZE**3
+    return flops / max(wall, 1e-9), flops / max(cpu, 1e-9)
 
 
-def gemm_rate(threads: int | None = None) -> float:
+def gemm_rate(threads: int | None = None, clock: str = "wall") -> float:
     """The float64 matrix-product rate (flop/s) of this machine on ``threads`` BLAS threads.
 
-    ``None``: kernelmaps' ``n_threads`` setting (every core by default). Measured once per
-    process and thread count (see the module), then cached.
+    ``None``: kernelmaps' ``n_threads`` setting (every core by default). ``clock="wall"``:
+    per second of elapsed time, what a caller waits for on the machine as loaded now (the
+    exact baseline's decision and estimate, tune's budget, ``estimate_fit_cost``);
+    ``"cpu"``: per second of CPU time, the machine's speed whatever other work shares it
+    (the single-core work a comparison's worker count is decided on). Both come from the
+    same products, measured once per process and thread count (see the module).
     """
+    if clock not in ("wall", "cpu"):
+        raise ValueError(f"clock must be 'wall' or 'cpu'; got {clock!r}.")
     threads = resolve_n_threads() if threads is None else max(1, int(threads))
     with _probe_lock:
-        return _measured_rate(threads)
+        wall, cpu = _measured_rate(threads)
+    return wall if clock == "wall" else cpu
 
 
-def seconds(flops: float, threads: int | None = None) -> float:
-    """Seconds that ``flops`` GEMM-equivalent flops take at :func:`gemm_rate` (``threads``)."""
-    return float(flops) / gemm_rate(threads)
+def seconds(flops: float, threads: int | None = None, clock: str = "wall") -> float:
+    """Seconds that ``flops`` GEMM-equivalent flops take at :func:`gemm_rate`."""
+    return float(flops) / gemm_rate(threads, clock)
 
 
 # ----------------------------------------------------------------------------- constants
@@ -111,6 +125,11 @@ SWEEP_COLUMN_FLOPS = 8.0
 #: GEMM-equivalent flops per output feature and row of a feature map beyond its 2·d
 #: projection (the cosine or the kernel's element-wise passes).
 FEATURE_ENTRY_FLOPS = 40.0
+#: The exact α path (``kernel_alpha_path``: eigenvectors, the driver's workspace, the
+#: projections) holds this many m × m float64 arrays beside the kernel matrix it is given:
+#: compare's baseline on the full-n path peaked at 3.3 and 3.6 n² doubles in all (K
+#: included, the two kernel-row blocks not) at n = 3,000 and 5,000 (tracemalloc, load 9-10).
+ALPHA_PATH_ARRAYS = 2.5
 #: Kernel rows computed (or test rows mapped) per block by the exact baseline: its
 #: temporaries are two blocks of ``BLOCK_ROWS × n`` float64 values.
 BLOCK_ROWS = 1024
@@ -186,15 +205,16 @@ def feature_ridge_flops(n_rows: float, n_components: float, n_targets: float,
 def exact_baseline_memory(n_train: int, n_test: int, closed_form: bool,
                           select_alpha: bool = False, m: int | None = None) -> float:
     """Peak bytes of compare's exact baseline: the n × n float64 kernel matrix (factorised
-    in place) and two blocks of kernel rows; with α chosen on a path, the path's m × m
-    arrays (``m`` rows: a copy of their kernel matrix and the eigenvectors; ``m=None``: the
-    path on all n rows, one more n × n array); with features (not closed form), the test
+    in place) and two blocks of kernel rows; with α chosen on a path, the path's arrays,
+    :data:`ALPHA_PATH_ARRAYS` of m × m (``m`` rows; ``m=None``: the path on all n rows);
+    with features (not closed form), the test
     features (n_test × n) and two n × n arrays of the linear model's own (scikit-learn's
     ridge centres a copy and forms XᵀX; liblinear copies the data)."""
     n = float(n_train)
     memory = 8 * n * n + 2 * 8 * BLOCK_ROWS * n
     if closed_form and select_alpha:
-        memory += 8 * n * n if m is None else 2 * 8 * float(m) ** 2
+        side = n if m is None else float(m)
+        memory += ALPHA_PATH_ARRAYS * 8 * side * side
     if not closed_form:
         memory += 8 * float(n_test) * n + 2 * 8 * n * n
     return memory

@@ -334,7 +334,8 @@ def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool,
     (:func:`~kernelmaps._cost.feature_map_flops`) and of ridge on its features
     (:func:`~kernelmaps._cost.feature_ridge_flops`: with ``select_alpha``, the D × D
     eigendecomposition of the α path); the baseline's from
-    :func:`~kernelmaps._cost.exact_baseline_cost`, all at the one-thread measured rate."""
+    :func:`~kernelmaps._cost.exact_baseline_cost`, all at the one-thread rate per second of
+    CPU time: work, which other processes on the machine do not make larger."""
     flops = 0.0
     for run in runs:
         (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
@@ -345,7 +346,7 @@ def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool,
         else:
             flops += (_cost.feature_map_flops(n_train + n_test, d, run.size)
                       + _cost.feature_ridge_flops(n_train, run.size, n_outputs, select_alpha))
-    return _RUN_OVERHEAD_S * len(runs) + _cost.seconds(flops, threads=1)
+    return _RUN_OVERHEAD_S * len(runs) + _cost.seconds(flops, threads=1, clock="cpu")
 
 
 def workers_worth(estimate: float, cap: int, n_runs: int) -> int:
