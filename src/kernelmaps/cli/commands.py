@@ -158,7 +158,7 @@ def estimate_text(cost: dict[str, Any]) -> str:
     return (f"estimate: the exact baseline takes ~{exact['seconds']:.0f} s (kernel matrix "
             f"{exact['kernel_matrix_s']:.1f} s, {exact['factorisation']} "
             f"{exact['factorisation_s']:.1f} s) and {exact['memory_bytes'] / 2**30:.2f} GiB; "
-            f"every run together ~{cost['work_s']:.0f} s of single-core work on "
+            f"every run together ~{cost['work_s']:.0f} s of single-core CPU time on "
             f"{cost['n_jobs']} process(es). --no-exact skips the baseline.")
 
 
