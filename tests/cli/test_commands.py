@@ -87,15 +87,16 @@ def check_report(payload: dict, out: Path) -> None:
 
 def test_progress_shows_the_phases_of_the_exact_baseline(capsys, tmp_path, digits_csv,
                                                          monkeypatch):
+    from kernelmaps._progress import Progress
     from kernelmaps.cli import report
 
     descriptions = []
 
-    class Bar:  # records what the rich progress bar would show
-        def start(self): pass
-        def stop(self): pass
-        def add_task(self, description, total): return 0
-        def update(self, task, description=None, **kwargs):
+    class Bar(Progress):  # records what the progress bar would show
+        def phase(self, name):
+            descriptions.append(name)
+
+        def step(self, done, total=None, *, description=None, status=None):
             descriptions.append(description)
 
     monkeypatch.setattr(report, "progress_bar", lambda console, disable: Bar())

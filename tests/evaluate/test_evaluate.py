@@ -434,15 +434,17 @@ def test_progress_reports_every_row_with_workers(digits):
 
 
 def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
-    # One worker per 30 s of estimated single-core work: none for the default grid on
-    # digits (~6 s) or on 6,000 × 40 rows (~20 s), every core on 50,000 × 784 (~420 s).
+    # One worker per 15 s of estimated single-core work (the cost model's seconds): none
+    # for the default grid on digits (~3 s) or on 6,000 × 40 rows (11 s of CPU measured,
+    # where two workers did not pay), every core on 50,000 × 784 (~120 s).
     from kernelmaps.evaluate import _runs
 
-    assert _runs.workers_worth(6.4, cap=16, n_runs=100) == 1
-    assert _runs.workers_worth(19.7, cap=16, n_runs=100) == 1
-    assert _runs.workers_worth(65.0, cap=16, n_runs=100) == 2
-    assert _runs.workers_worth(420.0, cap=2, n_runs=78) == 2
-    assert _runs.workers_worth(420.0, cap=64, n_runs=30) == 14  # 420 / 30
+    assert _runs.SECONDS_PER_WORKER == 15.0
+    assert _runs.workers_worth(3.0, cap=16, n_runs=100) == 1
+    assert _runs.workers_worth(11.0, cap=16, n_runs=100) == 1
+    assert _runs.workers_worth(65.0, cap=16, n_runs=100) == 4
+    assert _runs.workers_worth(120.0, cap=2, n_runs=78) == 2
+    assert _runs.workers_worth(420.0, cap=64, n_runs=30) == 28  # 420 / 15
     X, y = load_digits(return_X_y=True)
     table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                     methods=["rbf_sampler"], n_seeds=2)

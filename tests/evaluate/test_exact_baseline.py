@@ -7,6 +7,7 @@ from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import check_random_state
 
+from kernelmaps import _cost
 from kernelmaps._linalg import cholesky_in_place
 from kernelmaps.evaluate import MODELS, _exact, compare
 from kernelmaps.evaluate import comparison as comparison_module
@@ -117,12 +118,13 @@ def test_auto_decides_from_the_estimated_time_and_memory(monkeypatch):
     X, y = load_digits(return_X_y=True)
     settings = {"methods": ["rbf_sampler"], "n_components": [10], "n_seeds": 1}
     monkeypatch.setattr(comparison_module, "_EXACT_ALWAYS_TRAIN", 100)
-    monkeypatch.setattr(_exact, "flops_per_second", lambda: 1e4)  # a very slow machine
+    # A very slow machine:
+    monkeypatch.setattr(_cost, "gemm_rate", lambda threads=None, clock="wall": 1e4)
     table = compare(X[:400], y[:400], **settings)
     assert "exact" not in set(table.method)
     reason = table.attrs["settings"]["exact_reason"]
     assert reason.startswith("auto: skipped, 300 training rows: estimated") and "s)" in reason
-    monkeypatch.setattr(_exact, "flops_per_second", lambda: 1e12)
+    monkeypatch.setattr(_cost, "gemm_rate", lambda threads=None, clock="wall": 1e12)
     monkeypatch.setattr(_exact, "available_memory", lambda: 1e6)  # 1 MB free
     table = compare(X[:400], y[:400], **settings)
     assert "of the memory" in table.attrs["settings"]["exact_reason"]
@@ -135,9 +137,27 @@ def test_auto_decides_from_the_estimated_time_and_memory(monkeypatch):
     assert "exact" in set(table.method)
 
 
-def test_exact_cost_grows_as_n_cubed_and_n_squared():
-    memory, flops = _exact.exact_cost(10000, 100, 10, 3, closed_form=True)
-    memory2, flops2 = _exact.exact_cost(20000, 100, 10, 3, closed_form=True)
-    assert 3.3 < memory2 / memory < 4.0 and 7.5 < flops2 / flops < 8.1
-    assert _exact.exact_cost(10000, 100, 10, 3, closed_form=False)[0] > 2.5 * memory
-    assert _exact.flops_per_second() > 1e6 and _exact.available_memory() > 0
+def test_the_decision_and_the_printed_estimate_are_the_same_numbers(monkeypatch):
+    # exact="auto" decides on the estimate that on_estimate reports (and the CLI prints):
+    # at a rate where the estimate is just below the limit the baseline runs, and the
+    # reason states the seconds the estimate has; just above, it is skipped.
+    X, y = load_digits(return_X_y=True)
+    settings = {"methods": ["rbf_sampler"], "n_components": [10], "n_seeds": 1}
+    monkeypatch.setattr(comparison_module, "_EXACT_ALWAYS_TRAIN", 100)
+    flops = _cost.exact_baseline_cost(300, 100, 64, 10, closed_form=True,
+                                      select_alpha=True).flops
+    limit = comparison_module.EXACT_AUTO_MAX_SECONDS
+    for seconds, runs in ((0.9 * limit, True), (1.1 * limit, False)):
+        monkeypatch.setattr(_cost, "gemm_rate",
+                            lambda threads=None, clock="wall", s=seconds: flops / s)
+        seen = []
+        table = compare(X[:400], y[:400], on_estimate=seen.append, **settings)
+        reason = table.attrs["settings"]["exact_reason"]
+        assert ("exact" in set(table.method)) is runs, reason
+        assert f"~{seconds:.0f} s" in reason
+        if runs:
+            estimate = seen[0]["exact"]
+            assert estimate["seconds"] == pytest.approx(seconds)
+            assert estimate["factorisation"] == "eigendecomposition"
+            assert estimate["memory_bytes"] == int(_cost.exact_baseline_memory(
+                300, 100, closed_form=True, select_alpha=True))

@@ -158,7 +158,7 @@ def estimate_text(cost: dict[str, Any]) -> str:
     return (f"estimate: the exact baseline takes ~{exact['seconds']:.0f} s (kernel matrix "
             f"{exact['kernel_matrix_s']:.1f} s, {exact['factorisation']} "
             f"{exact['factorisation_s']:.1f} s) and {exact['memory_bytes'] / 2**30:.2f} GiB; "
-            f"every run together ~{cost['work_s']:.0f} s of single-core work on "
+            f"every run together ~{cost['work_s']:.0f} s of single-core CPU time on "
             f"{cost['n_jobs']} process(es). --no-exact skips the baseline.")
 
 
@@ -171,24 +171,13 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
     """
     # The bar starts with the first finished row, so bad input fails before any bar is drawn.
     progress = report.progress_bar(err_console, disable=args.quiet)
-    tasks: list[Any] = []
 
-    def start(total: int | None) -> None:
-        if not tasks:
-            for warning in warned:
-                err_console.print(f"[yellow]warning:[/yellow]"
-                                  f"{warning.removeprefix('warning:')}", markup=True)
-            progress.start()
-            tasks.append(progress.add_task("", total=total))
+    def start() -> None:
+        for warning in warned:
+            err_console.print(f"[yellow]warning:[/yellow]"
+                              f"{warning.removeprefix('warning:')}", markup=True)
 
-    def advance(row: dict[str, Any], done: int, total: int) -> None:
-        start(total)
-        progress.update(tasks[0], completed=done, total=total,
-                        description=f"{row['method']} D={row['n_features_out']}")
-
-    def phase(name: str) -> None:  # the exact baseline, the longest step, in phases
-        start(None)
-        progress.update(tasks[0], description=name)
+    advance, phase = progress.compare_callbacks(on_start=start)
 
     def estimated(cost: dict[str, Any]) -> None:  # before any run: a long wait announced
         if cost["exact"] is not None and cost["exact"]["seconds"] > ESTIMATE_MESSAGE_S:
@@ -208,8 +197,7 @@ def _run_comparison(args: argparse.Namespace, data: Dataset, kernel: Kernel,
                 n_jobs=args.threads,  # None: as many workers as the work is worth
                 progress=advance, on_phase=phase, on_estimate=estimated)
     finally:
-        if tasks:
-            progress.stop()
+        progress.close()
     notes = sorted({str(w.message) for w in caught}
                    | {n for cell in results["notes"] for n in cell.split(" | ") if n})
     return results, [*results.attrs["settings"]["merged"], *notes]

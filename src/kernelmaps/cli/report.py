@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kernelmaps._optional import import_optional
+from kernelmaps._progress import Progress
 from kernelmaps.cli.data import DatasetInfo
 from kernelmaps.evaluate import METHODS, plot_error, plot_error_time, plot_pareto, plot_score
 from kernelmaps.evaluate.advice import MEMORY_TOLERANCE, TIME_NOISE, advice_sentence
@@ -489,10 +490,8 @@ def console(stderr: bool = False, quiet: bool = False) -> Any:
     return Console(stderr=stderr, quiet=quiet, highlight=False, width=110)
 
 
-def progress_bar(on: Any, disable: bool) -> Any:
-    """The comparison's progress bar (rich), drawn on the console ``on``."""
-    progress = import_optional("rich.progress")
-    return progress.Progress(
-        progress.TextColumn("{task.description:<24}"), progress.BarColumn(),
-        progress.MofNCompleteColumn(), progress.TimeElapsedColumn(), console=on,
-        disable=disable)
+def progress_bar(on: Any, disable: bool) -> Progress:
+    """The progress of a command: kernelmaps' one renderer (:class:`kernelmaps._progress.
+    Progress`), rich, drawn on the console ``on``; quiet with ``disable``."""
+    import_optional("rich.progress")  # the cli extra: say what to install
+    return Progress(not disable, backend="rich", console=on)

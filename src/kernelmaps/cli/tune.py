@@ -275,20 +275,8 @@ def _check_args(args: argparse.Namespace) -> None:
 
 
 def _run_tune(args: argparse.Namespace, X: Any, y: Any, err_console: Any) -> TuneResult:
-    progress_module = import_optional("rich.progress")
-    progress = progress_module.Progress(
-        progress_module.TextColumn("{task.description:<34}"), progress_module.BarColumn(),
-        progress_module.TaskProgressColumn(), progress_module.TimeElapsedColumn(),
-        console=err_console, disable=args.quiet)
-    task_ids: list[Any] = []
-
-    def advance(trial: Any, done: float) -> None:
-        if not task_ids:  # started by the first result: bad input fails before any bar
-            progress.start()
-            task_ids.append(progress.add_task("", total=1.0))
-        progress.update(task_ids[0], completed=done,
-                        description=f"{trial.stage} D={trial.n_components} "
-                                    f"score={trial.score:.4f}")
+    progress = report.progress_bar(err_console, disable=args.quiet)
+    advance = progress.tune_callback()  # the bar starts with the first result
 
     limits = threadpool_limits(args.threads) if args.threads else None
     try:
@@ -305,9 +293,9 @@ def _run_tune(args: argparse.Namespace, X: Any, y: Any, err_console: Any) -> Tun
             "search_rows", "--search-rows")
         raise ValueError(message) from error
     finally:
-        if task_ids:
-            progress.update(task_ids[0], completed=1.0, description="done")
-            progress.stop()
+        if progress.started:
+            progress.step(1.0, 1.0, description="done")
+        progress.close()
         if limits is not None:
             limits.unregister()
 

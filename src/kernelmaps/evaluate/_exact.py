@@ -15,7 +15,9 @@ same loss and regulariser. It costs :math:`n^3/3` flops for the factor (against 
 :math:`9n^3` for the eigendecomposition of Nyström with every row as a landmark) and
 :math:`n^2 n_\text{test}` for the test rows; :math:`K` is built in blocks of rows into one
 float64 array that is factorised in place (LAPACK ``potrf``), and the test rows are mapped
-in blocks.
+in blocks. What it will cost, before it runs, is priced by the one cost model
+(``kernelmaps._cost.exact_baseline_cost``: the same numbers decide ``exact="auto"`` and are
+printed to the user).
 
 For ridge models (``Ridge``/``RidgeClassifier`` with an intercept) the features are not
 formed at all: ridge on :math:`z` with an unpenalised intercept is kernel ridge regression
@@ -35,7 +37,6 @@ row's ``notes``. Its effect on :math:`ZZ^\top` is :math:`\delta I`, at the round
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -48,31 +49,20 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelBinarizer
 
 from kernelmaps._config import available_memory as _available_memory
+from kernelmaps._cost import BLOCK_ROWS
 from kernelmaps._linalg import cholesky_in_place
 from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.kernels import Kernel
-from kernelmaps.models.cost import estimate_fit_cost
-from kernelmaps.models.ridge import KernelRidge
 from kernelmaps.tuning.ridge_path import kernel_alpha_path
 
-__all__ = ["ALPHA_PATH_PHASE", "EIGH_FLOPS", "PHASES", "ExactRun", "available_memory",
-           "closed_form_alpha", "exact_cost", "exact_fit_cost", "flops_per_second",
-           "run_exact"]
+__all__ = ["ALPHA_PATH_PHASE", "BLOCK_ROWS", "PHASES", "ExactRun", "available_memory",
+           "closed_form_alpha", "run_exact"]
 
 #: The phases of the baseline, in order, as reported to ``compare(on_phase=...)``.
 PHASES = ("exact: kernel matrix", "exact: Cholesky", "exact: test rows", "exact: linear model")
 #: The phase that replaces the Cholesky factorisation when α is chosen (:class:`SelectAlpha`).
 ALPHA_PATH_PHASE = "exact: α path (eigh)"
-#: Flops counted for the eigendecomposition of the n × n kernel matrix (LAPACK ``syevd``), in
-#: units of n³ at :func:`flops_per_second`'s rate, which a Cholesky factorisation (n³/3)
-#: roughly reaches: ``eigh`` took 16× a Cholesky factorisation at n = 2,000 on one thread
-#: here (10× at n = 1,000), i.e. about 5.4 n³.
-EIGH_FLOPS = 5.0
-
-#: Kernel rows computed (or test rows mapped) per block: bounds the temporaries to
-#: ``BLOCK_ROWS × n`` float64 values.
-BLOCK_ROWS = 1024
 
 
 @dataclass
@@ -231,68 +221,6 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
     done = time.perf_counter()
     return ExactRun(score, None, kernel_time, done - fitted, fitted - solve_start, notes,
                     float(alpha), losses)
-
-
-def exact_cost(n_train: int, n_test: int, n_features: int, n_outputs: int,
-               closed_form: bool, select_alpha: bool = False) -> tuple[float, float]:
-    """Estimated ``(peak bytes, flops)`` of :func:`run_exact`.
-
-    Memory: the n × n float64 kernel matrix (factorised in place) and two blocks of kernel
-    rows; with features, also the test features (n_test × n) and, for the linear model's own
-    work on n × n features, two more n × n arrays (scikit-learn's ridge centres a copy and
-    forms XᵀX; liblinear copies the data). Flops: the kernel values (3 per pair and
-    feature), the factor (n³/3) and the test rows (n² n_test for the triangular solves, or
-    2 n n_test n_outputs for the closed form); the linear model on features is counted as
-    n³ more, a rough guess (its solvers iterate). With ``select_alpha`` (closed form only)
-    the factorisation is an eigendecomposition: :data:`EIGH_FLOPS` · n³ flops and one more
-    n × n array (the eigenvectors).
-    """
-    n = float(n_train)
-    memory = 8 * n * n + 2 * 8 * BLOCK_ROWS * n
-    flops = 3 * n * (n + n_test) * n_features + n**3 / 3
-    if closed_form and select_alpha:
-        memory += 8 * n * n
-        flops += (EIGH_FLOPS - 1 / 3) * n**3
-    if closed_form:
-        flops += 2 * n * n_test * n_outputs
-    else:
-        memory += 8 * n_test * n + 2 * 8 * n * n
-        flops += n * n * n_test + n**3
-    return memory, flops
-
-
-def exact_fit_cost(kernel: Kernel, X_train: Any, n_outputs: int,
-                   select_alpha: bool) -> dict[str, Any]:
-    """The baseline's cost before it runs, from :func:`kernelmaps.models.estimate_fit_cost`
-    of the same kernel ridge (a probe of the kernel rows and of the factorisation rate on
-    this machine now, at the caller's thread setting): seconds per phase, their total and
-    the peak bytes. With ``select_alpha`` the n³/3 Cholesky factorisation becomes an
-    eigendecomposition (:data:`EIGH_FLOPS` · n³, one more n × n array), scaled from the
-    probe's rate."""
-    cost = estimate_fit_cost(KernelRidge(kernel=kernel, solver="exact"), X_train,
-                             n_targets=n_outputs)
-    n = X_train.shape[0]
-    factorisation, memory = cost.factorisation_s, cost.memory_bytes
-    if select_alpha:
-        factorisation *= EIGH_FLOPS * n / (n / 3 + 2 * n_outputs)
-        memory += 8 * n * n
-    return {"kernel_matrix_s": cost.first_pass_s,
-            "factorisation": "eigendecomposition" if select_alpha else "Cholesky",
-            "factorisation_s": factorisation,
-            "seconds": cost.first_pass_s + factorisation, "memory_bytes": int(memory)}
-
-
-@functools.cache
-def flops_per_second() -> float:
-    """Half the float64 matrix-product rate of this machine (best of 3 products of 1024²
-    matrices, ~0.1 s): what a Cholesky factorisation reaches, roughly."""
-    a = np.random.default_rng(0).standard_normal((1024, 1024))
-    best = np.inf
-    for _ in range(3):
-        start = time.perf_counter()
-        a @ a
-        best = min(best, time.perf_counter() - start)
-    return 0.5 * 2 * 1024**3 / max(best, 1e-9)
 
 
 def available_memory() -> float:

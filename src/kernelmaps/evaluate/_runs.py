@@ -27,6 +27,7 @@ import sklearn
 from joblib import parallel_config
 from sklearn.utils.parallel import Parallel, delayed
 
+from kernelmaps import _cost
 from kernelmaps._config import config_context, get_config
 from kernelmaps._engine import blas_controller
 from kernelmaps.evaluate import _exact
@@ -316,36 +317,36 @@ WORKER_START_S = 1.2
 #: With ``n_jobs=None``, one worker is started per this many seconds of estimated
 #: single-core work. A worker costs its start-up, and runs beside another take 10-15 % more
 #: CPU (shared caches and memory bandwidth): on the 2-core machine shared with other work,
-#: two workers took 0.82x the wall time of one process on a 6,000 × 40 table (~20 s
-#: estimated; +25 % CPU), so work of that size stays in one process.
-SECONDS_PER_WORKER = 30.0
-#: The work estimate's units: a nominal single-core rate on these products, and the fixed
-#: cost of a run (validation, model set-up: 15-20 ms for the smallest runs on digits). The
-#: estimate was 6.4 s for the default grid on digits (measured: 5 s of CPU in the runs),
-#: 20 s on a 6,000 × 40 table (11 s) and 420 s on 50,000 Fashion-MNIST rows (120 s):
-#: high for large products, which is the safe side.
-_NOMINAL_FLOPS = 1e10
+#: two workers took 0.82x the wall time of one process on a 6,000 × 40 table (11 s of CPU
+#: in the runs; +25 % CPU), so work of that size stays in one process. (The estimate was a
+#: nominal 1e10 flop/s then, 30 s for that table's 11 s; it is now the cost model's seconds
+#: at the measured one-thread rate, so the threshold is in seconds of real work.)
+SECONDS_PER_WORKER = 15.0
+#: The fixed cost of a run (validation, model set-up: 15-20 ms for the smallest runs on
+#: digits), added to the cost model's seconds.
 _RUN_OVERHEAD_S = 0.015
 
 
 def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool,
                       select_alpha: bool = False) -> float:
-    """Single-core seconds the runs would take, roughly: per run a fixed cost and the flops
-    of the map's products (2(n_train + n_test)·d·D) and of ridge's normal equations
-    (2·n_train·D²; with ``select_alpha`` also the D × D eigendecomposition, counted as
-    :data:`_exact.EIGH_FLOPS`·D³); the baseline's from :func:`_exact.exact_cost`."""
-    total = 0.0
+    """Single-core seconds the runs would take: per run a fixed cost and the cost model's
+    (:mod:`kernelmaps._cost`) flops of the map's transform of training and test rows
+    (:func:`~kernelmaps._cost.feature_map_flops`) and of ridge on its features
+    (:func:`~kernelmaps._cost.feature_ridge_flops`: with ``select_alpha``, the D × D
+    eigendecomposition of the α path); the baseline's from
+    :func:`~kernelmaps._cost.exact_baseline_cost`, all at the one-thread rate per second of
+    CPU time: work, which other processes on the machine do not make larger."""
+    flops = 0.0
     for run in runs:
         (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
         if run.method == EXACT:
-            flops = _exact.exact_cost(n_train, n_test, d, n_outputs, closed_form,
-                                      select_alpha)[1]
+            flops += _cost.exact_baseline_cost(n_train, n_test, d, n_outputs,
+                                               closed_form=closed_form,
+                                               select_alpha=select_alpha, threads=1).flops
         else:
-            flops = 2 * (n_train + n_test) * d * run.size + 2 * n_train * run.size**2
-            if select_alpha:
-                flops += _exact.EIGH_FLOPS * min(run.size, n_train) ** 3
-        total += _RUN_OVERHEAD_S + flops / _NOMINAL_FLOPS
-    return total
+            flops += (_cost.feature_map_flops(n_train + n_test, d, run.size)
+                      + _cost.feature_ridge_flops(n_train, run.size, n_outputs, select_alpha))
+    return _RUN_OVERHEAD_S * len(runs) + _cost.seconds(flops, threads=1, clock="cpu")
 
 
 def workers_worth(estimate: float, cap: int, n_runs: int) -> int:

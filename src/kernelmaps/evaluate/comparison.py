@@ -22,6 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 from threadpoolctl import threadpool_limits
 
+from kernelmaps import _cost
 from kernelmaps._config import config_context, resolve_n_threads
 from kernelmaps._optional import import_optional
 from kernelmaps.evaluate import _exact
@@ -117,14 +118,27 @@ def _model_factory(model: str | BaseEstimator, task: str,
     return model, regressor
 
 
-def _resolve_exact(exact: bool | str, split: Split, closed_form: bool,
-                   n_outputs: int, select_alpha: bool = False) -> tuple[bool, str]:
-    """Whether to run the baseline, and why (see :data:`EXACT_AUTO_MAX_TRAIN`)."""
+def _price_exact(split: Split, closed_form: bool, n_outputs: int,
+                 select_alpha: bool) -> _cost.ExactCost:
+    """The baseline's cost on ``split`` (:func:`kernelmaps._cost.exact_baseline_cost`): what
+    ``exact="auto"`` decides on and what ``on_estimate`` reports, the same numbers.
+
+    ``threads``: the baseline runs with BLAS on one thread (``_runs.execute``).
+    """
+    return _cost.exact_baseline_cost(
+        split.X_train.shape[0], split.X_test.shape[0], split.X_train.shape[1], n_outputs,
+        closed_form=closed_form, select_alpha=select_alpha, threads=1)
+
+
+def _resolve_exact(exact: bool | str, split: Split, price: Callable[[], _cost.ExactCost],
+                   ) -> tuple[bool, str]:
+    """Whether to run the baseline, and why (see :data:`EXACT_AUTO_MAX_TRAIN`); ``price``
+    gives its cost (:func:`_price_exact`), asked only when the decision needs it."""
     if exact not in (True, False, "auto"):
         raise ValueError(f"exact must be True, False or 'auto'; got {exact!r}.")
     if exact is False:
         return False, "not requested"
-    n_train, n_test = split.X_train.shape[0], split.X_test.shape[0]
+    n_train = split.X_train.shape[0]
     limit = EXACT_AUTO_MAX_TRAIN if exact == "auto" else EXACT_MAX_TRAIN
     if n_train > limit:
         if exact == "auto":
@@ -136,8 +150,8 @@ def _resolve_exact(exact: bool | str, split: Split, closed_form: bool,
     if n_train <= _EXACT_ALWAYS_TRAIN:
         return True, ("requested" if exact is True
                       else f"auto: {n_train} training rows <= {_EXACT_ALWAYS_TRAIN}")
-    memory, flops = _exact.exact_cost(n_train, n_test, split.X_train.shape[1], n_outputs,
-                                      closed_form, select_alpha)
+    cost = price()
+    memory = cost.memory_bytes
     available = _exact.available_memory()
     estimate = (f"estimated {memory / 1e9:.1f} GB of {available / 1e9:.1f} GB available")
     if exact is True:
@@ -145,7 +159,7 @@ def _resolve_exact(exact: bool | str, split: Split, closed_form: bool,
             raise ValueError(f"exact=True with {n_train} training rows: {estimate}. Use "
                              "exact='auto'/False or subsample the data (--max-rows).")
         return True, f"requested ({estimate})"
-    seconds = flops / _exact.flops_per_second()
+    seconds = cost.seconds
     estimate += f", ~{seconds:.0f} s"
     if memory > EXACT_AUTO_MEMORY_FRACTION * available:
         return False, (f"auto: skipped, {n_train} training rows: {estimate} (more than "
@@ -270,10 +284,14 @@ def compare(
     on_estimate : callable or None, default=None
         ``on_estimate(estimate)`` once, before any run, with what the runs are estimated to
         cost (also ``attrs["settings"]["cost_estimate"]``): ``work_s`` (single-core
-        seconds of every run), ``n_jobs``, and ``exact``: ``None`` or, for a ridge baseline,
-        its ``seconds``, ``kernel_matrix_s``, ``factorisation`` (``'Cholesky'`` or
-        ``'eigendecomposition'``), ``factorisation_s`` and ``memory_bytes``, from
-        :func:`kernelmaps.models.estimate_fit_cost` (a probe of about 0.1 s).
+        seconds of every run, which sets the number of workers), ``n_jobs``, and
+        ``exact``: ``None`` (no baseline) or its ``seconds``, ``kernel_matrix_s``,
+        ``factorisation`` (``'Cholesky'``, ``'eigendecomposition'`` or
+        ``'eigendecomposition + Cholesky'``), ``factorisation_s``, ``test_rows_s`` and
+        ``memory_bytes``: the numbers ``exact="auto"`` decided on. Every estimate comes
+        from kernelmaps' one cost model: flop counts per operation at this machine's
+        measured matrix-product rate (a probe of about 0.2 s, once per process), the model
+        behind :func:`kernelmaps.models.estimate_fit_cost` too.
 
     Returns
     -------
@@ -347,8 +365,9 @@ def compare(
         largest = max(splits, key=lambda s: s.X_train.shape[0])
         n_outputs = len(np.unique(y)) if task == "classification" else 1
         closed_form = _exact.closed_form_alpha(model_factory()) is not None
-        run_exact, exact_reason = _resolve_exact(exact, largest, closed_form, n_outputs,
-                                                 select_alpha)
+        price = functools.cache(functools.partial(_price_exact, largest, closed_form,
+                                                  n_outputs, select_alpha))
+        run_exact, exact_reason = _resolve_exact(exact, largest, price)
         plan = plan_runs(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
         if plan.skipped:
             warnings.warn("skipped (landmark methods need n_components <= training rows): "
@@ -361,9 +380,8 @@ def compare(
         estimate = estimated_seconds(plan.runs, n_outputs, closed_form, select_alpha)
         workers = (workers_worth(estimate, cap, len(plan.runs)) if n_jobs is None
                    else min(cap, len(plan.runs)))
-        cost = {"work_s": estimate, "n_jobs": workers, "exact": (
-            _exact.exact_fit_cost(kernel, largest.X_train, n_outputs, select_alpha)
-            if run_exact and closed_form else None)}
+        cost = {"work_s": estimate, "n_jobs": workers,
+                "exact": price().as_dict() if run_exact else None}
         if on_estimate is not None:
             on_estimate(cost)
         rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase)

@@ -1,37 +1,37 @@
-r"""What a kernel ridge fit will cost, before it runs: time from a short probe, memory from shapes.
+r"""What a kernel ridge fit will cost, before it runs: time from the cost model, memory from shapes.
 
-:func:`estimate_fit_cost` times the fit's own building blocks on a few rows of the data — a
-kernel block against M points with the products CG does on it, and the same products on a
-block read from memory (the cached path) — and scales them to the data's size, the cache
-budget and the thread count; the :math:`M^3` factorisations are timed on a matrix product of
-up to 1,024² and scaled by their flop counts. Memory is counted from the shapes: the cached
-kernel blocks, the M × M preconditioner buffer and :math:`K_{MM}`'s evaluation, the
-float64 targets and weights, and one block (plus its float64 copy) per thread.
+:func:`estimate_fit_cost` prices the fit's own building blocks with kernelmaps' one cost
+model (the flop count of each operation at this machine's measured matrix-product rate,
+the same numbers ``compare`` decides its exact baseline on): the kernel matrix and a
+Cholesky factorisation (exact solver); the first pass over :math:`K_{nM}` with the
+right-hand side, the :math:`M^3` factorisations of the preconditioner, and each CG
+iteration — a sweep over the cached kernel blocks, the kernel values of the rows beyond the
+cache recomputed, four triangular solves with the M × M preconditioner (Nyström/FALKON).
+Memory is counted from the shapes: the cached kernel blocks, the M × M preconditioner
+buffer and :math:`K_{MM}`'s evaluation, the float64 targets and weights, and one block
+(plus its float64 copy) per thread.
 
 The number of CG iterations is not known before the fit (a few tens for the FALKON preconditioner,
 up to ``max_iter``), so the estimate gives the time per iteration and
-:meth:`~kernelmaps.models.FitCost.seconds` the total for any count. Probes take about 0.1 s; on a
-busy machine they are as noisy as the machine.
+:meth:`~kernelmaps.models.FitCost.seconds` the total for any count. The rate is measured
+once per process and thread count (a probe of about 0.2 s); on a busy machine it is as
+slow as the machine. The flop counts are calibrated on the RBF kernel: kernels without an
+exponential run faster than estimated, ``chi2`` and other pairwise kernels slower.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any, NamedTuple
 
-import numpy as np
 from sklearn.base import clone
 
+from kernelmaps import _cost
 from kernelmaps._config import get_config, resolve_n_threads
 from kernelmaps._validation import validate_input
 from kernelmaps.models._common import fit_kernel
-from kernelmaps.models._nystrom import cache_budget, cross_block, gram_block
+from kernelmaps.models._nystrom import cache_budget
 
 __all__ = ["FitCost", "estimate_fit_cost"]
-
-#: Rows of the probe block (fewer when M is large, so the block stays a few MB).
-_PROBE_ENTRIES = 1 << 20
-
 
 class FitCost(NamedTuple):
     """The estimate of :func:`estimate_fit_cost`: seconds on this machine now, and bytes.
@@ -90,22 +90,6 @@ class FitCost(NamedTuple):
         return "; ".join(lines)
 
 
-def _best_time(fn: Any, repeats: int = 3) -> float:
-    best = np.inf
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
-
-
-def _factorisation_rate() -> float:
-    """Flops per second of a Cholesky-like LAPACK kernel: half a float64 product's rate."""
-    size = 512
-    a = np.random.default_rng(0).standard_normal((size, size))
-    return 0.5 * 2 * size**3 / max(_best_time(lambda: a @ a), 1e-9)
-
-
 def estimate_fit_cost(model: Any, X: Any, *, n_targets: int = 1) -> FitCost:
     """Estimate the time and memory of ``model.fit(X, y)`` before running it.
 
@@ -128,50 +112,44 @@ def estimate_fit_cost(model: Any, X: Any, *, n_targets: int = 1) -> FitCost:
     Examples
     --------
     >>> import numpy as np
+    >>> from kernelmaps import config_context
     >>> from kernelmaps.models import KernelRidge, estimate_fit_cost
     >>> X = np.random.RandomState(0).normal(size=(20_000, 10)).astype(np.float32)
-    >>> cost = estimate_fit_cost(KernelRidge(kernel="rbf", solver="nystrom",
-    ...                                      n_components=500), X)
-    >>> cost.solver, cost.cache_bytes == 20_000 * 500 * 4 or cost.path != "cached"
-    ('nystrom', True)
+    >>> model = KernelRidge(kernel="rbf", solver="nystrom", n_components=500)
+    >>> with config_context(kernel_cache_bytes=20_000 * 500 * 4):  # room for K_nM
+    ...     cost = estimate_fit_cost(model, X)
+    >>> cost.solver, cost.path, cost.cache_bytes  # K_nM in float32: 20,000 × 500 × 4 bytes
+    ('nystrom', 'cached', 40000000)
+    >>> with config_context(kernel_cache_bytes=0):  # every iteration recomputes K_nM
+    ...     recompute = estimate_fit_cost(model, X)
+    >>> recompute.path, recompute.iteration_s > 2 * cost.iteration_s
+    ('recompute', True)
     """
     probe_model = clone(model)
     X = validate_input(probe_model, X, reset=True)
-    kernel = fit_kernel(probe_model, X)
-    n = X.shape[0]
+    fit_kernel(probe_model, X)  # the kernel's parameter errors, as fit raises them
+    n, d = X.shape
     threads = resolve_n_threads()
     solver = probe_model._choose_solver(n)
     itemsize = X.dtype.itemsize
     if solver == "exact":
-        rows = max(1, min(n, _PROBE_ENTRIES // max(n, 1)))
-        per_row = _best_time(lambda: kernel.evaluate(X[:rows], X)) / rows
-        flops = n**3 / 3 + 2 * n * n * n_targets
-        return FitCost("exact", "direct", n * per_row / threads,
-                       flops / (_factorisation_rate() * threads), 0.0, 0,
+        factorisation = (_cost.cholesky_flops(n) + 2.0 * n * n * n_targets)
+        return FitCost("exact", "direct",
+                       _cost.seconds(_cost.kernel_matrix_flops(n, n, d, itemsize), threads),
+                       _cost.seconds(factorisation, threads), 0.0, 0,
                        int(8 * n * n + itemsize * n * n))
     M = min(probe_model.n_components, n)
-    centres = X[:M] if kernel.name != "precomputed" else np.arange(M)
-    rows = max(1, min(n, _PROBE_ENTRIES // M))
-    block = X[:rows]
-    weights, Y = np.ones(rows), np.ones((rows, n_targets))
-    V = np.ones((M, n_targets))
-    evaluate = _best_time(lambda: gram_block(kernel.evaluate(block, centres), weights, V))
-    cross = _best_time(lambda: cross_block(kernel.evaluate(block, centres), weights, Y))
-    cached_block = kernel.evaluate(block, centres)
-    sweep = _best_time(lambda: gram_block(cached_block, weights, V))
     budget = cache_budget()
-    cached = int(min(n, budget // (M * cached_block.dtype.itemsize)))
+    cached = int(min(n, budget // (M * itemsize)))
     path = "cached" if cached == n else "recompute" if cached == 0 else "partly cached"
-    # The engine's threads share the blocks evenly; BLAS runs one thread per block.
-    iteration = (cached * sweep + (n - cached) * evaluate) / rows / threads
-    # Four triangular solves per iteration read the M × M buffer: memory-bound, so timed as
-    # flops at a quarter of the factorisation rate.
-    rate = _factorisation_rate() * threads
-    iteration += 4 * 2 * M * M * n_targets / (0.25 * rate)
-    factorisation = M**3 / rate  # potrf + lauum + potrf: M³/3 each
-    cache_bytes = cached * M * cached_block.dtype.itemsize
+    first_pass = _cost.nystrom_first_pass_flops(n, M, d, n_targets, itemsize)
+    factorisation = (_cost.kernel_matrix_flops(M, M, d, itemsize)
+                     + _cost.preconditioner_flops(M))
+    iteration = _cost.cg_iteration_flops(cached, n - cached, M, d, n_targets, itemsize)
+    cache_bytes = cached * M * itemsize
     block_bytes = get_config()["block_bytes"]
     memory = (cache_bytes + 8 * M * M + itemsize * M * M + 8 * n * (n_targets + 1)
               + threads * block_bytes * (1 + 8 // max(itemsize, 1)))
-    return FitCost("nystrom", path, n * cross / rows / threads, factorisation, iteration,
+    return FitCost("nystrom", path, _cost.seconds(first_pass, threads),
+                   _cost.seconds(factorisation, threads), _cost.seconds(iteration, threads),
                    int(cache_bytes), int(memory))

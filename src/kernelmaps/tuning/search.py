@@ -42,6 +42,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
+from kernelmaps import _cost
 from kernelmaps.evaluate._splits import check_target, task_of
 from kernelmaps.evaluate.heuristics import median_heuristic, median_heuristic_parameter
 from kernelmaps.evaluate.registry import METHODS, methods_for
@@ -129,7 +130,10 @@ class _Search:
         #: The best configuration so far: its key, fitted map and α path (reused as the
         #: final model when the search ran on all rows).
         self.best: tuple[tuple[float, int], Any, AlphaPath] | None = None
-        self.seconds_per_unit: float | None = None  # measured cost / cost model
+        #: Measured seconds / the cost model's seconds (the largest seen; 1 before any).
+        self.slowdown = 1.0
+        self.measured = 0
+        self.n_targets = np.unique(y).size if task == "classification" else 1
         #: D → the number of rows scored (the rows that are not landmarks).
         self.scored_rows: dict[int, int] = {}
 
@@ -144,17 +148,19 @@ class _Search:
         return METHODS[self.method].build(self.kernel_at(value), n_components, self.seed,
                                           self.X.shape[1])
 
-    @staticmethod
-    def cost_units(n_rows: int, n_components: int, n_features: int) -> float:
-        # Features (n·D·d), Gram and projections (≈ 3·n·D²), eigendecompositions (≈ 10·D³).
-        return n_rows * n_components * (n_features + 3.0 * n_components) \
-            + 10.0 * n_components**3
+    def model_seconds(self, n_rows: int, n_components: int) -> float:
+        """One evaluation by the cost model (:mod:`kernelmaps._cost`): the map's transform
+        of ``n_rows`` rows to D = ``n_components`` features and ridge's α path on them (the
+        Gram matrix and one eigendecomposition), at the measured rate."""
+        d = self.X.shape[1]
+        flops = (_cost.feature_map_flops(n_rows, d, n_components)
+                 + _cost.feature_ridge_flops(n_rows, n_components, self.n_targets, True))
+        return _cost.seconds(flops, threads=None)
 
     def predicted_seconds(self, n_rows: int, n_components: int) -> float:
-        if self.seconds_per_unit is None:
-            return 0.0
-        return _BUDGET_MARGIN * self.seconds_per_unit * self.cost_units(
-            n_rows, n_components, self.X.shape[1])
+        """The cost model's seconds, scaled by the largest ratio of a measured evaluation
+        to its model seconds seen so far (:meth:`learn_cost`), and by a safety margin."""
+        return _BUDGET_MARGIN * self.slowdown * self.model_seconds(n_rows, n_components)
 
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -207,10 +213,11 @@ class _Search:
         return self.cache[key]
 
     def learn_cost(self, seconds: float, n_rows: int, n_components: int) -> None:
-        rate = seconds / self.cost_units(n_rows, n_components, self.X.shape[1])
-        # The slowest rate seen: a busy machine must not make the budget optimistic.
-        self.seconds_per_unit = rate if self.seconds_per_unit is None else max(
-            rate, self.seconds_per_unit)
+        """Learn how far this data and this machine now are from the cost model."""
+        ratio = seconds / max(self.model_seconds(n_rows, n_components), 1e-12)
+        # The slowest ratio seen: a busy machine must not make the budget optimistic.
+        self.slowdown = ratio if self.measured == 0 else max(ratio, self.slowdown)
+        self.measured += 1
 
     def record(self, trial: Trial) -> None:
         self.trials.append(trial)

@@ -1,0 +1,288 @@
+r"""The one cost model: a measured rate, and the flop and byte count of every operation.
+
+Everything in kernelmaps that estimates time or memory before doing the work — whether
+:func:`~kernelmaps.evaluate.compare` runs its exact baseline and what it prints about it,
+how many worker processes a comparison is worth, what :func:`~kernelmaps.tune` can afford
+within its budget, and :func:`~kernelmaps.models.estimate_fit_cost` — uses this module, so
+the answers cannot disagree: one probe, one formula per operation.
+
+**The rate.** :func:`gemm_rate` measures the float64 matrix-product rate of this machine at
+a given number of BLAS threads (the best of :data:`PROBE_REPEATS` products of
+:data:`PROBE_SIZE`\ ² matrices, about 0.2 s on one core of a 2-core Xeon, 33-50 Gflop/s
+idle), once per process and thread count, per second of elapsed time (a busy machine makes
+it slow, and the estimates of what a caller will wait with it) and per second of CPU time
+(the machine's speed, for estimates of work).
+
+**The formulas** count every operation in *GEMM-equivalent flops*: the operation's flops
+divided by how efficiently it runs compared with a matrix product, with the efficiency
+measured on this project's reference machine (2-core Intel Xeon, OpenBLAS 0.3.31 SkylakeX
+kernels, one BLAS thread; the measurement is written beside each constant). Seconds are
+GEMM-equivalent flops divided by :func:`gemm_rate`. Memory is counted from the shapes.
+
+This module is private and low level: it imports nothing of kernelmaps above ``_config``
+and ``_engine``.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from kernelmaps._config import resolve_n_threads
+from kernelmaps._engine import blas_controller
+
+__all__ = [
+    "ALPHA_PATH_ARRAYS", "BLOCK_ROWS", "CHOLESKY_EFFICIENCY", "EIGH_FLOPS",
+    "KERNEL_ENTRY_FLOPS", "PROBE_SIZE", "ExactCost", "cg_iteration_flops", "cholesky_flops",
+    "eigh_flops", "exact_baseline_cost", "exact_baseline_memory", "feature_map_flops",
+    "feature_ridge_flops", "gemm_rate", "kernel_matrix_flops", "nystrom_first_pass_flops",
+    "preconditioner_flops", "seconds", "triangular_solve_flops",
+]
+
+# ----------------------------------------------------------------------------- the probe
+#: Side of the probe's square float64 matrices: large enough for BLAS to reach its rate
+#: (512² and 1,024² gave 35 and 33 Gflop/s on one thread here), small enough to take
+#: ~65 ms per product on one core.
+PROBE_SIZE = 1024
+#: Products timed; the best counts (the others absorb a descheduled time slice).
+PROBE_REPEATS = 3
+
+_probe_lock = threading.Lock()
+
+
+@functools.cache
+def _measured_rate(threads: int) -> tuple[float, float]:
+    """``(wall, cpu)`` rates of the probe: flops per second of elapsed time, and per second
+    of this process's CPU time per thread."""
+    a = np.random.default_rng(0).standard_normal((PROBE_SIZE, PROBE_SIZE))
+    wall = cpu = np.inf
+    with blas_controller().limit(limits=threads, user_api="blas"):
+        for _ in range(PROBE_REPEATS):
+            start, start_cpu = time.perf_counter(), time.process_time()
+            a @ a
+            wall = min(wall, time.perf_counter() - start)
+            cpu = min(cpu, (time.process_time() - start_cpu) / threads)
+    flops = 2.0 * PROBE_SIZE**3
+    return flops / max(wall, 1e-9), flops / max(cpu, 1e-9)
+
+
+def gemm_rate(threads: int | None = None, clock: str = "wall") -> float:
+    """The float64 matrix-product rate (flop/s) of this machine on ``threads`` BLAS threads.
+
+    ``None``: kernelmaps' ``n_threads`` setting (every core by default). ``clock="wall"``:
+    per second of elapsed time, what a caller waits for on the machine as loaded now (the
+    exact baseline's decision and estimate, tune's budget, ``estimate_fit_cost``);
+    ``"cpu"``: per second of CPU time, the machine's speed whatever other work shares it
+    (the single-core work a comparison's worker count is decided on). Both come from the
+    same products, measured once per process and thread count (see the module).
+    """
+    if clock not in ("wall", "cpu"):
+        raise ValueError(f"clock must be 'wall' or 'cpu'; got {clock!r}.")
+    threads = resolve_n_threads() if threads is None else max(1, int(threads))
+    with _probe_lock:
+        wall, cpu = _measured_rate(threads)
+    return wall if clock == "wall" else cpu
+
+
+def seconds(flops: float, threads: int | None = None, clock: str = "wall") -> float:
+    """Seconds that ``flops`` GEMM-equivalent flops take at :func:`gemm_rate`."""
+    return float(flops) / gemm_rate(threads, clock)
+
+
+# ----------------------------------------------------------------------------- constants
+#: GEMM-equivalent flops per kernel value beyond the 2·d of its inner products (the
+#: element-wise passes: norms, the exponential, the store), per byte of the value's dtype
+#: ÷ 8. Measured for the RBF kernel on one thread: 170-220 per float64 value (n = 4,000 ×
+#: 4,000, 20,000 × 500 and 20,000 × 2,000, d = 5-100), 83-95 per float32 value; load 2.5.
+#: Kernels without an exponential (linear, polynomial) cost less, ``chi2`` and other
+#: pairwise kernels more.
+KERNEL_ENTRY_FLOPS = 180.0
+#: Cholesky factorisation (LAPACK ``potrf``, n³/3 flops) runs at this fraction of the
+#: product rate: measured 0.56, 0.69, 0.84 at n = 1,000, 2,000, 4,000 on one thread (load
+#: 0.9-3; the factor grows with n as more of it is matrix products).
+CHOLESKY_EFFICIENCY = 0.7
+#: The symmetric eigendecomposition with eigenvectors (``scipy.linalg.eigh``, driver
+#: ``evr`` or ``evd``) costs this many n³ GEMM-equivalent flops: measured 7.9 and 7.8 (evr),
+#: 7.2 and 7.4 (evd) at n = 1,000 and 2,000 on one thread, load 0.9-3 (16× a Cholesky
+#: factorisation at n = 2,000). Two BLAS threads on the loaded 2-core machine did not help.
+EIGH_FLOPS = 7.8
+#: Triangular solves with many right-hand sides (``trsm``, n²·k flops) at this fraction of
+#: the product rate: measured 0.83-0.90 at n = 1,000-4,000, k = 500, one thread.
+TRSM_EFFICIENCY = 0.85
+#: A triangular solve with one or a few right-hand sides reads the whole M × M triangle for
+#: 2·M²·t flops: memory-bound, counted at this fraction of the product rate.
+TRSV_EFFICIENCY = 0.25
+#: One CG sweep over a cached kernel block (``NystromSystem``: a float64 sub-block copy,
+#: then K_b v and K_bᵀ u while it is in cache) costs this much per block value plus
+#: :data:`SWEEP_COLUMN_FLOPS` per target column: measured 30 and 37 (float32 blocks, M =
+#: 500 and 2,000, one column), 50 + 40 (ten columns), 27 (float64), on one thread, load 2.6.
+SWEEP_ENTRY_FLOPS = 25.0
+SWEEP_COLUMN_FLOPS = 8.0
+#: GEMM-equivalent flops per output feature and row of a feature map beyond its 2·d
+#: projection (the cosine or the kernel's element-wise passes).
+FEATURE_ENTRY_FLOPS = 40.0
+#: The exact α path (``kernel_alpha_path``: eigenvectors, the driver's workspace, the
+#: projections) holds this many m × m float64 arrays beside the kernel matrix it is given:
+#: compare's baseline on the full-n path peaked at 3.3 and 3.6 n² doubles in all (K
+#: included, the two kernel-row blocks not) at n = 3,000 and 5,000 (tracemalloc, load 9-10).
+ALPHA_PATH_ARRAYS = 2.5
+#: Kernel rows computed (or test rows mapped) per block by the exact baseline: its
+#: temporaries are two blocks of ``BLOCK_ROWS × n`` float64 values.
+BLOCK_ROWS = 1024
+
+
+# ----------------------------------------------------------------------------- formulas
+def kernel_matrix_flops(n_rows: float, n_cols: float, n_features: float,
+                        itemsize: int = 8) -> float:
+    """The kernel matrix k(X, Y) of ``n_rows × n_cols`` values on ``n_features`` inputs:
+    ``n_rows·n_cols·(2·n_features + KERNEL_ENTRY_FLOPS·itemsize/8)``."""
+    return float(n_rows) * n_cols * (2.0 * n_features + KERNEL_ENTRY_FLOPS * itemsize / 8)
+
+
+def cholesky_flops(n: float) -> float:
+    """One Cholesky factorisation of n × n: ``n³/3 / CHOLESKY_EFFICIENCY``."""
+    return float(n) ** 3 / 3.0 / CHOLESKY_EFFICIENCY
+
+
+def eigh_flops(n: float) -> float:
+    """One symmetric eigendecomposition of n × n with eigenvectors: ``EIGH_FLOPS·n³``."""
+    return EIGH_FLOPS * float(n) ** 3
+
+
+def triangular_solve_flops(n: float, n_rhs: float) -> float:
+    """Solves with an n × n triangle and ``n_rhs`` right-hand sides: ``n²·n_rhs`` flops at
+    :data:`TRSM_EFFICIENCY`, or :data:`TRSV_EFFICIENCY` (memory-bound) below 16 of them."""
+    efficiency = TRSM_EFFICIENCY if n_rhs >= 16 else TRSV_EFFICIENCY
+    return float(n) ** 2 * n_rhs / efficiency
+
+
+def preconditioner_flops(n_centres: float) -> float:
+    """The FALKON preconditioner on M centres: ``potrf``, ``lauum``, ``potrf`` of M × M
+    (M³/3 each)."""
+    return 3.0 * cholesky_flops(n_centres)
+
+
+def nystrom_first_pass_flops(n_rows: float, n_centres: float, n_features: float,
+                             n_targets: float, itemsize: int = 8) -> float:
+    """FALKON's first pass: the kernel blocks K_nM and the right-hand side K_nMᵀ W Y."""
+    return (kernel_matrix_flops(n_rows, n_centres, n_features, itemsize)
+            + 2.0 * n_rows * n_centres * n_targets)
+
+
+def cg_iteration_flops(n_cached: float, n_recomputed: float, n_centres: float,
+                       n_features: float, n_targets: float, itemsize: int = 8) -> float:
+    """One CG iteration of FALKON: a sweep over the cached blocks, the kernel values of the
+    rows beyond the cache recomputed and swept, and four triangular solves with the M × M
+    preconditioner."""
+    n_rows = float(n_cached) + n_recomputed
+    sweep = n_rows * n_centres * (SWEEP_ENTRY_FLOPS + SWEEP_COLUMN_FLOPS * n_targets)
+    return (sweep + kernel_matrix_flops(n_recomputed, n_centres, n_features, itemsize)
+            + 4.0 * triangular_solve_flops(n_centres, n_targets))
+
+
+def feature_map_flops(n_rows: float, n_features: float, n_components: float) -> float:
+    """A feature map's transform of ``n_rows`` rows to D = ``n_components`` features:
+    ``n_rows·D·(2·n_features + FEATURE_ENTRY_FLOPS)``."""
+    return float(n_rows) * n_components * (2.0 * n_features + FEATURE_ENTRY_FLOPS)
+
+
+def feature_ridge_flops(n_rows: float, n_components: float, n_targets: float,
+                        select_alpha: bool) -> float:
+    """Ridge on n × D features: the Gram matrix ZᵀZ (2·n·D²), the projections of the
+    targets (2·n·D·t) and one Cholesky factorisation of D × D or, with α chosen on a path,
+    one eigendecomposition of the smaller side, min(n, D) (the path's other work, D·t per
+    α, is negligible)."""
+    n, D = float(n_rows), float(n_components)
+    factor = eigh_flops(min(n, D)) if select_alpha else cholesky_flops(D)
+    return 2.0 * n * D * D + 2.0 * n * D * n_targets + factor
+
+
+# ----------------------------------------------------------------------------- the baseline
+def exact_baseline_memory(n_train: int, n_test: int, closed_form: bool,
+                          select_alpha: bool = False, m: int | None = None) -> float:
+    """Peak bytes of compare's exact baseline: the n × n float64 kernel matrix (factorised
+    in place) and two blocks of kernel rows; with α chosen on a path, the path's arrays,
+    :data:`ALPHA_PATH_ARRAYS` of m × m (``m`` rows; ``m=None``: the path on all n rows);
+    with features (not closed form), the test
+    features (n_test × n) and two n × n arrays of the linear model's own (scikit-learn's
+    ridge centres a copy and forms XᵀX; liblinear copies the data)."""
+    n = float(n_train)
+    memory = 8 * n * n + 2 * 8 * BLOCK_ROWS * n
+    if closed_form and select_alpha:
+        side = n if m is None else float(m)
+        memory += ALPHA_PATH_ARRAYS * 8 * side * side
+    if not closed_form:
+        memory += 8 * float(n_test) * n + 2 * 8 * n * n
+    return memory
+
+
+@dataclass(frozen=True)
+class ExactCost:
+    """What compare's exact baseline will cost: GEMM-equivalent flops per phase, bytes, and
+    seconds at the rate of the thread count it was priced at."""
+
+    kernel_matrix_flops: float
+    factorisation: str  # "Cholesky", "eigendecomposition" or "eigendecomposition + Cholesky"
+    factorisation_flops: float
+    test_rows_flops: float
+    memory_bytes: float
+    rate: float  # GEMM flop/s used for the seconds
+
+    @property
+    def flops(self) -> float:
+        """Every phase together."""
+        return self.kernel_matrix_flops + self.factorisation_flops + self.test_rows_flops
+
+    @property
+    def seconds(self) -> float:
+        """The whole baseline, in seconds."""
+        return self.flops / self.rate
+
+    def as_dict(self) -> dict[str, object]:
+        """The form of ``compare``'s ``cost_estimate["exact"]``."""
+        return {"kernel_matrix_s": self.kernel_matrix_flops / self.rate,
+                "factorisation": self.factorisation,
+                "factorisation_s": self.factorisation_flops / self.rate,
+                "test_rows_s": self.test_rows_flops / self.rate,
+                "seconds": self.seconds, "memory_bytes": int(self.memory_bytes)}
+
+
+def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: int, *,
+                        closed_form: bool, select_alpha: bool = False, m: int | None = None,
+                        threads: int | None = 1) -> ExactCost:
+    r"""Price compare's exact baseline (``evaluate/_exact.run_exact``).
+
+    Phases, in GEMM-equivalent flops:
+
+    * the kernel matrix, :func:`kernel_matrix_flops` (n, n, d);
+    * the factorisation: closed-form ridge at a fixed α, one Cholesky (n³/3) and the solve
+      (2n²t); with α chosen per row, the exact leave-one-out path on ``m`` training rows
+      (one :func:`eigh_flops` (m)) then one Cholesky at the full n — or, ``m=None``, the
+      path on all n rows (one n × n eigendecomposition, no Cholesky); with features (any
+      other linear model), the Cholesky factor and the linear model on n × n features,
+      counted as n³ more (a rough guess: its solvers iterate);
+    * the test rows: their kernel values (n_test × n) and, with features, the triangular
+      solves (n²·n_test), else the predictions (2·n·n_test·t).
+
+    ``threads``: the BLAS threads the baseline runs on (its seconds are at that rate).
+    """
+    n = float(n_train)
+    kernel = kernel_matrix_flops(n, n, n_features)
+    if closed_form and select_alpha and m is None:
+        name, factor = "eigendecomposition", eigh_flops(n)
+    elif closed_form and select_alpha:
+        name = "eigendecomposition + Cholesky"
+        factor = eigh_flops(min(float(m), n)) + cholesky_flops(n) + 2 * n * n * n_outputs
+    elif closed_form:
+        name, factor = "Cholesky", cholesky_flops(n) + 2 * n * n * n_outputs
+    else:
+        name, factor = "Cholesky", cholesky_flops(n) + n**3
+    test = kernel_matrix_flops(n_test, n, n_features)
+    test += (2 * n * n_test * n_outputs if closed_form
+             else triangular_solve_flops(n, n_test))
+    memory = exact_baseline_memory(n_train, n_test, closed_form, select_alpha, m)
+    return ExactCost(kernel, name, factor, test, memory, gemm_rate(threads))
