@@ -40,7 +40,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sparse
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
@@ -52,8 +51,6 @@ from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer,
 
 __all__ = ["InputError", "main"]
 
-# A parameter set by the user in another form disables the heuristic for it (rbf: sigma).
-_SAME_SCALE = {"gamma": ("sigma",)}
 #: The loaders' arguments as this command spells them, for data errors.
 _DATA_OPTIONS = {"target": "--target COLUMN"}
 
@@ -77,9 +74,9 @@ class _KernelChoice:
         return text
 
 
-def _kernel_from_args(args: argparse.Namespace, X: Any) -> _KernelChoice:
-    """The kernel the options describe (resolved by :func:`resolve_kernel`), with the median
-    heuristic for a scale the user did not set."""
+def _kernel_from_args(args: argparse.Namespace, X: Any, scale: str = "none") -> _KernelChoice:
+    """The kernel the options describe, with the median heuristic for a scale the user did
+    not set (:func:`kernelmaps.evaluate.main_kernel`, on ``X`` scaled by ``scale``)."""
     try:
         kind = resolve_kernel(args.kernel, owner="--kernel")  # a name: its default parameters
     except ValueError as error:
@@ -97,14 +94,10 @@ def _kernel_from_args(args: argparse.Namespace, X: Any) -> _KernelChoice:
     if unknown:
         raise InputError(f"kernel {args.kernel!r} has no parameter(s) {unknown}; it accepts "
                          f"{list(kind.param_names) or 'none'}.")
-    heuristic = None
-    parameter = evaluate.median_heuristic_parameter(kind)
-    if parameter is not None and parameter not in params and not any(
-            other in params for other in _SAME_SCALE.get(parameter, ())):
-        heuristic = evaluate.median_heuristic(X, kind, random_state=args.random_state)
-        params[parameter] = heuristic.value
     try:
-        kernel = resolve_kernel(args.kernel, kernel_params=params, owner="--kernel")
+        # The main job's γ rule, the one compare and tune use in Python too.
+        kernel, heuristic = evaluate.main_kernel(args.kernel, X, kernel_params=params,
+                                                 scale=scale, random_state=args.random_state)
     except (TypeError, ValueError) as error:
         raise InputError(str(error)) from error
     return _KernelChoice(kernel, heuristic)
@@ -272,12 +265,6 @@ def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:
     return dataclasses.replace(data, X=data.X[keep], y=data.y[keep]), stated
 
 
-def _scaled_for_heuristic(X: Any, scale: str | None) -> Any:
-    """X as the maps will see it, for the median heuristic of the kernel's scale."""
-    scaler = evaluate.make_scaler(scale or "none", sparse.issparse(X))
-    return X if scaler is None else scaler.fit_transform(X)
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     with _one_thread():
         return _compare(args)
@@ -300,7 +287,7 @@ def _compare(args: argparse.Namespace) -> int:
     # Said as the runs start, and in the report's notes.
     scales = evaluate.check_scales(data.X, data.feature_names) if args.scale is None else None
     warned = [f"warning: {scales.message}"] if scales is not None and scales.advised else []
-    choice = _kernel_from_args(args, _scaled_for_heuristic(data.X, args.scale))
+    choice = _kernel_from_args(args, data.X, args.scale or "none")
     results, notes = _run_comparison(args, data, choice.kernel, err_console, warned)
     summary = evaluate.summarize(results)
     advice = evaluate.advise(summary, tolerance=args.tolerance)

@@ -54,6 +54,7 @@ from kernelmaps.evaluate.comparison import (
 from kernelmaps.evaluate.error import ApproximationError, approximation_error, relative_error
 from kernelmaps.evaluate.heuristics import (
     ParameterChoice,
+    main_kernel,
     median_heuristic,
     median_heuristic_parameter,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "check_scales",
     "compare",
     "dimension_ticks",
+    "main_kernel",
     "make_scaler",
     "median_heuristic",
     "median_heuristic_parameter",
