@@ -44,8 +44,9 @@ from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from kernelmaps import evaluate
+from kernelmaps._optional import import_optional
 from kernelmaps.cli import report, tune
-from kernelmaps.cli._parser import build_parser
+from kernelmaps.cli._parser import build_parser, kernel_params_from_args
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
 from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer, resolve_kernel
 
@@ -85,15 +86,10 @@ def _kernel_from_args(args: argparse.Namespace, X: Any, scale: str = "none") -> 
     if isinstance(kind, PrecomputedKernel):
         raise InputError("--kernel precomputed needs kernel values, but --data gives features; "
                          f"choose a kernel name: {sorted(KERNELS)}.")
-    params = {name: getattr(args, name) for name in ("gamma", "degree", "coef0")
-              if getattr(args, name) is not None}
-    params.update(dict(args.kernel_param))
-    # resolve_kernel drops parameters a named kernel lacks (scikit-learn's rule for gamma,
-    # degree and coef0); a parameter typed on the command line must not vanish silently.
-    unknown = sorted(set(params) - set(kind.param_names))
-    if unknown:
-        raise InputError(f"kernel {args.kernel!r} has no parameter(s) {unknown}; it accepts "
-                         f"{list(kind.param_names) or 'none'}.")
+    try:
+        params = kernel_params_from_args(args)
+    except ValueError as error:
+        raise InputError(str(error)) from error
     try:
         # The main job's γ rule, the one compare and tune use in Python too.
         kernel, heuristic = evaluate.main_kernel(args.kernel, X, kernel_params=params,
@@ -228,7 +224,8 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
         "seeds": str(args.seeds),
         "kernel error": f"{args.metric} norm on {args.error_sample} training rows",
         "scale": (f"{args.scale or 'none'} (fitted on the training rows only)"
-                  if (args.scale or "none") != "none" else "none"),
+                  if (args.scale or "none") != "none" else "none")
+                 + getattr(args, "scale_reason", ""),
         "advice tolerance": f"{args.tolerance:.3g} (relative score gap to the exact score)",
         "max rows": "all" if args.max_rows is None else str(args.max_rows),
         "random_state": str(args.random_state),
@@ -287,6 +284,12 @@ def _compare(args: argparse.Namespace) -> int:
     # Said as the runs start, and in the report's notes.
     scales = evaluate.check_scales(data.X, data.feature_names) if args.scale is None else None
     warned = [f"warning: {scales.message}"] if scales is not None and scales.advised else []
+    # --scale auto: compare's scale rule decides (the rule tune applies by default).
+    args.scale_reason = ""
+    if args.scale == "auto":
+        args.scale, check = evaluate.choose_scale("auto", data.X, data.feature_names)
+        args.scale_reason = (f"; auto: {check.n_drowned} of the {check.n_features} features "
+                             "carry less than a tenth of an equal share of the variance")
     choice = _kernel_from_args(args, data.X, args.scale or "none")
     results, notes = _run_comparison(args, data, choice.kernel, err_console, warned)
     summary = evaluate.summarize(results)
@@ -355,6 +358,16 @@ _HANDLERS = {"compare": _cmd_compare, "check-kernel": _cmd_check_kernel,
              "datasets": _cmd_datasets, "tune": tune.run}
 
 
+#: The optional packages (the ``cli`` extra) each subcommand needs whatever its options:
+#: checked before any work, so a missing one is one line, not a traceback after the runs.
+_NEEDS = {"compare": ("rich", "pandas", "matplotlib"), "tune": ("rich", "pandas", "matplotlib")}
+
+
+def _check_prerequisites(command: str) -> None:
+    for module in _NEEDS.get(command, ()):
+        import_optional(module)  # ImportError naming the extra that installs it
+
+
 def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
@@ -384,6 +397,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for the report
+    try:
+        _check_prerequisites(args.command)
+    except ImportError as error:
+        print(f"kernelmaps {args.command}: error: {_one_line(error)}", file=sys.stderr)
+        return 2
     try:
         return _HANDLERS[args.command](args)
     except BrokenPipeError:
