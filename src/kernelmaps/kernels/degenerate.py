@@ -237,9 +237,16 @@ def warn_if_degenerate_on_sample(X: Any, kernel: Kernel, *, owner: str,
         return None
     n = X.shape[0]
     step = max(1, -(-n // max_rows))  # ceil(n / max_rows)
-    sample = X[::step][:max_rows]
+    # Both axes named and the stop in bounds: what the array API specifies.
+    sample = X[: min(n, step * max_rows) : step, :]
     if is_device_array(sample):  # a diagnosis: done on the host
         sample = to_numpy(sample)
-    return warn_if_degenerate(kernel(sample), sample, kernel, owner=owner,
+    try:
+        K = kernel(sample)
+    except ValueError:
+        # Rows outside the kernel's domain (skewed chi² at x <= -c, which scikit-learn's
+        # fit accepts): transform refuses them with the reason; nothing to diagnose here.
+        return None
+    return warn_if_degenerate(K, sample, kernel, owner=owner,
                               what=f"rows sampled evenly from X ({n} rows)",
                               stacklevel=stacklevel + 1)
