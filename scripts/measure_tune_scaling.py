@@ -26,7 +26,8 @@ def heavy_tailed(n=2000, seed=0):
     rng = np.random.RandomState(seed)
     words = rng.lognormal(mean=-1.5, sigma=1.0, size=(n, 15)) * (rng.rand(n, 15) < 0.3)
     runs = 10.0 * (rng.pareto(1.5, size=(n, 3)) + 1.0)
-    logit = (3.0 * np.log1p(10 * words[:, :4]).sum(axis=1) - 2.0 * np.log1p(10 * words[:, 4:6]).sum(axis=1)
+    logit = (3.0 * np.log1p(10 * words[:, :4]).sum(axis=1)
+             - 2.0 * np.log1p(10 * words[:, 4:6]).sum(axis=1)
              + 1.2 * np.log(runs[:, 0]) - 4.0)
     y = (rng.rand(n) < 1.0 / (1.0 + np.exp(-logit))).astype(int)
     return np.hstack([words, runs]), y

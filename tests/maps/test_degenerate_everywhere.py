@@ -114,3 +114,14 @@ def test_the_sample_check_is_cheap_and_draws_nothing():
     ours = RBFSampler(gamma=0.02, random_state=0).fit(X_STD)
     theirs = SkRBFSampler(gamma=0.02, random_state=0).fit(X_STD)
     np.testing.assert_array_equal(ours.random_weights_, theirs.random_weights_)
+
+
+def test_dask_fit_runs_the_same_check():
+    da = pytest.importorskip("dask.array")
+    X = da.from_array(X_STD, chunks=100)
+    with pytest.warns(DegenerateKernelWarning, match="numerically the identity"):
+        RBFSampler(gamma=1e12, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateKernelWarning)
+        RBFSampler(gamma=0.02, random_state=0).fit(X)
+        RandomFourierFeatures(gamma=0.02, random_state=0).fit(X)
