@@ -413,7 +413,8 @@ def _add_compare(commands: Any) -> None:
 
 def _add_tune(commands: Any) -> None:
     tune = commands.add_parser(
-        "tune", help="choose gamma, alpha and D for a feature map + ridge, faster than a grid",
+        "tune", help="choose the scaling, gamma, alpha and D for a feature map + ridge, faster "
+                     "than a grid",
         description="Choose the feature scaling (by compare's scale rule), the kernel's scale "
                     "(gamma), ridge's alpha and the output dimension D: alpha in closed form "
                     "(leave-one-out), gamma by a 1-D search around the median heuristic, D by "
