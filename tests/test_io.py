@@ -23,7 +23,9 @@ def test_trusted_types_are_exactly_kernelmaps_classes_tunes_pipeline_and_sparse(
     foreign = {name for name in trusted if not name.startswith(("kernelmaps.", "scipy.sparse."))}
     assert foreign == {"sklearn.pipeline.Pipeline", "sklearn.linear_model._ridge.Ridge",
                        "sklearn.linear_model._ridge.RidgeClassifier",
-                       "sklearn.preprocessing._label.LabelBinarizer"}
+                       "sklearn.preprocessing._label.LabelBinarizer",
+                       "sklearn.preprocessing._data.StandardScaler",
+                       "sklearn.preprocessing._data.MinMaxScaler"}
     for name in ("Nystroem", "RBFSampler", "TensorSRHT"):
         cls = getattr(kernelmaps, name)
         assert f"{cls.__module__}.{cls.__qualname__}" in trusted

@@ -36,7 +36,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import LabelBinarizer
+from sklearn.preprocessing import LabelBinarizer, MinMaxScaler, StandardScaler
 
 from kernelmaps import distributed, kernels, maps, models
 from kernelmaps.kernels import CallableKernel, Kernel
@@ -57,9 +57,11 @@ _SPARSE_TYPES = (
 
 
 #: scikit-learn's classes that kernelmaps itself returns fitted — :func:`kernelmaps.tune`'s
-#: ``Pipeline([("map", ...), ("model", Ridge | RidgeClassifier)])`` (a classifier keeps a
-#: ``LabelBinarizer``): plain estimators of arrays, trusted so its result loads back.
-_SKLEARN_CLASSES = (Pipeline, Ridge, RidgeClassifier, LabelBinarizer)
+#: ``Pipeline([("scale", StandardScaler | MinMaxScaler)?, ("map", ...), ("model", Ridge |
+#: RidgeClassifier)])`` (a classifier keeps a ``LabelBinarizer``): plain estimators of
+#: arrays, trusted so its result loads back.
+_SKLEARN_CLASSES = (Pipeline, Ridge, RidgeClassifier, LabelBinarizer, StandardScaler,
+                    MinMaxScaler)
 
 
 #: Builtin containers and scalars that skops writes as data (JSON or its own nodes).
@@ -121,7 +123,8 @@ def trusted_types() -> list[str]:
         :class:`~kernelmaps.kernels.CallableKernel`, which holds a user's function) and
         projection classes, the scikit-learn classes of
         :func:`kernelmaps.tune`'s pipeline (``Pipeline``, ``Ridge``, ``RidgeClassifier``,
-        ``LabelBinarizer``), plus SciPy's CSR containers.
+        ``LabelBinarizer``, ``StandardScaler``, ``MinMaxScaler``), plus SciPy's CSR
+        containers.
 
     Examples
     --------

@@ -19,13 +19,17 @@ import numpy as np
 
 from kernelmaps import evaluate
 from kernelmaps._suggest import did_you_mean
-from kernelmaps.cli import tune
 from kernelmaps.kernels import KERNEL_ALIASES, KERNELS, resolve_kernel
 
-__all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "build_parser"]
+__all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "DEFAULT_TUNE_OUT", "SCALE_CHOICES",
+           "build_parser"]
 
 DEFAULT_OUT = "kernelmaps-report"
+DEFAULT_TUNE_OUT = "kernelmaps-tune-report"
 DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
+#: ``--scale``'s values in every subcommand: ``auto`` applies compare's scale rule
+#: (:func:`kernelmaps.evaluate.choose_scale`).
+SCALE_CHOICES = ("auto", *evaluate.SCALES)
 
 
 #: argparse's message for a value outside ``choices`` (quoted names up to Python 3.12.7,
@@ -134,6 +138,23 @@ def _int_at_least(low: int, high: int | None = None, what: str = "") -> Any:
     return integer
 
 
+def _keyword_or_int(keyword: str, low: int) -> Any:
+    """A value type for ``keyword`` itself or an integer >= ``low`` (``--n-components auto``,
+    ``--cv loo``)."""
+    integer = _int_at_least(low)
+
+    def parse(text: str) -> str | int:
+        if text == keyword:
+            return text
+        try:
+            return integer(text)
+        except argparse.ArgumentTypeError:
+            raise argparse.ArgumentTypeError(
+                f"expected {keyword!r} or an integer >= {low}; got {text!r}") from None
+
+    return parse
+
+
 def _kernel_name(text: str) -> str:
     """A kernel name or alias (kept as typed; :func:`resolve_kernel` reads aliases)."""
     if text == "precomputed":  # the command explains why it cannot take one
@@ -169,6 +190,14 @@ def _output_dir(text: str) -> str:
     if path.exists() and not path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} exists and is not a directory; choose "
                                          "another path")
+    _writable_folder(path, text, "the report folder")
+    return text
+
+
+def _writable_folder(path: Path, text: str, what: str) -> Path:
+    """The nearest existing folder of ``path``, checked writable by creating (and removing) a
+    probe in it — the permission bits alone do not say it (root, read-only file systems,
+    /proc)."""
     existing = path
     while not existing.exists():
         existing = existing.parent
@@ -179,8 +208,35 @@ def _output_dir(text: str) -> str:
         tempfile.TemporaryDirectory(dir=existing, prefix=".kernelmaps-probe-").cleanup()
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        raise argparse.ArgumentTypeError(f"cannot write the report folder {text} ({reason} "
-                                         f"in {existing}); choose a writable directory") from None
+        raise argparse.ArgumentTypeError(f"cannot write {what} {text} ({reason} in "
+                                         f"{existing}); choose a writable directory") from None
+    return existing
+
+
+def _model_path(text: str) -> str:
+    """``--save PATH``: checked before any work — skops importable (the ``persist`` extra)
+    and the file writable, so a long search does not end in a traceback."""
+    try:
+        importlib.import_module("skops.io")
+    except ImportError:
+        raise argparse.ArgumentTypeError(
+            "saving a model needs skops, which is not installed: pip install "
+            "'kernelmaps[persist]' (or drop --save)") from None
+    path = Path(text).expanduser()
+    if path.is_dir() or text.endswith(("/", "\\")):
+        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file path such as "
+                                         f"{Path(text) / 'model.skops'}")
+    if not path.parent.is_dir():
+        raise argparse.ArgumentTypeError(f"the folder of {text} does not exist; create it "
+                                         "or choose another path")
+    _writable_folder(path.parent, text, "the model file")
+    if path.exists():
+        try:
+            path.open("r+b").close()  # opened for writing, nothing written
+        except OSError as error:
+            reason = error.strerror or type(error).__name__
+            raise argparse.ArgumentTypeError(f"cannot overwrite {text} ({reason}); choose "
+                                             "another path") from None
     return text
 
 
@@ -204,6 +260,35 @@ def _kernel_param(text: str) -> tuple[str, int | float]:
     return name.strip(), _number(value)
 
 
+def kernel_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    """The kernel parameters typed on the command line (``--gamma``, ``--degree``,
+    ``--coef0``, ``--kernel-param``), refused when the kernel lacks one: resolve_kernel drops
+    parameters a named kernel lacks (scikit-learn's rule for gamma, degree and coef0), and a
+    parameter typed on the command line must not vanish silently."""
+    params = {name: getattr(args, name) for name in ("gamma", "degree", "coef0")
+              if getattr(args, name) is not None}
+    params.update(dict(args.kernel_param))
+    kind = resolve_kernel(args.kernel, owner="--kernel")
+    unknown = sorted(set(params) - set(kind.param_names))
+    if unknown:
+        raise ValueError(f"kernel {args.kernel!r} has no parameter(s) {unknown}; it accepts "
+                         f"{list(kind.param_names) or 'none'}.")
+    return params
+
+
+# =========================================================================== options
+# Every option is defined once, here, and added to each subcommand that takes it: the same
+# flag has the same value type and the same meaning everywhere (a subcommand may differ in
+# its default only, stated in its help).
+
+#: ``--threads``: one meaning in every subcommand (see :func:`_add_run_options`).
+THREADS_HELP = ("the most CPU cores the command keeps busy at once: kernelmaps' n_threads "
+                "setting (default: {default}). compare spends them on worker processes of "
+                "one thread each, its runs being independent fits; tune, whose steps run "
+                "one after another, on threads for BLAS and the transform engine in its "
+                "process; 1: one thread, in this process")
+
+
 def _add_data_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--data", metavar="PATH", default=None,
@@ -215,14 +300,16 @@ def _add_data_options(parser: argparse.ArgumentParser) -> None:
                              "named target, label, class or y)")
 
 
-def _add_kernel_options(parser: argparse.ArgumentParser) -> None:
+def _add_kernel_options(parser: argparse.ArgumentParser, *, kernel_help: str = "",
+                        gamma_help: str = "default: the median heuristic, stated in the "
+                                          "output") -> None:
     group = parser.add_argument_group("kernel")
     group.add_argument("--kernel", default="rbf", metavar="NAME", type=_kernel_name,
-                       help=f"kernel name from kernelmaps.kernels: {', '.join(sorted(KERNELS))} "
-                            f"(aliases: {_aliases_text()}; default: rbf)")
+                       help=kernel_help or (
+                           f"kernel name from kernelmaps.kernels: {', '.join(sorted(KERNELS))} "
+                           f"(aliases: {_aliases_text()}; default: rbf)"))
     group.add_argument("--gamma", type=_number, default=None,
-                       help="gamma of the kernel (default: the median heuristic, stated in "
-                            "the output)")
+                       help=f"gamma of the kernel ({gamma_help})")
     group.add_argument("--degree", type=_number, default=None, help="polynomial degree")
     group.add_argument("--coef0", type=_number, default=None, help="polynomial/sigmoid offset")
     group.add_argument("--kernel-param", type=_kernel_param, action="append", default=[],
@@ -232,16 +319,40 @@ def _add_kernel_options(parser: argparse.ArgumentParser) -> None:
                        help="seed of every random choice (default: 0)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``kernelmaps`` argument parser (subcommands in ``args.command``)."""
-    parser = _Parser(prog="kernelmaps",
-                     description="Explicit kernel feature maps, compared with the exact kernel.")
-    parser.add_argument("--traceback", action="store_true",
-                        help="show the full traceback of an input error")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    commands.required = True
+def _add_scale_option(parser: argparse.ArgumentParser, default: str | None,
+                      default_text: str) -> None:
+    parser.add_argument(
+        "--scale", choices=list(SCALE_CHOICES), default=default,
+        help="feature scaling, fitted on the training rows: none, standard, minmax, or auto: "
+             "standard when at least half of the features carry less than a tenth of an "
+             f"equal share of the variance, else none (default: {default_text})")
 
+
+def _add_task_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task", choices=["auto", "classification", "regression"],
+                        default="auto",
+                        help="auto: class labels unless the target is real-valued with more "
+                             f"than {evaluate.MAX_AUTO_CLASSES} distinct values")
+
+
+def _add_test_size_option(parser: argparse.ArgumentParser, default: float | None,
+                          default_text: str) -> None:
+    parser.add_argument("--test-size", type=_fraction("0.25"), default=default, metavar="F",
+                        help=f"held-out fraction (default: {default_text})")
+
+
+def _add_run_options(parser: argparse.ArgumentParser, *, out: str, threads_default: str,
+                     quiet: str, json_help: str) -> None:
+    parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+                        help=THREADS_HELP.format(default=threads_default))
+    parser.add_argument("--out", default=out, metavar="DIR", type=_output_dir,
+                        help=f"report folder (default: ./{out})")
+    parser.add_argument("--quiet", action="store_true", help=quiet)
+    parser.add_argument("--json", action="store_true", help=json_help)
+
+
+# =========================================================================== subcommands
+def _add_compare(commands: Any) -> None:
     compare = commands.add_parser(
         "compare", help="feature maps side by side with the exact kernel, with a report",
         description="Fit feature maps at several output dimensions and seeds, a linear model "
@@ -264,19 +375,14 @@ def build_parser() -> argparse.ArgumentParser:
                          help="ridge's alpha, the same for every row (default: chosen per "
                               "row, the exact baseline included, by leave-one-out on its "
                               "training rows; --model ridge only)")
-    compare.add_argument("--task", choices=["auto", "classification", "regression"],
-                         default="auto",
-                         help="auto: class labels unless the target is real-valued with more "
-                              f"than {evaluate.MAX_AUTO_CLASSES} distinct values")
+    _add_task_option(compare)
     compare.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                          help="run the exact-kernel baseline (default: while its estimated "
                               f"time (<= {evaluate.EXACT_AUTO_MAX_SECONDS:.0f} s) and memory fit; "
                               "the report says why it was skipped)")
     compare.add_argument("--seeds", type=_positive_int, default=3,
                          help="seeds per randomised map (default: 3)")
-    compare.add_argument("--test-size", type=_fraction("0.25"), default=0.25,
-                         help="held-out fraction when the data has no test split "
-                              "(default: 0.25)")
+    _add_test_size_option(compare, 0.25, "0.25, when the data has no test split")
     compare.add_argument("--cv", type=_int_at_least(2, what=" (folds)"), default=None,
                          metavar="K",
                          help="K-fold cross-validation instead of one split")
@@ -287,28 +393,79 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--max-rows", type=_positive_int, default=None, metavar="N",
                          help="use a random subsample of N rows (stratified by class for "
                               "classification), stated in the output")
-    compare.add_argument("--scale", choices=list(evaluate.SCALES), default=None,
-                         help="feature scaling fitted on the training rows only (default: "
-                              "none; a warning suggests standard when most features carry "
-                              "less than a tenth of an equal share of the variance)")
+    _add_scale_option(compare, None,
+                      "none: compare measures the data as given; a warning suggests "
+                      "standard where auto would choose it")
     compare.add_argument("--tolerance", type=_fraction("0.01"), default=0.01,
                          help="advice: the smallest n_components per method whose score is "
                               "within this relative gap of the exact score (default: 0.01)")
-    compare.add_argument("--threads", type=_positive_int, default=None, metavar="N",
-                         help="worker processes of one thread each to spread the runs over "
-                              "(default: one per 30 s of estimated work, at most one per "
-                              "core; 1: everything in this process, on one thread)")
-    compare.add_argument("--out", default=DEFAULT_OUT, metavar="DIR", type=_output_dir,
-                         help=f"report folder (default: ./{DEFAULT_OUT})")
+    _add_run_options(compare, out=DEFAULT_OUT,
+                     threads_default="one worker per 30 s of estimated work, at most one "
+                                     "per core",
+                     quiet="no progress bar, table or messages",
+                     json_help="print settings, summary and rows as JSON on stdout")
     compare.add_argument("--wide", action="store_true",
                          help="the full table with the spreads (95%% interval of the kernel "
                               "error, score standard deviation, CPU-time range), however wide "
                               "the terminal (default: the full table when it fits, else a "
                               "compact one; the report always has them)")
-    compare.add_argument("--quiet", action="store_true",
-                         help="no progress bar, table or messages")
-    compare.add_argument("--json", action="store_true",
-                         help="print settings, summary and rows as JSON on stdout")
+
+
+def _add_tune(commands: Any) -> None:
+    tune = commands.add_parser(
+        "tune", help="choose the scaling, gamma, alpha and D for a feature map + ridge, faster "
+                     "than a grid",
+        description="Choose the feature scaling (by compare's scale rule), the kernel's scale "
+                    "(gamma), ridge's alpha and the output dimension D: alpha in closed form "
+                    "(leave-one-out), gamma by a 1-D search around the median heuristic, D by "
+                    "doubling. Prints the choice and writes a report.")
+    _add_data_options(tune)
+    _add_kernel_options(
+        tune, kernel_help="a kernel with a median heuristic: rbf, laplacian, chi2, poly, "
+                          "sigmoid, matern (aliases resolve; default: rbf)",
+        gamma_help="fixed at this value; default: searched around the median heuristic")
+    tune.add_argument("--method", default="nystroem", choices=list(evaluate.METHODS),
+                      metavar="NAME",
+                      help=f"feature map: {', '.join(evaluate.METHODS)} (default: nystroem)")
+    tune.add_argument("--n-components", type=_keyword_or_int("auto", 1), default="auto",
+                      metavar="N|auto",
+                      help="output dimension D, or auto to grow it by doubling (default)")
+    tune.add_argument("--tolerance", type=_fraction("0.005"), default=0.005,
+                      help="D stops doubling when a doubling gains less than this relative "
+                           "score (default: 0.005)")
+    tune.add_argument("--cv", type=_keyword_or_int("loo", 2), default="loo", metavar="loo|K",
+                      help="validation: closed-form leave-one-out (default) or K folds")
+    tune.add_argument("--time-budget", type=_number_above_zero("60"), default=None,
+                      metavar="SECONDS",
+                      help="stop searching so the whole run fits in this many seconds")
+    _add_task_option(tune)
+    _add_scale_option(tune, "auto", "auto")
+    tune.add_argument("--search-rows", type=_int_at_least(10), default=5000, metavar="N",
+                      help="rows (a random subsample) the search runs on; the final fit "
+                           "uses all (default: 5000)")
+    tune.add_argument("--max-components", type=_int_at_least(1), default=4096, metavar="N",
+                      help="largest D of the doubling (default: 4096)")
+    _add_test_size_option(tune, None, "the data set's own test split if it has one, else "
+                                      "none")
+    tune.add_argument("--save", default=None, metavar="PATH", type=_model_path,
+                      help="write the fitted pipeline with kernelmaps.io (skops format; "
+                           "needs pip install 'kernelmaps[persist]')")
+    _add_run_options(tune, out=DEFAULT_TUNE_OUT, threads_default="every core",
+                     quiet="no progress bar or messages",
+                     json_help="print the choice and every configuration as JSON on stdout")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``kernelmaps`` argument parser (subcommands in ``args.command``)."""
+    parser = _Parser(prog="kernelmaps",
+                     description="Explicit kernel feature maps, compared with the exact kernel.")
+    parser.add_argument("--traceback", action="store_true",
+                        help="show the full traceback of an input error")
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    commands.required = True
+
+    _add_compare(commands)
 
     check = commands.add_parser(
         "check-kernel", help="is the kernel positive semi-definite on this data? (Mercer)",
@@ -320,7 +477,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="rows sampled for the Gram matrix (default: 1000)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
 
-    tune.add_parser(commands, _add_data_options)
+    _add_tune(commands)
 
     listing = commands.add_parser("datasets", help="the data sets available offline",
                                   description="The named data sets and where they come from.")

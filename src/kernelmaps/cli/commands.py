@@ -40,20 +40,18 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sparse
 from sklearn.model_selection import train_test_split
 from threadpoolctl import threadpool_limits
 
 from kernelmaps import evaluate
+from kernelmaps._optional import import_optional
 from kernelmaps.cli import report, tune
-from kernelmaps.cli._parser import build_parser
+from kernelmaps.cli._parser import build_parser, kernel_params_from_args
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
 from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer, resolve_kernel
 
 __all__ = ["InputError", "main"]
 
-# A parameter set by the user in another form disables the heuristic for it (rbf: sigma).
-_SAME_SCALE = {"gamma": ("sigma",)}
 #: The loaders' arguments as this command spells them, for data errors.
 _DATA_OPTIONS = {"target": "--target COLUMN"}
 
@@ -77,9 +75,9 @@ class _KernelChoice:
         return text
 
 
-def _kernel_from_args(args: argparse.Namespace, X: Any) -> _KernelChoice:
-    """The kernel the options describe (resolved by :func:`resolve_kernel`), with the median
-    heuristic for a scale the user did not set."""
+def _kernel_from_args(args: argparse.Namespace, X: Any, scale: str = "none") -> _KernelChoice:
+    """The kernel the options describe, with the median heuristic for a scale the user did
+    not set (:func:`kernelmaps.evaluate.main_kernel`, on ``X`` scaled by ``scale``)."""
     try:
         kind = resolve_kernel(args.kernel, owner="--kernel")  # a name: its default parameters
     except ValueError as error:
@@ -88,23 +86,14 @@ def _kernel_from_args(args: argparse.Namespace, X: Any) -> _KernelChoice:
     if isinstance(kind, PrecomputedKernel):
         raise InputError("--kernel precomputed needs kernel values, but --data gives features; "
                          f"choose a kernel name: {sorted(KERNELS)}.")
-    params = {name: getattr(args, name) for name in ("gamma", "degree", "coef0")
-              if getattr(args, name) is not None}
-    params.update(dict(args.kernel_param))
-    # resolve_kernel drops parameters a named kernel lacks (scikit-learn's rule for gamma,
-    # degree and coef0); a parameter typed on the command line must not vanish silently.
-    unknown = sorted(set(params) - set(kind.param_names))
-    if unknown:
-        raise InputError(f"kernel {args.kernel!r} has no parameter(s) {unknown}; it accepts "
-                         f"{list(kind.param_names) or 'none'}.")
-    heuristic = None
-    parameter = evaluate.median_heuristic_parameter(kind)
-    if parameter is not None and parameter not in params and not any(
-            other in params for other in _SAME_SCALE.get(parameter, ())):
-        heuristic = evaluate.median_heuristic(X, kind, random_state=args.random_state)
-        params[parameter] = heuristic.value
     try:
-        kernel = resolve_kernel(args.kernel, kernel_params=params, owner="--kernel")
+        params = kernel_params_from_args(args)
+    except ValueError as error:
+        raise InputError(str(error)) from error
+    try:
+        # The main job's γ rule, the one compare and tune use in Python too.
+        kernel, heuristic = evaluate.main_kernel(args.kernel, X, kernel_params=params,
+                                                 scale=scale, random_state=args.random_state)
     except (TypeError, ValueError) as error:
         raise InputError(str(error)) from error
     return _KernelChoice(kernel, heuristic)
@@ -223,7 +212,8 @@ def _settings(args: argparse.Namespace, data: Dataset, choice: _KernelChoice,
         "seeds": str(args.seeds),
         "kernel error": f"{args.metric} norm on {args.error_sample} training rows",
         "scale": (f"{args.scale or 'none'} (fitted on the training rows only)"
-                  if (args.scale or "none") != "none" else "none"),
+                  if (args.scale or "none") != "none" else "none")
+                 + getattr(args, "scale_reason", ""),
         "advice tolerance": f"{args.tolerance:.3g} (relative score gap to the exact score)",
         "max rows": "all" if args.max_rows is None else str(args.max_rows),
         "random_state": str(args.random_state),
@@ -260,12 +250,6 @@ def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:
     return dataclasses.replace(data, X=data.X[keep], y=data.y[keep]), stated
 
 
-def _scaled_for_heuristic(X: Any, scale: str | None) -> Any:
-    """X as the maps will see it, for the median heuristic of the kernel's scale."""
-    scaler = evaluate.make_scaler(scale or "none", sparse.issparse(X))
-    return X if scaler is None else scaler.fit_transform(X)
-
-
 def _cmd_compare(args: argparse.Namespace) -> int:
     with _one_thread():
         return _compare(args)
@@ -288,7 +272,13 @@ def _compare(args: argparse.Namespace) -> int:
     # Said as the runs start, and in the report's notes.
     scales = evaluate.check_scales(data.X, data.feature_names) if args.scale is None else None
     warned = [f"warning: {scales.message}"] if scales is not None and scales.advised else []
-    choice = _kernel_from_args(args, _scaled_for_heuristic(data.X, args.scale))
+    # --scale auto: compare's scale rule decides (the rule tune applies by default).
+    args.scale_reason = ""
+    if args.scale == "auto":
+        args.scale, check = evaluate.choose_scale("auto", data.X, data.feature_names)
+        args.scale_reason = (f"; auto: {check.n_drowned} of the {check.n_features} features "
+                             "carry less than a tenth of an equal share of the variance")
+    choice = _kernel_from_args(args, data.X, args.scale or "none")
     results, notes = _run_comparison(args, data, choice.kernel, err_console, warned)
     summary = evaluate.summarize(results)
     advice = evaluate.advise(summary, tolerance=args.tolerance)
@@ -356,6 +346,16 @@ _HANDLERS = {"compare": _cmd_compare, "check-kernel": _cmd_check_kernel,
              "datasets": _cmd_datasets, "tune": tune.run}
 
 
+#: The optional packages (the ``cli`` extra) each subcommand needs whatever its options:
+#: checked before any work, so a missing one is one line, not a traceback after the runs.
+_NEEDS = {"compare": ("rich", "pandas", "matplotlib"), "tune": ("rich", "pandas", "matplotlib")}
+
+
+def _check_prerequisites(command: str) -> None:
+    for module in _NEEDS.get(command, ()):
+        import_optional(module)  # ImportError naming the extra that installs it
+
+
 def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
@@ -385,6 +385,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for the report
+    try:
+        _check_prerequisites(args.command)
+    except ImportError as error:
+        print(f"kernelmaps {args.command}: error: {_one_line(error)}", file=sys.stderr)
+        return 2
     try:
         return _HANDLERS[args.command](args)
     except BrokenPipeError:

@@ -25,7 +25,7 @@ from kernelmaps._optional import import_optional
 from kernelmaps._progress import Progress
 from kernelmaps.cli.data import DatasetInfo
 from kernelmaps.evaluate import METHODS, plot_error, plot_error_time, plot_pareto, plot_score
-from kernelmaps.evaluate.advice import MEMORY_TOLERANCE, TIME_NOISE, advice_sentence
+from kernelmaps.evaluate.advice import advice_heading, advice_rule_text, advice_sentence
 from kernelmaps.evaluate.registry import EXACT
 
 __all__ = ["PLOTS", "print_advice", "print_datasets", "print_summary", "write_report"]
@@ -269,9 +269,7 @@ def print_advice(console: Any, advice: Any) -> None:
     box = import_optional("rich.box")
     Table = import_optional("rich.table").Table
     # The heading wraps to the console's width (a table title wraps to the table's).
-    console.print(f"What to use (within {100 * advice.attrs['tolerance']:.3g} % of the "
-                  "reference score; ★ advised, ≈ as fast within the timing noise)",
-                  style="bold italic")
+    console.print(advice_heading(advice.attrs["tolerance"]), style="bold italic")
     table = Table(header_style="bold", box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     for i, header in enumerate(_ADVICE_TERMINAL):
         table.add_column(header, justify="left" if i == 0 else "right", overflow="fold")
@@ -304,18 +302,8 @@ def _advice_html(advice: Any) -> str:
             for _, row in advice.iterrows()]
     return (f"<h2>What to use</h2><p>{html.escape(advice_sentence(advice))}</p>"
             + _html_table(list(_ADVICE_COLUMNS), rows, css="advice")
-            + f"<p class=\"muted\">For each method, the smallest n_components whose mean "
-              f"score is within {100 * advice.attrs['tolerance']:.3g} % of the reference "
-              "score, its median CPU time and peak memory. ≈ marks the methods as fast as "
-              f"the fastest within the timing noise (at least {100 * TIME_NOISE:.0f} % "
-              "either side of the median, more for runs that scatter); of those, ★ marks the "
-              f"one with the least memory (within {100 * MEMORY_TOLERANCE:.0f} %), then the "
-              "smallest D, then the first listed. Where no dimension meets the tolerance, "
-              "the estimate (if any) is a log-log extrapolation of the score gap against D "
-              "over the dimensions tried, as stated in the row. A row that scores above the "
-              "exact kernel says whether that is within the test split's noise (at most 2 "
-              "standard errors of the paired score difference on the test rows) or beyond "
-              "it, and the likely reason.</p>")
+            + f"<p class=\"muted\">{html.escape(advice_rule_text(advice.attrs['tolerance']))}"
+              "</p>")
 
 
 def _versions() -> dict[str, str]:

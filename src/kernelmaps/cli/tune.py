@@ -7,9 +7,10 @@ against γ and against D, every configuration tried), ``trials.csv`` and the two
 ``--save model.skops`` writes the fitted pipeline with :func:`kernelmaps.io.dump`; ``--json``
 prints everything as JSON on stdout.
 
-The subcommand is registered by :mod:`kernelmaps.cli._parser` (:func:`add_parser`) and run by
-:mod:`kernelmaps.cli.commands` (:func:`run`); errors are ``ValueError`` naming the option,
-which the entry point reports in one line with exit status 2.
+Its options are defined in :mod:`kernelmaps.cli._parser`, with the same definitions (and
+meanings) as ``compare``'s where both take one; it is run by :mod:`kernelmaps.cli.commands`
+(:func:`run`); errors are ``ValueError`` naming the option, which the entry point reports in
+one line with exit status 2.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import json
 import math
 import shlex
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,103 +33,18 @@ from kernelmaps import config_context
 from kernelmaps import io as model_io
 from kernelmaps._optional import import_optional
 from kernelmaps.cli import report
+from kernelmaps.cli._parser import DEFAULT_TUNE_OUT, kernel_params_from_args
 from kernelmaps.cli.data import DataError, Dataset, load_dataset
-from kernelmaps.evaluate import METHODS, task_of
-from kernelmaps.kernels import KERNELS
+from kernelmaps.evaluate import median_heuristic_parameter, task_of
+from kernelmaps.kernels import Kernel, resolve_kernel
 from kernelmaps.tuning import TuneResult, tune
 
-__all__ = ["DEFAULT_OUT", "add_parser", "run"]
+__all__ = ["DEFAULT_OUT", "run"]
 
-DEFAULT_OUT = "kernelmaps-tune-report"
+#: The report folder by default (defined with the options).
+DEFAULT_OUT = DEFAULT_TUNE_OUT
 #: The report's plots: file name → what it shows.
 PLOTS = ("score_gamma.png", "score_components.png")
-
-
-# =========================================================================== options
-def _keyword_or_int(keyword: str, low: int) -> Callable[[str], str | int]:
-    """``keyword`` itself, or an integer >= ``low`` (``--n-components auto``, ``--cv loo``)."""
-    def parse(text: str) -> str | int:
-        if text == keyword:
-            return text
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low:
-            raise argparse.ArgumentTypeError(
-                f"expected {keyword!r} or an integer >= {low}; got {text!r}")
-        return value
-    return parse
-
-
-def _at_least(low: int) -> Callable[[str], int]:
-    """An integer >= ``low``."""
-    def parse(text: str) -> int:
-        value = _keyword_or_int("", low)(text)
-        assert isinstance(value, int)
-        return value
-    return parse
-
-
-def _between(low: float, high: float) -> Callable[[str], float]:
-    """A number in the open interval (``low``, ``high``)."""
-    def parse(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        if not low < value < high:  # NaN fails too
-            bounds = f"in ({low:g}, {high:g})" if math.isfinite(high) else f"> {low:g}"
-            raise argparse.ArgumentTypeError(f"expected a number {bounds}; got {text!r}")
-        return value
-    return parse
-
-
-def add_parser(commands: Any, add_data_options: Callable[[argparse.ArgumentParser], None]) -> None:
-    """Register ``tune`` on the subcommand action ``commands`` of the main parser."""
-    parser = commands.add_parser(
-        "tune", help="choose gamma, alpha and D for a feature map + ridge, faster than a grid",
-        description="Choose the kernel's scale (gamma), ridge's alpha and the output dimension "
-                    "D: alpha in closed form (leave-one-out), gamma by a 1-D search around the "
-                    "median heuristic, D by doubling. Prints the choice and writes a report.")
-    add_data_options(parser)
-    parser.add_argument("--kernel", default="rbf", metavar="NAME",
-                        help="a kernel with a median heuristic: rbf, laplacian, chi2, poly, "
-                             "sigmoid, matern (default: rbf)")
-    parser.add_argument("--method", default="nystroem",
-                        help=f"feature map: {', '.join(METHODS)} (default: nystroem)")
-    parser.add_argument("--n-components", type=_keyword_or_int("auto", 1), default="auto",
-                        metavar="N|auto",
-                        help="output dimension D, or auto to grow it by doubling (default)")
-    parser.add_argument("--tolerance", type=_between(0.0, 1.0), default=0.005,
-                        help="D stops doubling when a doubling gains less than this relative "
-                             "score (default: 0.005)")
-    parser.add_argument("--cv", type=_keyword_or_int("loo", 2), default="loo", metavar="loo|K",
-                        help="validation: closed-form leave-one-out (default) or K folds")
-    parser.add_argument("--time-budget", type=_between(0.0, math.inf), default=None,
-                        metavar="SECONDS",
-                        help="stop searching so the whole run fits in this many seconds")
-    parser.add_argument("--task", choices=["auto", "classification", "regression"],
-                        default="auto", help="as for compare (default: auto)")
-    parser.add_argument("--search-rows", type=_at_least(10), default=5000, metavar="N",
-                        help="rows (a random subsample) the search runs on; the final fit "
-                             "uses all (default: 5000)")
-    parser.add_argument("--max-components", type=_at_least(1), default=4096, metavar="N",
-                        help="largest D of the doubling (default: 4096)")
-    parser.add_argument("--test-size", type=_between(0.0, 1.0), default=None, metavar="F",
-                        help="hold out this fraction as a test set (default: the data set's "
-                             "own test split if it has one, else none)")
-    parser.add_argument("--random-state", type=int, default=0,
-                        help="seed of every random choice (default: 0)")
-    parser.add_argument("--threads", type=_at_least(1), default=None, metavar="N",
-                        help="threads for BLAS and the transform engine (default: all cores)")
-    parser.add_argument("--save", default=None, metavar="PATH",
-                        help="write the fitted pipeline with kernelmaps.io (skops format)")
-    parser.add_argument("--out", default=DEFAULT_OUT, metavar="DIR",
-                        help=f"report folder (default: ./{DEFAULT_OUT})")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar or messages")
-    parser.add_argument("--json", action="store_true",
-                        help="print the choice and every configuration as JSON on stdout")
 
 
 # =========================================================================== running
@@ -160,6 +75,14 @@ def compare_command(args: argparse.Namespace, result: TuneResult) -> str:
     if args.target is not None:
         words += ["--target", args.target]
     words += ["--kernel", p["kernel"]]
+    for name in ("degree", "coef0"):
+        if getattr(args, name, None) is not None:
+            words += [f"--{name}", str(getattr(args, name))]
+    for name, value in getattr(args, "kernel_param", []):
+        if name not in (result.scale_name, "sigma"):
+            words += ["--kernel-param", f"{name}={value}"]
+    if result.scale != "none":
+        words += ["--scale", result.scale]
     scale = f"{p[result.scale_name]:.6g}"
     words += (["--gamma", scale] if result.scale_name == "gamma"
               else ["--kernel-param", f"{result.scale_name}={scale}"])
@@ -257,35 +180,39 @@ the score of a row is at its best alpha.</p>
     return path
 
 
-def _check_args(args: argparse.Namespace) -> None:
-    if args.kernel not in KERNELS:
-        raise ValueError(f"--kernel: unknown kernel {args.kernel!r}; valid kernels are "
-                         f"{sorted(KERNELS)}.")
-    if args.method not in METHODS:
-        raise ValueError(f"--method: unknown method {args.method!r}; valid methods are "
-                         f"{list(METHODS)}.")
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"--out {out} exists and is not a directory; choose another path.")
-    if args.save is not None:
-        save = Path(args.save)
-        if save.is_dir() or not save.parent.exists():
-            raise ValueError(f"--save {save}: not a writable file path (a directory, or its "
-                             "folder does not exist).")
+def _kernel_and_bounds(args: argparse.Namespace) -> tuple[Kernel, tuple[float, float] | None]:
+    """The kernel the options describe and, when its scale was given (``--gamma``, or
+    ``--kernel-param`` with the scale parameter or rbf's ``sigma``), the search interval
+    pinned to it: a value set is taken as given, as ``--n-components N`` fixes D."""
+    params = kernel_params_from_args(args)
+    kernel = resolve_kernel(args.kernel, kernel_params=params, owner="--kernel")
+    parameter = median_heuristic_parameter(kernel)
+    value = params.get(parameter) if parameter is not None else None
+    if parameter == "gamma" and "sigma" in params:
+        value = 1.0 / (2.0 * float(params["sigma"]) ** 2)
+    if value is None:
+        return kernel, None
+    if not (isinstance(value, (int, float)) and value > 0):
+        raise ValueError(f"--{parameter.replace('_', '-')}: tune needs a positive value; got "
+                         f"{value!r}.")
+    return kernel, (float(value), float(value))
 
 
 def _run_tune(args: argparse.Namespace, X: Any, y: Any, err_console: Any) -> TuneResult:
     progress = report.progress_bar(err_console, disable=args.quiet)
     advance = progress.tune_callback()  # the bar starts with the first result
 
+    kernel, bounds = _kernel_and_bounds(args)
+    # --threads: the most cores busy at once, here as BLAS and engine threads.
     limits = threadpool_limits(args.threads) if args.threads else None
     try:
         with config_context(n_threads=args.threads):
-            return tune(X, y, kernel=args.kernel, method=args.method, target=args.tolerance,
+            return tune(X, y, kernel=kernel, method=args.method, target=args.tolerance,
                         cv=args.cv, time_budget=args.time_budget,
                         random_state=args.random_state, n_components=args.n_components,
                         task=args.task, search_rows=args.search_rows,
-                        max_components=args.max_components, progress=advance)
+                        max_components=args.max_components, progress=advance,
+                        gamma_bounds=bounds, scale=args.scale)
     except (TypeError, ValueError) as error:
         # The values are checked by the option types; what is left concerns the data, and
         # where a message names a parameter, the user typed its option.
@@ -303,7 +230,6 @@ def _run_tune(args: argparse.Namespace, X: Any, y: Any, err_console: Any) -> Tun
 def run(args: argparse.Namespace) -> int:
     """Run ``kernelmaps tune`` with parsed ``args``; returns the exit status."""
     start = time.perf_counter()
-    _check_args(args)
     out_console = report.console(quiet=args.quiet or args.json)
     err_console = report.console(stderr=True, quiet=args.quiet)
     try:
@@ -318,6 +244,7 @@ def run(args: argparse.Namespace) -> int:
     reproduce = compare_command(args, result)
     p = result.params
     choice = {
+        "scaling": f"{result.scale} ({result.scale_reason})",
         "kernel": f"{p['kernel']}, {result.scale_name} = {p[result.scale_name]:.6g} (median "
                   f"heuristic {result.heuristic:.6g})",
         "method": f"{p['method']}, n_components = {p['n_components']}",
@@ -351,6 +278,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"params": p, "score": result.score, "scoring": result.scoring,
                           "cv": result.cv, "test_score": test_score, "split": split,
+                          "scale": result.scale, "scale_reason": result.scale_reason,
                           "task": result.task, "heuristic": result.heuristic,
                           "stopped": result.stopped, "time_s": result.time_s,
                           "compare_command": reproduce, "report": str(html_path),

@@ -21,6 +21,7 @@ from sklearn.utils import check_random_state
 
 from kernelmaps.distributed._collections import as_dask_rows
 from kernelmaps.kernels import GAMMA_HEURISTICS, Kernel, gamma_value
+from kernelmaps.kernels.degenerate import SAMPLE_ROWS, warn_if_degenerate_on_sample
 from kernelmaps.landmarks import select_landmarks, uniform_subset
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.nystroem import Nystroem
@@ -216,6 +217,13 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     data = feature_map._validate_X(data, reset=True)
     with _gamma_resolved_on(feature_map, X):
         feature_map._n_features_out = int(feature_map._fit(data, random_state))
+    if feature_map._check_degenerate_sample:
+        # The in-memory fit's check, on the rows the fit read, or — fitted on a stand-in
+        # row — on the first rows of X (computed here: one chunk's worth at most).
+        rows = data if data.shape[0] >= SAMPLE_ROWS else np.asarray(
+            X[: min(SAMPLE_ROWS, X.shape[0])].compute())
+        warn_if_degenerate_on_sample(rows, feature_map.kernel_,
+                                     owner=type(feature_map).__name__, stacklevel=4)
     if indices is not None and hasattr(feature_map, "component_indices_"):
         feature_map.component_indices_ = indices[feature_map.component_indices_]
     return feature_map

@@ -37,6 +37,7 @@ from kernelmaps.evaluate._splits import (
     SCALES,
     ScaleCheck,
     check_scales,
+    choose_scale,
     make_scaler,
     scale_ratio,
     task_of,
@@ -54,6 +55,7 @@ from kernelmaps.evaluate.comparison import (
 from kernelmaps.evaluate.error import ApproximationError, approximation_error, relative_error
 from kernelmaps.evaluate.heuristics import (
     ParameterChoice,
+    main_kernel,
     median_heuristic,
     median_heuristic_parameter,
 )
@@ -83,8 +85,10 @@ __all__ = [
     "advise",
     "approximation_error",
     "check_scales",
+    "choose_scale",
     "compare",
     "dimension_ticks",
+    "main_kernel",
     "make_scaler",
     "median_heuristic",
     "median_heuristic_parameter",

@@ -18,8 +18,17 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import type_of_target
 
-__all__ = ["MAX_AUTO_CLASSES", "ScaleCheck", "Split", "check_scales", "check_split",
-           "check_target", "make_splits", "task_of"]
+__all__ = [
+    "MAX_AUTO_CLASSES",
+    "ScaleCheck",
+    "Split",
+    "check_scales",
+    "check_split",
+    "check_target",
+    "choose_scale",
+    "make_splits",
+    "task_of",
+]
 
 
 #: A float target with integral values is taken as class labels up to this many classes.
@@ -340,3 +349,39 @@ def check_scales(X: Any, feature_names: Any = None) -> ScaleCheck:
                if advised else "")
     return ScaleCheck(advised, d, drowned, float(share[largest]), int(columns[largest]),
                       message)
+
+
+def choose_scale(scale: str, X: Any, feature_names: Any = None) -> tuple[str, ScaleCheck | None]:
+    """Resolve ``scale="auto"`` by the one scale rule, :func:`check_scales`.
+
+    Parameters
+    ----------
+    scale : {"auto", "none", "standard", "minmax"}
+        ``"auto"``: ``"standard"`` when :func:`check_scales` advises it, else ``"none"``;
+        any other value is returned as it is.
+    X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        The features (read only for ``"auto"``).
+    feature_names : sequence of str, optional
+        Column names for the check's message.
+
+    Returns
+    -------
+    scale : str
+        One of :data:`SCALES`.
+    check : ScaleCheck or None
+        The check behind an ``"auto"`` choice (None for an explicit ``scale``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from kernelmaps.evaluate import choose_scale
+    >>> X = np.random.RandomState(0).normal(size=(200, 4)) * [1000.0, 1.0, 1.0, 0.5]
+    >>> choose_scale("auto", X)[0], choose_scale("none", X)
+    ('standard', ('none', None))
+    """
+    if scale != "auto":
+        if scale not in SCALES:
+            raise ValueError(f"scale must be one of {['auto', *SCALES]}; got {scale!r}.")
+        return scale, None
+    check = check_scales(X, feature_names)
+    return ("standard" if check.advised else "none"), check

@@ -331,6 +331,51 @@ def _names(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+def advice_heading(tolerance: float) -> str:
+    """The advice table's heading: the tolerance and what the marks ★ and ≈ mean (the short
+    form of :func:`advice_rule_text`, for the terminal)."""
+    return (f"What to use (within {_percent(tolerance)} of the reference score; ★ advised, "
+            "≈ as fast within the timing noise)")
+
+
+def advice_rule_text(tolerance: float) -> str:
+    """Say, in words, how :func:`advise` finds each row and picks the advised method.
+
+    The one statement of the rule that reports show (the HTML report under its advice
+    table, the terminal under its own): it is built from this module's constants, so it
+    cannot drift from the code.
+
+    Parameters
+    ----------
+    tolerance : float
+        The relative score gap the advice used.
+
+    Returns
+    -------
+    str
+        A paragraph (plain text).
+
+    Examples
+    --------
+    >>> from kernelmaps.evaluate.advice import advice_rule_text
+    >>> "2 standard errors" in advice_rule_text(0.01)
+    True
+    """
+    return (f"For each method, the smallest n_components whose mean score is within "
+            f"{_percent(tolerance)} of the reference score, its median CPU time and peak "
+            "memory. ≈ marks the methods as fast as the fastest within the timing noise (at "
+            f"least {100 * TIME_NOISE:.0f} % either side of the median CPU time, "
+            f"{NOISE_MADS:g} median absolute deviations for runs that scatter more); of "
+            f"those, ★ marks the one with the least memory (within "
+            f"{_percent(MEMORY_TOLERANCE)}), then the smallest D, then the best score, then "
+            "the first listed. Where no dimension meets the tolerance, the estimate (if any) "
+            "is a log-log extrapolation of the score gap against D over the dimensions "
+            "tried, as stated in the row. A row that scores above the exact kernel says "
+            "whether that is within the test split's noise (at most "
+            f"{NOISE_SES:g} standard errors of the paired score difference on the test rows) "
+            "or beyond it, and the likely reason.")
+
+
 def advice_sentence(advice: Any) -> str:
     """One line: the advised method and why it, or that none meets the tolerance."""
     tolerance = advice.attrs.get("tolerance", 0.01)

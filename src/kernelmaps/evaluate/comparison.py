@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable, Iterable
+from numbers import Integral
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -44,8 +45,9 @@ from kernelmaps.evaluate.error import (
     _t_interval,
     kernel_matrix,
 )
+from kernelmaps.evaluate.heuristics import main_kernel
 from kernelmaps.evaluate.registry import EXACT, method_order, resolve_methods
-from kernelmaps.kernels import PrecomputedKernel, resolve_kernel
+from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
 from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -225,10 +227,13 @@ def compare(
         Class labels (classification: the score is accuracy) or real values (regression:
         R²); see ``task``.
     kernel : str, Kernel or callable, default='rbf'
-        The exact kernel, resolved by :func:`~kernelmaps.kernels.resolve_kernel`: a name
-        means its default parameters (see :func:`~kernelmaps.evaluate.median_heuristic` for
-        a data-driven scale); a callable is vectorised, ``k(X, Y) -> matrix`` (only methods
-        for any kernel, such as ``nystroem``, approximate it).
+        The exact kernel, resolved by :func:`~kernelmaps.kernels.resolve_kernel`. Its
+        scale, when unset (a name, or a Kernel whose ``gamma``/``length_scale``/``alpha``
+        is None), is chosen by the median heuristic on ``X`` as scaled by ``scale``
+        (:func:`~kernelmaps.evaluate.main_kernel`, the rule of the command line and of
+        :func:`~kernelmaps.tune`; ``attrs["settings"]["heuristic"]`` states it); a name's
+        other parameters are its defaults. A callable is vectorised, ``k(X, Y) -> matrix``
+        (only methods for any kernel, such as ``nystroem``, approximate it).
     methods : iterable of str or None, default=None
         Names from :data:`~kernelmaps.evaluate.METHODS`; ``None``: every method that
         approximates ``kernel``.
@@ -326,6 +331,7 @@ def compare(
     """
     pd = import_optional("pandas")
     _check_metric(metric)
+    kernel_arg = kernel
     kernel = resolve_kernel(kernel, vectorized=True, owner="compare")
     if isinstance(kernel, PrecomputedKernel):
         raise ValueError("compare needs a kernel on the rows of X, not kernel='precomputed'; "
@@ -340,6 +346,12 @@ def compare(
         raise ValueError(f"error_sample must be an int >= 2; got {error_sample!r}.")
     cap = _check_n_jobs(n_jobs)
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], input_name="X")
+    # The main job's γ rule (one place: main_kernel): a scale left unset is set by the
+    # median heuristic on X as the maps see it, as the command line does.
+    heuristic = None
+    if isinstance(kernel_arg, (str, Kernel)):
+        kernel, heuristic = main_kernel(kernel_arg, X, scale=scale, random_state=(
+            random_state if isinstance(random_state, Integral) else 0))
     kernel = kernel.resolve(X)  # gamma="scale": once, on the training rows
     y = check_target(y, X.shape[0], "y")
     if test_data is not None:
@@ -399,6 +411,9 @@ def compare(
         "splits": len(splits), "test_size": None if cv or test_data else test_size,
         "cv": cv, "fixed_test_set": test_data is not None, "error_sample": error_sample,
         "metric": metric, "skipped": plan.skipped, "merged": plan.merged, "scale": scale,
+        "heuristic": None if heuristic is None else (
+            f"{heuristic.name} = {heuristic.value:.6g} by the median heuristic "
+            f"({heuristic.rule}, over {heuristic.n_samples} rows, labels unused)"),
         "n_jobs": workers, "work_estimate_s": estimate, "cost_estimate": cost,
         "alpha_selected": select_alpha,
         "alpha": (f"chosen per row by leave-one-out over {DEFAULT_ALPHAS.size} values "

@@ -11,7 +11,12 @@ At an extreme scale parameter a kernel matrix degrades in one of two ways, both 
 
 :func:`warn_if_degenerate` checks a kernel matrix an estimator forms anyway during ``fit``
 (Nystroem's landmark matrix, the kernel machines' training or centre matrix) and warns with
-a :class:`DegenerateKernelWarning` naming the parameter to change. "Numerically" means
+a :class:`DegenerateKernelWarning` naming the parameter to change. Maps that form no kernel
+matrix in ``fit`` (the random-feature maps: ``RBFSampler``, ``RandomFourierFeatures``,
+``SkewedChi2Sampler``, the polynomial sketches) run the same check through
+:func:`warn_if_degenerate_on_sample`, on the kernel matrix of at most
+:data:`SAMPLE_ROWS` rows of the data: the kernel's parameter against the data's scale, at
+a cost of :math:`O(64^2 d)`, no :math:`n \times n` matrix. "Numerically" means
 within :math:`\sqrt{\epsilon}` of the dtype the kernel was computed in (about
 :math:`1.5\times10^{-8}` in float64): past it, every result computed from the matrix has
 lost at least half its significant digits to rounding.
@@ -29,7 +34,16 @@ from kernelmaps._array_api import is_device_array, to_numpy
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._user import PrecomputedKernel
 
-__all__ = ["DegenerateKernelWarning", "scale_parameter", "warn_if_degenerate"]
+__all__ = [
+    "SAMPLE_ROWS",
+    "DegenerateKernelWarning",
+    "scale_parameter",
+    "warn_if_degenerate",
+    "warn_if_degenerate_on_sample",
+]
+
+#: Rows of the data whose kernel matrix :func:`warn_if_degenerate_on_sample` checks.
+SAMPLE_ROWS = 64
 
 
 class DegenerateKernelWarning(UserWarning):
@@ -174,3 +188,65 @@ def warn_if_degenerate(K: np.ndarray, points: Any, kernel: Kernel, *, owner: str
             DegenerateKernelWarning, stacklevel=stacklevel)
         return "identity"
     return None
+
+
+def warn_if_degenerate_on_sample(X: Any, kernel: Kernel, *, owner: str,
+                                 max_rows: int = SAMPLE_ROWS, stacklevel: int = 3) -> str | None:
+    """Warn if ``kernel`` is numerically constant or the identity on the rows of ``X``.
+
+    :func:`warn_if_degenerate` on the kernel matrix of at most ``max_rows`` rows of ``X``,
+    evenly spaced (no random draw: a map's random numbers stay scikit-learn's), for
+    estimators that form no kernel matrix of their own in ``fit``. A kernel that is the
+    identity on the whole data is the identity on any sample of it, and a constant one is
+    constant on any sample; a sample can only miss a pair of close rows, so the warning
+    errs towards silence.
+
+    Parameters
+    ----------
+    X : {ndarray, sparse matrix, device array} of shape (n_samples, n_features)
+        The training data, validated.
+    kernel : Kernel
+        The estimator's ``kernel_``.
+    owner : str
+        The estimator, for the message.
+    max_rows : int, default=SAMPLE_ROWS
+        Rows sampled.
+    stacklevel : int, default=3
+        As for :func:`warnings.warn`, counted from the caller of this function.
+
+    Returns
+    -------
+    {"constant", "identity"} or None
+        What was found (and warned about).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import numpy as np
+    >>> from kernelmaps.kernels import RBFKernel
+    >>> from kernelmaps.kernels.degenerate import warn_if_degenerate_on_sample
+    >>> X = np.random.RandomState(0).normal(size=(500, 4))
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore")
+    ...     warn_if_degenerate_on_sample(X, RBFKernel(gamma=1e12), owner="example")
+    'identity'
+    >>> warn_if_degenerate_on_sample(X, RBFKernel(gamma=0.25), owner="example") is None
+    True
+    """
+    if isinstance(kernel, PrecomputedKernel):
+        return None
+    n = X.shape[0]
+    step = max(1, -(-n // max_rows))  # ceil(n / max_rows)
+    # Both axes named and the stop in bounds: what the array API specifies.
+    sample = X[: min(n, step * max_rows) : step, :]
+    if is_device_array(sample):  # a diagnosis: done on the host
+        sample = to_numpy(sample)
+    try:
+        K = kernel(sample)
+    except ValueError:
+        # Rows outside the kernel's domain (skewed chi² at x <= -c, which scikit-learn's
+        # fit accepts): transform refuses them with the reason; nothing to diagnose here.
+        return None
+    return warn_if_degenerate(K, sample, kernel, owner=owner,
+                              what=f"rows sampled evenly from X ({n} rows)",
+                              stacklevel=stacklevel + 1)

@@ -60,6 +60,7 @@ from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import collection_handler, is_dask_collection, run_blocks
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
+from kernelmaps.kernels.degenerate import warn_if_degenerate_on_sample
 
 __all__ = ["RANDOM_MAP_CONSTRAINTS", "FeatureMap", "place"]
 
@@ -143,9 +144,19 @@ class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transform
     def _fit(self, X: Any, random_state: np.random.RandomState) -> int:  # pragma: no cover
         raise NotImplementedError
 
+    #: Whether ``fit`` checks ``kernel_`` for degeneracy on a sample of X's rows
+    #: (:func:`~kernelmaps.kernels.degenerate.warn_if_degenerate_on_sample`): set by the maps
+    #: that form no kernel matrix of their own in ``fit`` (random features).
+    _check_degenerate_sample = False
+
     def _fit_validated(self, X: Any) -> None:
         random_state = check_random_state(getattr(self, "random_state", None))
         self._n_features_out = int(self._fit(X, random_state))
+        if self._check_degenerate_sample:
+            # Frames: here, fit or fit_transform, scikit-learn's _fit_context (two), the
+            # caller.
+            warn_if_degenerate_on_sample(X, self.kernel_, owner=type(self).__name__,
+                                         stacklevel=5)
         self._device_cache = None
         if is_device_array(X):
             xp, device = namespace_and_device(X)

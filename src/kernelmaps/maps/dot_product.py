@@ -169,6 +169,8 @@ class RandomMaclaurin(FeatureMap):
         index = random_state.choice(support.size, size=self.n_components, p=law)
         return support[index], law[index]
 
+    _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+
     def _fit(self, X, random_state):
         self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
                                       coef0=float(self.coef0),
@@ -321,6 +323,8 @@ class TensorSRHT(FeatureMap):
         self.coef0 = coef0
         self.n_components = n_components
         self.random_state = random_state
+
+    _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
 
     def _fit(self, X, random_state):
         self.kernel_ = resolve_kernel("poly", gamma=self.gamma, degree=self.degree,

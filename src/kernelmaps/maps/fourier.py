@@ -126,6 +126,8 @@ class RBFSampler(FeatureMap):
         self.n_components = n_components
         self.random_state = random_state
 
+    _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+
     def _fit(self, X, random_state):
         n_features = X.shape[1]
         self._gamma = gamma_value(self.gamma, X)  # 'scale' / 'auto': scikit-learn's values
@@ -577,6 +579,8 @@ class RandomFourierFeatures(FeatureMap):
                 frame.participation_ratio > AUTO_MAX_EFFECTIVE_DIMENSION:
             return "orthogonal", None
         return ("principal" if self.structure == "auto" else self.structure), frame.axes
+
+    _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]

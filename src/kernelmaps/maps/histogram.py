@@ -352,6 +352,8 @@ class SkewedChi2Sampler(FeatureMap):
         self.n_components = n_components
         self.random_state = random_state
 
+    _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+
     def _fit(self, X, random_state):
         n_features = X.shape[1]
         self.kernel_ = resolve_kernel("skewed_chi2",

@@ -139,6 +139,8 @@ class PolynomialCountSketch(FeatureMap):
         self.n_components = n_components
         self.random_state = random_state
 
+    _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+
     def _fit(self, X, random_state):
         if self.coef0 < 0:
             raise ValueError(

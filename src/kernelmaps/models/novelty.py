@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 from kernelmaps._array_api import to_numpy
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
-from kernelmaps.kernels.degenerate import warn_if_degenerate
+from kernelmaps.kernels.degenerate import warn_if_degenerate, warn_if_degenerate_on_sample
 from kernelmaps.models._common import (
     KERNEL_PARAMETER_CONSTRAINTS,
     LANDMARK_PARAMETER_CONSTRAINTS,
@@ -174,6 +174,9 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
         n = X.shape[0]
         self.X_fit_ = expansion_points(self, X)
         if self.X_fit_ is X:
+            # Every row a centre: no kernel matrix is formed, so the check reads a sample.
+            warn_if_degenerate_on_sample(X, self.kernel_, owner="KernelMeanDistance",
+                                         stacklevel=4)
             self.mean_coef_ = as_float64(np.full(n, 1.0 / n), X)
         else:
             K_mm = centre_gram(self.kernel_, self.X_fit_, self.X_fit_)

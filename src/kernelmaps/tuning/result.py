@@ -55,7 +55,8 @@ class TuneResult:
     ----------
     estimator : sklearn.pipeline.Pipeline
         ``Pipeline([("map", feature map), ("model", Ridge or RidgeClassifier)])``, fitted on
-        all rows at the chosen parameters; use it as is (``predict``, ``score``).
+        all rows at the chosen parameters, with a first step ``("scale", scaler)`` when
+        ``scale`` is not ``"none"``; use it as is (``predict``, ``score``).
     params : dict
         ``method``, ``kernel`` (name), the scale parameter (``gamma`` or ``length_scale``),
         ``alpha`` and ``n_components``.
@@ -81,6 +82,11 @@ class TuneResult:
     notes : list of str
         Caveats of the result: the model not refitted on all rows for lack of time, the
         chosen α at an edge of the grid.
+    scale : str
+        The feature scaling in front of the map (``"none"``, ``"standard"`` or
+        ``"minmax"``): with one, the pipeline's first step is the fitted scaler.
+    scale_reason : str
+        Why that scaling: set by the caller, or what compare's scale rule found.
     """
 
     estimator: Pipeline
@@ -95,6 +101,8 @@ class TuneResult:
     time_s: float
     stopped: str
     notes: list[str] = field(default_factory=list)
+    scale: str = "none"
+    scale_reason: str = ""
 
     @property
     def table(self) -> Any:
@@ -105,5 +113,7 @@ class TuneResult:
 
     def __repr__(self) -> str:
         params = ", ".join(f"{k}={v!r}" for k, v in self.params.items())
+        if self.scale != "none":
+            params += f", scale={self.scale!r}"
         return (f"TuneResult({params}; {self.scoring} {self.score:.4f} by {self.cv}, "
                 f"{len(self.trials)} configurations in {self.time_s:.1f} s)")

@@ -36,6 +36,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
@@ -43,8 +44,8 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
 from kernelmaps import _cost
-from kernelmaps.evaluate._splits import check_target, task_of
-from kernelmaps.evaluate.heuristics import median_heuristic, median_heuristic_parameter
+from kernelmaps.evaluate._splits import check_target, choose_scale, make_scaler, task_of
+from kernelmaps.evaluate.heuristics import main_kernel, median_heuristic_parameter
 from kernelmaps.evaluate.registry import METHODS, methods_for
 from kernelmaps.kernels import DegenerateKernelWarning, Kernel, resolve_kernel
 from kernelmaps.tuning._checks import (
@@ -343,7 +344,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
          random_state: Any = None, n_components: int | str = "auto", alphas: Any = None,
          gamma_bounds: tuple[float, float] | None = None, task: str = "auto",
          search_rows: int = 5000, max_components: int = 4096,
-         progress: Callable[[Trial, float], None] | None = None) -> TuneResult:
+         progress: Callable[[Trial, float], None] | None = None,
+         scale: str = "auto") -> TuneResult:
     r"""Choose the kernel's scale γ, ridge's α and the output dimension D for a feature map.
 
     The model is ``Pipeline([map, Ridge])`` (``RidgeClassifier`` for class labels), the one
@@ -393,6 +395,13 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     progress : callable or None, default=None
         ``progress(trial, fraction_done)`` after each configuration (an estimate; with a
         budget, the fraction of it used).
+    scale : {"auto", "none", "standard", "minmax"}, default="auto"
+        Feature scaling in front of the map. ``"auto"``: standardise when the scale rule
+        of :func:`~kernelmaps.evaluate.compare` advises it
+        (:func:`~kernelmaps.evaluate.check_scales`: at least half of the features carry
+        less than a tenth of an equal share of the variance), else none. The scaler is
+        fitted on all rows of ``X`` and is the first step of the returned pipeline;
+        ``TuneResult.scale`` and ``scale_reason`` say what was chosen and why.
 
     Returns
     -------
@@ -413,6 +422,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     (5,)
     """
     started = time.perf_counter()
+    scaling = scale  # `scale` names the kernel's scale parameter below
     resolved, scale = _check_kernel(kernel)
     method = _check_method(method, resolved)
     target = check_real("target", target, 0.0, 1.0)
@@ -430,6 +440,16 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         raise TypeError(f"progress must be callable or None; got {type(progress).__name__}.")
 
     X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="X")
+    # Scaling by compare's scale rule (one place: choose_scale), before the γ rule reads X.
+    scaling, scale_check = choose_scale(scaling, X)
+    scaler = make_scaler(scaling, sp.issparse(X))
+    if scaler is not None:
+        X = scaler.fit_transform(X)
+    scale_reason = ("set by the caller" if scale_check is None else
+                    f"auto: {scale_check.n_drowned} of the {scale_check.n_features} features "
+                    "carry less than a tenth of an equal share of the variance ("
+                    + ("at least half: standardised" if scale_check.advised
+                       else "fewer than half: left as they are") + ")")
     n = X.shape[0]
     y = check_target(y, n, "y")
     task = task_of(y, task)
@@ -446,7 +466,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         rng.randint(np.iinfo(np.int32).max))
     rows = np.arange(n) if n <= search_rows else np.sort(
         rng.choice(n, size=search_rows, replace=False))
-    heuristic = median_heuristic(X, resolved, random_state=seed).value
+    # The main job's γ rule (the centre of the search), on X as the map sees it.
+    heuristic = main_kernel(resolved.name, X, random_state=seed)[1].value
     centre = math.log2(heuristic)
     if bounds is None:
         low, high, widen = centre - _OCTAVES, centre + _OCTAVES, True
@@ -526,11 +547,13 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         edge = "smallest" if path.alpha == alphas[0] else "largest"
         notes.append(f"the chosen alpha={path.alpha:g} is the {edge} of the grid; a wider "
                      "alphas grid may score better.")
-    estimator = Pipeline([("map", final_map), ("model", path.estimator())])
+    estimator = Pipeline([*([("scale", scaler)] if scaler is not None else []),
+                          ("map", final_map), ("model", path.estimator())])
     params = {"method": method, "kernel": resolved.name, scale: value, "alpha": path.alpha,
               "n_components": int(d_best)}
     return TuneResult(estimator=estimator, params=params, score=path.score,
                       trials=search.trials, task=task,
                       scoring="accuracy" if task == "classification" else "r2", cv=cv,
                       scale_name=scale, heuristic=heuristic,
-                      time_s=time.perf_counter() - started, stopped=stopped, notes=notes)
+                      time_s=time.perf_counter() - started, stopped=stopped, notes=notes,
+                      scale=scaling, scale_reason=scale_reason)
