@@ -3,6 +3,7 @@ this process with its exit code and output."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -10,6 +11,9 @@ import pytest
 from sklearn.datasets import load_digits
 
 from kernelmaps.cli import main
+
+#: The environment of a ``kernelmaps`` subprocess: BLAS on one thread, as CI's workers.
+ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,6 @@ one line."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -14,11 +13,10 @@ import pandas as pd
 import pytest
 
 from kernelmaps.cli import main
-from tests.cli.conftest import run_main
+from tests.cli.conftest import ENV, run_main
 
 # Test processes share the cores with xdist workers: one BLAS thread each avoids
 # oversubscription (multi-threaded OpenBLAS slows down many-fold when cores are busy).
-ENV = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
 
 
 def run_cli(*args: str, script: bool = False) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ from sklearn.datasets import load_breast_cancer
 import kernelmaps
 from kernelmaps.evaluate import main_kernel, median_heuristic
 from kernelmaps.kernels import RBFKernel
-from tests.test_cli import run_main
+from tests.cli.conftest import run_main
 
 
 def test_python_compare_scores_what_the_cli_scores_on_unscaled_breast_cancer(capsys, tmp_path):

@@ -16,7 +16,7 @@ import pytest
 
 from kernelmaps.cli import tune as tune_command
 from kernelmaps.cli._parser import THREADS_HELP, build_parser
-from tests.test_cli import ENV, run_main
+from tests.cli.conftest import ENV, run_main
 
 
 def _options(command: str) -> dict[str, argparse.Action]:
