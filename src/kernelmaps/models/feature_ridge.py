@@ -460,4 +460,5 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         """
         if is_dask_collection(X):
             return collection_handler("map_rows")(self, X, "predict")
-        return labels_from_scores(self.classes_, self.decision_function(X))
+        scores = self.decision_function(X)  # (checks that the model is fitted)
+        return labels_from_scores(self.classes_, scores)
