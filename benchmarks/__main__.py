@@ -23,6 +23,9 @@ with the cached kernel block beside the recompute path, ``KernelRidgeClassifier`
 ``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
 tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 ``python -m benchmarks dask [options]`` runs :mod:`benchmarks.bench_dask` instead (Dask).
+``python -m benchmarks gate [--repeat N] [--record]`` runs the speed gate of CI instead
+(:mod:`benchmarks.gate`: each headline case as a ratio to its peer or floor, against the
+ratios recorded in ``benchmarks/gate_record.json``; exit status 1 beyond 2× a record).
 """
 
 from __future__ import annotations
@@ -65,6 +68,10 @@ if __name__ == "__main__":
         from benchmarks import bench_gpu  # torch is needed only here
 
         bench_gpu.main(sys.argv[2:])
+    elif sys.argv[1:2] == ["gate"]:
+        from benchmarks import gate
+
+        sys.exit(gate.main(sys.argv[2:]))
     elif len(sys.argv) > 1 and sys.argv[1] in FAMILIES:
         FAMILIES[sys.argv[1]](sys.argv[2:])
     else:

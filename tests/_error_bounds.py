@@ -48,6 +48,8 @@ from kernelmaps._linalg import inverse_sqrt_psd
 from kernelmaps.kernels import IndefiniteKernelWarning
 from kernelmaps.kernels._rounding import default_error
 from kernelmaps.models import (
+    FeatureRidge,
+    FeatureRidgeClassifier,
     KernelCCA,
     KernelFisherDiscriminant,
     KernelMeanDistance,
@@ -249,6 +251,53 @@ def _falkon_bound(model: KernelRidge, X: np.ndarray, K_new: np.ndarray, Y: np.nd
         rhs = preconditioner.apply_transpose(K.T @ (weights * Y[:, t]))
         stop = np.linalg.norm(B_inverse_W, axis=0) * model.tol * np.linalg.norm(rhs)
         out[:, t] = values + products + stop
+    return out
+
+
+def _map_bound(feature_map: Any, X: np.ndarray) -> np.ndarray:
+    """The bound on a fitted map's features of ``X`` run in the run's dtype."""
+    if isinstance(feature_map, km.Nystroem):
+        return _nystroem_bound(feature_map, X)
+    return np.broadcast_to(_projection_map_bound(feature_map, X),
+                           (len(X), feature_map.transform(X[:1]).shape[1]))
+
+
+def _feature_ridge_bound(model: Any, X: np.ndarray, X_new: np.ndarray, Y: np.ndarray,
+                         weights: np.ndarray) -> np.ndarray:
+    # With the intercept as a feature, Z̃ = [z(X), 1] and θ = [w; b] solve
+    # Hθ = Z̃ᵀSY, H = Z̃ᵀSZ̃ + αĨ (Ĩ = I but 0 for b), and p = z̃(x)ᵀθ. The features are made
+    # in the run's dtype (error E on training rows, E_new on new ones); everything after is
+    # float64 on the host. With the adjoint v = H⁻¹z̃(x) and the residual r = Y − Z̃θ:
+    #   |δp| <= E_new|w| + |v|ᵀ(Eᵀ|Sr|) + |SZ̃v|ᵀE|w|
+    # plus the float64 normal equations ((n + 2)ε₆₄|Z̃|ᵀS|Z̃||θ| and (n + 2)ε₆₄|Z̃|ᵀS|Y|),
+    # Cholesky's backward error ((P + 2)ε₆₄√(h_ii h_jj)) and the prediction's product.
+    feature_map = model.feature_map_
+    Z, Z_new = feature_map.transform(X), feature_map.transform(X_new)
+    Z = np.column_stack([np.asarray(Z, np.float64), np.ones(len(X))])
+    Z_new = np.column_stack([np.asarray(Z_new, np.float64), np.ones(len(X_new))])
+    D = Z.shape[1] - 1
+    E = np.column_stack([_map_bound(feature_map, X), np.zeros(len(X))])
+    E_new = _map_bound(feature_map, X_new)
+    coef = np.asarray(model.coef_, np.float64).reshape(-1, D)  # (t, D)
+    theta = np.vstack([coef.T, np.atleast_1d(np.asarray(model.intercept_, np.float64))])
+    penalty = np.full(D + 1, float(model.alpha))
+    penalty[D] = 0.0 if model.fit_intercept else float(model.alpha)
+    H = Z.T @ (weights[:, None] * Z) + np.diag(penalty)
+    V = np.linalg.solve(H, Z_new.T)  # (D + 1, n_new)
+    residual = np.abs(weights[:, None] * (Y - Z @ theta))  # (n, t)
+    eps64 = float(np.finfo(np.float64).eps)
+    absZ = np.abs(Z)
+    E_H = (len(X) + 2) * eps64 * (absZ.T @ (weights[:, None] * absZ)) \
+        + (D + 3) * eps64 * np.sqrt(np.outer(np.diag(H), np.diag(H)))
+    E_rhs = (len(X) + 2) * eps64 * (absZ.T @ np.abs(weights[:, None] * Y))
+    SZV = np.abs(weights[:, None] * (Z @ V))  # (n, n_new)
+    out = np.empty((len(X_new), theta.shape[1]))
+    for t in range(theta.shape[1]):
+        w = np.abs(theta[:D, t])
+        out[:, t] = (E_new @ w + np.abs(V).T @ (E.T @ residual[:, t])
+                     + SZV.T @ (E[:, :D] @ w)
+                     + np.abs(V).T @ (E_H @ np.abs(theta[:, t]) + E_rhs[:, t])
+                     + (D + 3) * eps64 * (np.abs(Z_new) @ np.abs(theta[:, t])))
     return out
 
 
@@ -462,6 +511,17 @@ def _bounds(estimator: Any, X: np.ndarray, X_new: np.ndarray, y: Any, y_new: Any
         if estimator.classes_.size == 2:  # one score per row
             bound = np.asarray(bound).reshape(len(X_new))
         return {"decision_function": bound}
+    if isinstance(estimator, FeatureRidge | FeatureRidgeClassifier):
+        weights = np.ones(len(X)) if sample_weight is None else np.asarray(sample_weight)
+        if isinstance(estimator, FeatureRidge):
+            targets = np.asarray(y, np.float64).reshape(len(X), -1)
+        else:
+            targets = encode_labels(np.asarray(y), estimator.classes_)
+        bound = _feature_ridge_bound(estimator, X, X_new, targets, weights)
+        if bound.shape[1] == 1 and np.ndim(estimator.coef_) == 1:
+            bound = bound[:, 0]
+        key = "predict" if isinstance(estimator, FeatureRidge) else "decision_function"
+        return {key: bound}
     if isinstance(estimator, KernelFisherDiscriminant):
         return _fisher_bounds(estimator, X, X_new, np.asarray(y))
     if isinstance(estimator, KernelMeanDistance):

@@ -170,10 +170,6 @@ def _model(entry_id: str, cls: type, kind: str, *,
 
 #: The linear models on explicit features accumulate their normal equations with BLAS syrk
 #: into host float64 arrays (or on Dask chunks): there is no device path yet.
-_HOST_NORMAL_EQUATIONS = ("accumulates the normal equations with BLAS syrk in host float64 "
-                          "arrays (or on Dask chunks); no device path yet")
-
-
 ENTRIES: tuple[Entry, ...] = (
     # ----------------------------------------------------------------- scikit-learn's five
     Entry("Nystroem", Nystroem, dict(n_components=20, random_state=0)),
@@ -260,14 +256,11 @@ ENTRIES: tuple[Entry, ...] = (
               for name in ("check_transformer_general", "check_transformer_data_not_an_array")
           }),
     # ----------------------------------------------------------------- linear models on z(x)
-    _model("FeatureRidge", FeatureRidge, "regressor", random_state=0,
-           array_api_unsupported=_HOST_NORMAL_EQUATIONS),
+    _model("FeatureRidge", FeatureRidge, "regressor", random_state=0),
     _model("FeatureRidge-nystrom", FeatureRidge, "regressor",
-           feature_map=Nystroem(n_components=20), random_state=0,
-           array_api_unsupported=_HOST_NORMAL_EQUATIONS),
+           feature_map=Nystroem(n_components=20), random_state=0),
     _model("FeatureRidgeClassifier", FeatureRidgeClassifier, "classifier",
            feature_map=RandomFourierFeatures(n_components=20), random_state=0,
-           array_api_unsupported=_HOST_NORMAL_EQUATIONS,
            expected_failed_checks=_RFF_SAMPLE_XFAIL),
 )
 

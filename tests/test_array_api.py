@@ -40,7 +40,13 @@ from kernelmaps.kernels import KERNELS, get_kernel, resolve_kernel
 from kernelmaps.landmarks import select_landmarks
 from kernelmaps.maps._structured import fwht, fwht_device
 from kernelmaps.maps.fourier import RandomFourierFeatures
-from kernelmaps.models import KernelFisherDiscriminant, KernelMeanDistance, KernelRidge
+from kernelmaps.models import (
+    FeatureRidge,
+    FeatureRidgeClassifier,
+    KernelFisherDiscriminant,
+    KernelMeanDistance,
+    KernelRidge,
+)
 from tests._error_bounds import error_bound, kernel_values_bound, nystroem_precomputed_bound
 from tests._estimators import ENTRIES, Entry
 
@@ -647,6 +653,25 @@ def test_kernel_ridge_sample_weight_on_device():
                             sample_weight=weights)
         assert_within(predictions, expected.predict(X_NEW), bound["predict"],
                       f"weighted {solver}")
+
+
+@pytest.mark.parametrize("model", [FeatureRidge(random_state=0),
+                                   FeatureRidgeClassifier(random_state=0)],
+                         ids=lambda m: type(m).__name__)
+def test_feature_ridge_sample_weight_on_device(model):
+    # y and sample_weight in X's namespace, as scikit-learn's convention has them: the
+    # weighted fit equals NumPy's, to the rounding of the float64 runs.
+    weights = RNG.uniform(0.5, 2.0, size=X_DATA.shape[0])
+    y = Y_DATA[:, 0] if isinstance(model, FeatureRidge) else LABELS
+    expected = sklearn.clone(model).fit(X_DATA, y, sample_weight=weights)
+    with dispatch():
+        device = sklearn.clone(model).fit(torch.asarray(X_DATA), torch.asarray(y),
+                                          sample_weight=torch.asarray(weights))
+        method = "predict" if isinstance(model, FeatureRidge) else "decision_function"
+        got = getattr(device, method)(torch.asarray(X_NEW))
+    assert isinstance(got, torch.Tensor) and got.dtype == torch.float64
+    bound = error_bound(expected, X_DATA, X_NEW, y, dtype=np.float64, sample_weight=weights)
+    assert_within(got, getattr(expected, method)(X_NEW), bound[method], f"weighted {model}")
 
 
 def test_falkon_on_device_without_triangular_solves_matches_torch():

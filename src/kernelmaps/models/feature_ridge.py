@@ -26,6 +26,13 @@ from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
+from kernelmaps._array_api import (
+    array_placement,
+    is_device_array,
+    namespace_and_device,
+    on_device,
+    to_numpy,
+)
 from kernelmaps._engine import (
     block_rows_for,
     collection_handler,
@@ -38,6 +45,7 @@ from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
+from kernelmaps.models._common import as_float64, check_fitted_placement, labels_from_scores
 
 __all__ = ["FeatureRidge", "FeatureRidgeClassifier", "encode_labels", "normal_statistics",
            "ridge_solve"]
@@ -50,7 +58,9 @@ def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
     Row blocks of ``X`` are sized so a block's features and augmented copy stay near the
     engine's ``block_bytes``; only :math:`G`, :math:`(D+1+t)^2` float64 values, is kept.
     The update is BLAS ``syrk`` (half the flops of a general product) in float64 whatever
-    the features' dtype.
+    the features' dtype. On an array-API device the features of each block are made there
+    and copied to the host, where the normal equations are accumulated (a D × D system:
+    small beside the features).
     """
     n, n_targets = X.shape[0], Y.shape[1]
     D = feature_map._n_out(X)
@@ -61,9 +71,9 @@ def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
     rows = block_rows_for(n, 8 * (2 * P + D))
     for start in range(0, n, rows):
         stop = min(start + rows, n)
-        Z = feature_map.transform(X[start:stop])
+        Z = feature_map.transform(X[start:stop, :])  # (array API: every axis indexed)
         A = np.empty((stop - start, P))
-        A[:, :D] = Z.toarray() if sp.issparse(Z) else Z
+        A[:, :D] = Z.toarray() if sp.issparse(Z) else to_numpy(Z)
         A[:, D] = 1.0
         A[:, D + 1:] = Y[start:stop]
         A *= root[start:stop, None]
@@ -158,7 +168,14 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             return self
         X, y = validate_input(self, X, y, reset=True, multi_output=self._y_numeric,
                               y_numeric=self._y_numeric)
-        weights = _check_sample_weight(sample_weight, X, dtype=np.float64,
+        # y and the weights may be arrays of X's namespace (scikit-learn's convention under
+        # array_api_dispatch): the normal equations and the labels live on the host.
+        if array_placement(y) is not None:
+            y = to_numpy(y)
+        if array_placement(sample_weight) is not None:
+            sample_weight = to_numpy(sample_weight)
+        rows = np.empty((X.shape[0], 0)) if is_device_array(X) else X  # (only its length)
+        weights = _check_sample_weight(sample_weight, rows, dtype=np.float64,
                                        ensure_non_negative=True)
         self._set_targets(y)
         feature_map = self._new_map()
@@ -169,16 +186,19 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             feature_map.set_params(gamma=gamma_value(gamma, X, weights))
         self.feature_map_ = feature_map.fit(X)
         gram = normal_statistics(self.feature_map_, X, self._encode(y), weights)
-        self._set_solution(gram)
+        self._set_solution(gram, X)
         return self
 
-    def _set_solution(self, gram: np.ndarray) -> None:
+    def _set_solution(self, gram: np.ndarray, X: Any = None) -> None:
         self.kernel_ = self.feature_map_.kernel_  # the kernel z(x)·z(y) approximates
         D = gram.shape[0] - 1 - self._n_targets
         coef, intercept = ridge_solve(gram, D, float(self.alpha), self.fit_intercept)
         # As scikit-learn's Ridge/RidgeClassifier: one target column gives a 1-D coef_; the
         # intercept is a float only for a 1-D y.
-        self.coef_ = coef[:, 0] if coef.shape[1] == 1 else coef.T
+        coef = coef[:, 0] if coef.shape[1] == 1 else coef.T
+        if is_device_array(X):  # fitted arrays live where X does (scikit-learn's rule)
+            coef, intercept = as_float64(coef, X), as_float64(intercept, X)
+        self.coef_ = coef
         self.intercept_ = float(intercept[0]) if self._ravel else intercept
 
     # ------------------------------------------------------------------ predict
@@ -188,6 +208,17 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         if is_dask_collection(X):
             return collection_handler("map_rows")(self, X, "_decision")
         X = validate_input(self, X, reset=False)
+        check_fitted_placement(self, X, self.coef_, "predict")
+        if is_device_array(X):  # features and scores on X's device, in float64 there
+            xp, device = namespace_and_device(X)
+            Z = as_float64(self.feature_map_.transform(X), X)
+            coef = on_device(self.coef_, xp, device, Z.dtype)
+            scores = Z @ (coef[:, None] if coef.ndim == 1 else xp.permute_dims(coef, (1, 0)))
+            intercept = self.intercept_
+            if not isinstance(intercept, float):
+                intercept = on_device(intercept, xp, device, Z.dtype)
+            scores = scores + intercept
+            return scores[:, 0] if self.coef_.ndim == 1 else scores
         coef = np.atleast_2d(self.coef_)
         width = self.feature_map_._n_out(X)
 
@@ -429,6 +460,5 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         """
         if is_dask_collection(X):
             return collection_handler("map_rows")(self, X, "predict")
-        scores = self.decision_function(X)
-        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[index]
+        scores = self.decision_function(X)  # (checks that the model is fitted)
+        return labels_from_scores(self.classes_, scores)

@@ -1,0 +1,464 @@
+"""The speed gate: ``python -m benchmarks gate`` (CI runs it in ``.ci/run``).
+
+A quick mode of the benchmarks (about a minute on 2 cores) that fails when a headline case
+got slower. Each case is measured as a **ratio** to its peer or its floor, timed in the same
+process, so that the machine's speed cancels out and the recorded ratios travel between
+machines of one kind:
+
+``map:<Name>``
+    Each scikit-learn drop-in map (``RBFSampler``, ``Nystroem``, ``AdditiveChi2Sampler``,
+    ``SkewedChi2Sampler``, ``PolynomialCountSketch``) at its defaults, ``fit_transform`` of
+    digits (1,797 × 64, float64), against scikit-learn's own class on the same call.
+``exact-ridge``
+    ``KernelRidge(solver="exact")`` fit (RBF, α = 1e-3) on 2,000 × 16 rows, against one
+    Cholesky factorisation (``scipy.linalg.cholesky``, LAPACK ``potrf``) of K + αI of the
+    same size (K computed outside the timed region).
+``compare-exact``
+    The exact-kernel baseline of :func:`kernelmaps.compare` as the main job runs it (α
+    chosen, ``exact=True``; one small random-feature row beside it) on 2,667 rows (2,000
+    training rows), against one Cholesky of the training rows' K + αI.
+``falkon-iteration``
+    ``KernelRidge(solver="nystrom")`` on the cached path (20,000 × 16 float32, M = 1,000,
+    exactly 20 CG iterations): the time of one CG iteration (``fit_info_``: the solve
+    less the preconditioner, over the iterations), against one multithreaded read of an
+    array of its kernel cache's size and dtype (``A @ v``, BLAS ``sgemv``, 80 MB).
+``compare``
+    :func:`kernelmaps.compare` (Python API, ``exact=False``; it runs in-process at this
+    size — were it to start worker processes, their time would escape the CPU clock but
+    their start would not) on 5,000 × 16 rows, 10 classes,
+    ``nystroem`` and ``rff`` at D = 100 and 400, one seed, against the floor of the same
+    work done bare: each of its four pipelines (the map's ``fit_transform`` of the training
+    rows and ``transform`` of the test rows, scikit-learn's ``RidgeClassifier`` fit and
+    predict) timed on its own. The ratio is what compare adds (α by leave-one-out, the
+    approximation error, memory tracing, the scheduling of its runs).
+
+Noise. The two sides of a ratio are timed in adjacent pairs whose order alternates
+(ABBA), so that load and frequency drift hit both alike; a sample of a fast call is a loop
+of it lasting at least 25 ms; the ratio is the median over the pairs, its spread the
+relative half-width of the middle half of the pair ratios. Both sides run on ONE thread
+(BLAS through threadpoolctl, kernelmaps' engine through ``config_context(n_threads=1)``;
+``--threads N`` to change it) and are timed in the process's CPU time: on a loaded machine
+a multithreaded BLAS call waits for its slowest thread, so a 2-thread Cholesky of 2,000 rows
+took 10× its quiet time while the one-thread side beside it took 2× — the load would not
+hit both sides alike — and wall time counts the time the core was taken away, CPU time
+does not. (With ``--threads N`` > 1 the clock is wall time.) glibc's malloc is told to
+keep the memory it frees (``mallopt`` of ``M_MMAP_THRESHOLD`` and ``M_TRIM_THRESHOLD``, see
+:func:`keep_freed_memory`): with its default, dynamic threshold a large temporary is
+sometimes fresh memory from ``mmap`` (page faults, counted in CPU time) and sometimes
+reused, depending on what the process did before — scikit-learn's ``AdditiveChi2Sampler``
+took 7.8 ms or 3.7 ms on digits in one process, the first run of the gate or the second. The gate
+guards the work each case does; whether the work uses the cores is measured by the full
+benchmarks (``python -m benchmarks``, ``ridge``, ``compare``). The 1-minute load average
+is printed before and after.
+
+Verdict. A case fails when its ratio exceeds ``FACTOR`` (2) times the ratio recorded in
+``benchmarks/gate_record.json``; a failing case is measured once more, with twice the
+pairs, before the gate fails (exit status 1, with the table of case / ratio / recorded /
+allowed). A 2× factor is far above the noise measured on a loaded 2-core machine (load
+8-10 from other jobs: the pair ratios' spread within a run at most 12 %, the ratios of
+three runs within ±4 % of each other, the largest 1.10× its record) and far below the
+regressions it is there to catch (the 24× of issue 24).
+
+    python -m benchmarks gate                 # run the gate once (CI)
+    python -m benchmarks gate --repeat 10     # ten runs, then each case's min/median/max
+    python -m benchmarks gate --record        # measure and write gate_record.json
+    python -m benchmarks gate --cases map:Nystroem,compare
+    python -m benchmarks gate --threads 2     # both sides on 2 threads (a quiet machine)
+
+Re-record on a quiet machine of CI's kind after a change that is meant to move a ratio
+(say why in the commit), and check it with ``--repeat 10``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import datetime
+import json
+import os
+import statistics
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import sklearn.kernel_approximation
+from sklearn.datasets import load_digits, make_classification
+from sklearn.linear_model import RidgeClassifier
+from sklearn.metrics.pairwise import rbf_kernel
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
+
+import kernelmaps as km
+from benchmarks._harness import machine_info
+from kernelmaps.models import KernelRidge
+
+RECORD = Path(__file__).with_name("gate_record.json")
+#: A case fails above this many times its recorded ratio.
+FACTOR = 2.0
+#: A sample of a fast call is a loop of it lasting at least this long.
+MIN_SAMPLE_S = 0.025
+DROP_IN_MAPS = ("RBFSampler", "Nystroem", "AdditiveChi2Sampler", "SkewedChi2Sampler",
+                "PolynomialCountSketch")
+EXACT_ROWS = 2_000
+COMPARE_EXACT_ROWS = 2_667  # 2,000 training rows at compare's test_size=0.25
+FALKON_ROWS, FALKON_CENTRES, FALKON_ITERATIONS = 20_000, 1_000, 20
+COMPARE_ROWS = 5_000
+ALPHA = 1e-3
+GAMMA = 1.0 / 16  # the features are standardised: γ = 1/d
+
+
+@dataclass
+class Measure:
+    """One ratio: median over ABBA pairs of ``ours / floor`` seconds."""
+
+    ratio: float
+    spread: float  # relative half-width of the middle half of the pair ratios
+    ours_s: float
+    floor_s: float
+    pairs: int
+
+
+def _calls_per_sample(fn: Callable[[], Any]) -> int:
+    start = time.perf_counter()
+    fn()  # also the warm-up
+    once = time.perf_counter() - start
+    return max(1, int(np.ceil(MIN_SAMPLE_S / max(once, 1e-6))))
+
+
+def measure_ratio(ours: Callable[[], float | None], floor: Callable[[], float | None],
+                  pairs: int, clock: Callable[[], float] = time.process_time) -> Measure:
+    """Median over ``pairs`` ABBA-ordered pairs of the seconds of ``ours`` over ``floor``.
+
+    Each callable runs its work once and returns ``None`` (the whole call counts; a fast
+    call is looped up to :data:`MIN_SAMPLE_S`) or the share of the call's time that counts
+    (FALKON: one CG iteration's share of its fit). Seconds are read from ``clock``: the
+    process's CPU time by default, which a loaded machine does not inflate by taking the
+    core away (the gate runs both sides on one thread).
+    """
+
+    def timer(fn: Callable[[], float | None]) -> Callable[[], float]:
+        count = _calls_per_sample(fn)
+
+        def sample() -> float:
+            start = clock()
+            for _ in range(count):
+                share = fn()
+            seconds = (clock() - start) / count
+            return seconds if share is None else seconds * share
+
+        return sample
+
+    sample_ours, sample_floor = timer(ours), timer(floor)
+    ratios, ours_s, floor_s = [], [], []
+    for i in range(pairs):
+        if i % 2 == 0:
+            a = sample_ours()
+            b = sample_floor()
+        else:
+            b = sample_floor()
+            a = sample_ours()
+        ours_s.append(a)
+        floor_s.append(b)
+        ratios.append(a / b)
+    ratio = statistics.median(ratios)
+    if len(ratios) >= 4:
+        q1, _, q3 = statistics.quantiles(ratios, n=4)
+        spread = (q3 - q1) / 2 / ratio
+    else:
+        spread = (max(ratios) - min(ratios)) / 2 / ratio
+    return Measure(ratio, spread, statistics.median(ours_s), statistics.median(floor_s),
+                   pairs)
+
+
+# ----------------------------------------------------------------------------- cases
+def _standardised(n: int, n_classes: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    X, y = make_classification(n_samples=n, n_features=16, n_informative=12,
+                               n_redundant=2, n_classes=n_classes, n_clusters_per_class=1,
+                               random_state=seed)
+    return StandardScaler().fit_transform(X), y
+
+
+def _map_case(name: str) -> tuple[Callable, Callable, int]:
+    X = load_digits().data  # 1,797 × 64 float64, non-negative (valid for the chi² maps)
+    ours_cls = getattr(km, name)
+    theirs_cls = getattr(sklearn.kernel_approximation, name)
+    params = {"random_state": 0} if "random_state" in theirs_cls().get_params() else {}
+
+    def ours() -> None:
+        ours_cls(**params).fit_transform(X)
+
+    def theirs() -> None:
+        theirs_cls(**params).fit_transform(X)
+
+    return ours, theirs, 21
+
+
+def _cholesky_of(K: np.ndarray) -> Callable[[], None]:
+    A = K + ALPHA * np.eye(len(K))
+    work = np.empty_like(A, order="F")
+
+    def floor() -> None:
+        work[...] = A  # potrf overwrites its input: a fresh copy each time (n² copy)
+        scipy.linalg.cholesky(work, lower=True, overwrite_a=True, check_finite=False)
+
+    return floor
+
+
+def _exact_ridge_case() -> tuple[Callable, Callable, int]:
+    X, y = _standardised(EXACT_ROWS, 2)
+    target = np.where(y == 1, 1.0, -1.0)
+    model = KernelRidge(solver="exact", kernel="rbf", gamma=GAMMA, alpha=ALPHA)
+
+    def ours() -> None:
+        model.fit(X, target)
+
+    return ours, _cholesky_of(rbf_kernel(X, gamma=GAMMA)), 7
+
+
+def _compare_exact_case() -> tuple[Callable, Callable, int]:
+    X, y = _standardised(COMPARE_EXACT_ROWS, 5)
+    kernel = km.kernels.get_kernel("rbf", gamma=GAMMA)
+    X_train, _, _, _ = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+
+    def ours() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            km.compare(X, y, kernel=kernel, methods=["rff"], n_components=(25,), n_seeds=1,
+                       exact=True, error_sample=200, random_state=0)
+
+    return ours, _cholesky_of(rbf_kernel(X_train, gamma=GAMMA)), 5
+
+
+def _falkon_case() -> tuple[Callable, Callable, int]:
+    X, y = _standardised(FALKON_ROWS, 2)
+    X = X.astype(np.float32)
+    target = np.where(y == 1, 1.0, -1.0)
+    model = KernelRidge(solver="nystrom", kernel="rbf", gamma=GAMMA, alpha=ALPHA,
+                           n_components=FALKON_CENTRES, max_iter=FALKON_ITERATIONS,
+                           tol=1e-30, random_state=0)
+    cache = np.random.default_rng(0).random((FALKON_ROWS, FALKON_CENTRES), dtype=np.float32)
+    vector = np.ones(FALKON_CENTRES, dtype=np.float32)
+
+    def ours() -> float:
+        start = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # ConvergenceWarning: the 20 iterations are meant
+            model.fit(X, target)
+        wall = time.perf_counter() - start
+        info = model.fit_info_
+        if info.get("path") not in (None, "cached"):
+            raise RuntimeError(f"the FALKON fit took the {info.get('path')!r} path, not the "
+                               "cached one: the case measures the cached path")
+        # One CG iteration's share of the fit (the solve less the preconditioner, over the
+        # iterations), applied to the fit's seconds on the gate's clock.
+        return (info["solve_s"] - info["preconditioner_s"]) / info["iterations"] / wall
+
+    def floor() -> None:
+        cache @ vector
+
+    return ours, floor, 7
+
+
+def _compare_case() -> tuple[Callable, Callable, int]:
+    X, y = _standardised(COMPARE_ROWS, 10)
+    kernel = km.kernels.get_kernel("rbf", gamma=GAMMA)
+    components = (100, 400)
+    X_train, X_test, y_train, _ = train_test_split(X, y, test_size=0.25, random_state=0,
+                                                   stratify=y)
+
+    def ours() -> None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            km.compare(X, y, kernel=kernel, methods=["nystroem", "rff"],
+                       n_components=components, n_seeds=1, exact=False, random_state=0)
+
+    def floor() -> None:
+        for build in (lambda D: km.Nystroem(gamma=GAMMA, n_components=D, random_state=0),
+                      lambda D: km.RandomFourierFeatures(gamma=GAMMA, n_components=D,
+                                                         random_state=0)):
+            for D in components:
+                feature_map = build(D)
+                Z_train = feature_map.fit_transform(X_train)
+                Z_test = feature_map.transform(X_test)
+                RidgeClassifier(alpha=1.0).fit(Z_train, y_train).predict(Z_test)
+
+    return ours, floor, 5
+
+
+CASES: dict[str, Callable[[], tuple[Callable, Callable, int]]] = {
+    **{f"map:{name}": (lambda name=name: _map_case(name)) for name in DROP_IN_MAPS},
+    "exact-ridge": _exact_ridge_case,
+    "compare-exact": _compare_exact_case,
+    "falkon-iteration": _falkon_case,
+    "compare": _compare_case,
+}
+
+
+# ----------------------------------------------------------------------------- running
+def keep_freed_memory(limit: int = 1 << 30) -> bool:
+    """Make glibc serve and keep allocations below ``limit`` bytes on its heap (no
+    ``mmap``/``munmap`` per large temporary, no trimming); ``False`` where not glibc."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # <malloc.h>
+    return bool(mallopt(M_MMAP_THRESHOLD, limit)) and bool(mallopt(M_TRIM_THRESHOLD, 2 * limit))
+
+
+
+def _blas(info: dict[str, Any]) -> str:
+    pools = [pool for pool in info["threadpools"] if pool.get("user_api") == "blas"]
+    return "; ".join(f"{p['internal_api']} {p['version']} {p.get('architecture') or ''} "
+                     f"{p['num_threads']} threads" for p in pools) or "?"
+
+
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
+def run_case(name: str, scale: int = 1, threads: int = 1) -> Measure:
+    # One thread: CPU time measures the work, whatever else the machine runs. Several: wall
+    # time (CPU time would count the BLAS threads' spinning).
+    clock = time.process_time if threads == 1 else time.perf_counter
+    with threadpool_limits(limits=threads), km.config_context(n_threads=threads):
+        ours, floor, pairs = CASES[name]()
+        return measure_ratio(ours, floor, pairs * scale, clock=clock)
+
+
+def read_record(path: Path = RECORD) -> dict[str, Any]:
+    if not path.exists():
+        return {"cases": {}}
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def _row(cells: list[str]) -> str:
+    widths = (26, 9, 9, 9, 8, 11, 11, 7)
+    return "  ".join(cell.rjust(width) if i else cell.ljust(width)
+                     for i, (cell, width) in enumerate(zip(cells, widths, strict=True)))
+
+
+HEADER = _row(["case", "ratio", "recorded", "allowed", "spread", "ours", "floor", "ok"])
+
+
+def run_gate(names: list[str], record: dict[str, Any], *, threads: int = 1,
+             quiet: bool = False) -> tuple[bool, dict[str, Measure]]:
+    """Run the cases, print the table; ``(passed, measures)``."""
+    say = (lambda *a, **k: None) if quiet else print
+    recorded = record.get("cases", {})
+    say(f"load avg:  {_load()} at start (1, 5, 15 min)")
+    say(HEADER)
+    passed, measures = True, {}
+    for name in names:
+        measure = run_case(name, threads=threads)
+        reference = recorded.get(name, {}).get("ratio")
+        allowed = None if reference is None else FACTOR * reference
+        note = ""
+        if allowed is not None and measure.ratio > allowed:
+            # Once more, with twice the pairs: a burst of load on one side is not a verdict.
+            measure = run_case(name, scale=2, threads=threads)
+            note = " (re-measured)"
+        ok = allowed is None or measure.ratio <= allowed
+        passed &= ok
+        measures[name] = measure
+        say(_row([name, f"{measure.ratio:.3g}",
+                  "-" if reference is None else f"{reference:.3g}",
+                  "-" if allowed is None else f"{allowed:.3g}",
+                  f"{100 * measure.spread:.0f}%", f"{measure.ours_s * 1e3:.2f}ms",
+                  f"{measure.floor_s * 1e3:.2f}ms",
+                  ("yes" if ok else "NO") if allowed is not None else "new"]) + note)
+        sys.stdout.flush()
+    say(f"load avg:  {_load()} at end")
+    return passed, measures
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks gate",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES),
+                        help="comma-separated case names (default: all)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="run the gate N times and summarise each case's ratios")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS and engine threads of both sides of every ratio "
+                             "(default 1; the record says which it was taken with)")
+    parser.add_argument("--record", action="store_true",
+                        help=f"write the measured ratios to {RECORD.name} (with --repeat N: "
+                             "the median of the N runs)")
+    parser.add_argument("--record-path", type=Path, default=RECORD, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    names = [name.strip() for name in args.cases.split(",") if name.strip()]
+    unknown = sorted(set(names) - set(CASES))
+    if unknown:
+        parser.error(f"unknown case(s) {', '.join(unknown)}; the cases: {', '.join(CASES)}")
+    record = read_record(args.record_path)
+    kept = keep_freed_memory()
+    info = machine_info()
+    print(f"speed gate: each case's time over its peer's or floor's, median of ABBA pairs; "
+          f"fails above {FACTOR:g}× the ratio in {args.record_path.name}")
+    print(f"machine:   {info['cpu']}; nproc={info['nproc']}; BLAS {_blas(info)}"
+          + ("" if kept else "; malloc keeps its default thresholds (not glibc)"))
+    if record.get("threads", 1) != args.threads:
+        print(f"warning:   the record was taken with --threads {record.get('threads', 1)}, "
+              f"this run uses {args.threads}: the ratios may not compare")
+    if record.get("machine"):
+        print(f"recorded:  {record['machine']} on {record.get('date', '?')} "
+              f"(load {record.get('load', '?')})")
+    runs: list[dict[str, Measure]] = []
+    failures = 0
+    started = time.perf_counter()
+    for run in range(args.repeat):
+        if args.repeat > 1:
+            print(f"\n--- run {run + 1} of {args.repeat}")
+        passed, measures = run_gate(names, record, threads=args.threads)
+        failures += not passed
+        runs.append(measures)
+    elapsed = time.perf_counter() - started
+    if args.repeat > 1:
+        print(f"\nsummary of {args.repeat} runs ({failures} failed):")
+        print(_row(["case", "min", "median", "max", "spread", "max/rec", "fails", ""]))
+        for name in names:
+            ratios = [run[name].ratio for run in runs]
+            reference = record.get("cases", {}).get(name, {}).get("ratio")
+            allowed = None if reference is None else FACTOR * reference
+            fails = "-" if allowed is None else str(sum(r > allowed for r in ratios))
+            print(_row([name, f"{min(ratios):.3g}", f"{statistics.median(ratios):.3g}",
+                        f"{max(ratios):.3g}",
+                        f"{100 * (max(ratios) - min(ratios)) / 2 / statistics.median(ratios):.0f}%",
+                        "-" if reference is None else f"{max(ratios) / reference:.2f}",
+                        fails, ""]))
+    print(f"{elapsed:.0f} s in all")
+    if args.record:
+        cases = dict(record.get("cases", {}))
+        for name in names:
+            ratios = [run[name].ratio for run in runs]
+            spreads = [run[name].spread for run in runs]
+            cases[name] = {"ratio": round(statistics.median(ratios), 4),
+                           "spread": round(max(spreads), 4),
+                           "runs": [round(r, 4) for r in ratios]}
+        payload = {
+            "machine": f"{info['cpu']}; nproc={info['nproc']}; {info['platform']}",
+            "blas": _blas(info),
+            "date": datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            "load": _load(),
+            "factor": FACTOR,
+            "threads": args.threads,
+            "note": "recorded while other jobs shared the machine: re-record on a quiet one",
+            "cases": cases,
+        }
+        args.record_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.record_path}")
+        return 0
+    if failures:
+        print(f"SPEED GATE FAILED: a ratio above {FACTOR:g}× its record (see the table; "
+              "re-record only for a change meant to move it, on a quiet machine)")
+        return 1
+    return 0
