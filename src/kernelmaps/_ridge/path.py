@@ -52,14 +52,14 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.model_selection import KFold, StratifiedKFold
-from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_array
 
 from kernelmaps._linalg import psd_spectrum
-from kernelmaps.tuning._checks import check_alphas, check_cv
+from kernelmaps._ridge.checks import check_alphas, check_cv
+from kernelmaps._ridge.labels import check_task, encode_targets, label_binarizer
+from kernelmaps._ridge.scoring import best_index, path_scores
 
-__all__ = ["DEFAULT_ALPHAS", "AlphaPath", "KernelAlphaPath", "honest_rows",
-           "kernel_alpha_path", "ridge_alpha_path"]
+__all__ = ["DEFAULT_ALPHAS", "AlphaPath", "honest_rows", "ridge_alpha_path"]
 
 #: The α grid used when none is given: 10⁻⁶ … 10³, four per decade. Feature maps scale
 #: features so that z(x)·z(y) ≈ k(x, y) = O(1), so the eigenvalues of ZᵀZ are O(n) at most.
@@ -71,9 +71,6 @@ DEFAULT_ALPHAS = np.logspace(-6, 3, 37)
 #: small D (digits, 10 classes: 3 MB against the features' 0.1 MB). The products keep the
 #: same flops either way.
 _CHUNK_ELEMENTS = 2**15
-
-_TASKS = ("regression", "classification")
-
 
 class _Chosen:
     """The chosen α and its score, from a path's ``alphas``, ``scores`` and ``best_index``."""
@@ -152,8 +149,7 @@ class AlphaPath(_Chosen):
         model: Ridge | RidgeClassifier
         if self.task == "classification":
             model = RidgeClassifier(alpha=self.alpha)
-            binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
-            model._label_binarizer = binarizer.fit(self.classes)
+            model._label_binarizer = label_binarizer(self.classes)
             # scikit-learn >= 1.8 stores classes_ (earlier: a property of the binarizer).
             if not isinstance(getattr(type(model), "classes_", None), property):
                 model.classes_ = self.classes.copy()
@@ -166,28 +162,6 @@ class AlphaPath(_Chosen):
         model.n_iter_ = None
         model.solver_ = "eigen"  # how the coefficients were found (not a Ridge solver name)
         return model
-
-
-def _targets(y: Any, n: int, task: str, rows_of: str = "Z"
-             ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Targets as an ``(n, n_outputs)`` float64 array (±1 class codes for classification);
-    ``rows_of`` names the array whose rows the targets belong to, in the error."""
-    y = np.asarray(y)
-    if y.shape[0] != n:
-        raise ValueError(f"y has {y.shape[0]} rows but {rows_of} has {n}: one target per "
-                         "row.")
-    if task == "classification":
-        if y.ndim != 1:
-            raise ValueError(f"y must be 1-D class labels for classification; got shape "
-                             f"{y.shape}.")
-        binarizer = LabelBinarizer(pos_label=1, neg_label=-1).fit(y)
-        if binarizer.classes_.size < 2:
-            raise ValueError("y holds a single class; classification needs at least two.")
-        return binarizer.transform(y).astype(np.float64), binarizer.classes_
-    Y = np.asarray(y, dtype=np.float64)
-    if not np.all(np.isfinite(Y)):
-        raise ValueError("y contains NaN or infinite values; drop or impute them.")
-    return (Y.reshape(n, 1) if Y.ndim == 1 else Y), None
 
 
 def _gram(Zc: np.ndarray) -> np.ndarray:
@@ -221,27 +195,6 @@ def _predictions(P: np.ndarray, coeffs: np.ndarray, lam: np.ndarray,
     return (P @ scaled.reshape(lam.size, -1)).reshape(P.shape[0], coeffs.shape[1], -1)
 
 
-def _score(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarray | None,
-           y_labels: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """Score and mean squared error per α of predictions ``(n, C, A)`` of targets ``Y``."""
-    residual = predicted - Y[:, :, None]
-    errors = np.mean(residual**2, axis=(0, 1))
-    if task == "classification":
-        if predicted.shape[1] == 1:
-            decided = classes[(predicted[:, 0, :] > 0).astype(int)]
-        else:
-            decided = classes[np.argmax(predicted, axis=1)]
-        return np.mean(decided == y_labels[:, None], axis=0), errors
-    total = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)                      # C
-    sse = np.sum(residual**2, axis=0)                                      # C × A
-    # R² per output (an output without variance scores 1 when fitted exactly, as sklearn's
-    # r2_score does with force_finite), averaged uniformly like sklearn's score.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r2 = np.where(total[:, None] > 0, 1.0 - sse / total[:, None],
-                      np.where(sse == 0, 1.0, 0.0))
-    return r2.mean(axis=0), errors
-
-
 def _loo_scores(lam: np.ndarray, P: np.ndarray, coeffs: np.ndarray, n: int,
                 y_mean: np.ndarray, Y: np.ndarray, alphas: np.ndarray, task: str,
                 classes: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -259,7 +212,7 @@ def _loo_scores(lam: np.ndarray, P: np.ndarray, coeffs: np.ndarray, n: int,
         # the floor keeps it finite (and that α loses) instead of dividing by zero.
         denominator = np.maximum(1.0 - leverage, 1e-12)[:, None, :]
         loo = (fitted - leverage[:, None, :] * Y[:, :, None]) / denominator
-        scores[chunk], errors[chunk] = _score(Y, loo, task, classes, labels)
+        scores[chunk], errors[chunk] = path_scores(Y, loo, task, classes, labels)
     return scores, errors
 
 
@@ -273,12 +226,6 @@ def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alph
     scores, errors = _loo_scores(lam, P, coeffs, Zc.shape[0], y_mean, Y[scored], alphas,
                                  task, classes, None if labels is None else labels[scored])
     return scores, errors, (lam, V, coeffs)
-
-
-def _best(alphas: np.ndarray, scores: np.ndarray, errors: np.ndarray) -> int:
-    """The chosen α's index: the best score; among equals the smallest squared error; then
-    the largest α (stabler)."""
-    return int(np.lexsort((-alphas, errors, -np.round(scores, 12)))[0])
 
 
 def _scored_rows(score_rows: Any, n: int) -> np.ndarray:
@@ -351,7 +298,7 @@ def _kfold(Z: np.ndarray, Y: np.ndarray, alphas: np.ndarray, cv: int, task: str,
             continue
         Q = (Z[test] - mu) @ V
         predicted = y_mean[None, :, None] + _predictions(Q, coeffs, lam, alphas)
-        scores, errors = _score(Y[test], predicted, task, classes,
+        scores, errors = path_scores(Y[test], predicted, task, classes,
                                 None if labels is None else labels[test])
         fold_scores.append(scores)
         fold_errors.append(errors)
@@ -456,8 +403,7 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
     >>> path.estimator().predict(Z[:2]).round(2)   # Ridge(alpha=10.0) fitted on all rows
     array([ 1.17, -0.47])
     """
-    if task not in _TASKS:
-        raise ValueError(f"task must be one of {list(_TASKS)}; got {task!r}.")
+    check_task(task)
     cv = check_cv(cv)
     alphas = check_alphas(alphas, DEFAULT_ALPHAS)
     Z = check_array(Z, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="Z")
@@ -466,7 +412,7 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
     n, D = Z.shape
     if n < 2:
         raise ValueError(f"Z has {n} row; scoring α needs at least 2.")
-    Y, classes = _targets(y, n, task)
+    Y, classes = encode_targets(y, n, task)
     labels = np.asarray(y) if task == "classification" else None
     scored = _scored_rows(score_rows, n)
 
@@ -482,7 +428,7 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
                                 scored)
         lam, V = _spectrum(Zc)
         coeffs = (Zc @ V).T @ Yc
-    best = _best(alphas, scores, errors)
+    best = best_index(alphas, scores, errors, task, int(scored.sum()))
     W = V @ (coeffs / (lam + alphas[best])[:, None])          # D × C
     intercept = y_mean - mu @ W
     # scikit-learn's shapes: one target (a 1-D y, two classes) gives 1-D coefficients; the
@@ -493,122 +439,3 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
     return AlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best, task=task,
                      cv=cv, coef=coef, intercept=intercept,
                      classes=classes, n_features=D)
-
-
-@dataclass(frozen=True)
-class KernelAlphaPath(_Chosen):
-    r"""Leave-one-out scores of kernel ridge for every α, and its dual solution at the best.
-
-    Attributes
-    ----------
-    alphas : ndarray of shape (n_alphas,)
-        The α grid: the distinct values given, ascending.
-    scores : ndarray of shape (n_alphas,)
-        Leave-one-out score per α: accuracy (classification) or R² (regression).
-    errors : ndarray of shape (n_alphas,)
-        Mean squared leave-one-out error per α (of the ±1 class codes for classification):
-        the tie-break between α of equal accuracy.
-    best_index : int
-        Index of the chosen α: the best score, then the smallest error, then the largest α.
-    task : {"regression", "classification"}
-        What was fitted.
-    classes : ndarray or None
-        Class labels (classification), sorted.
-    dual_coef : ndarray of shape (n_samples, n_outputs)
-        :math:`\beta = (K_c + \alpha I)^{-1}(Y - \bar Y)` at the chosen α (±1 class codes for
-        classification, one column per class, or one for two classes).
-    y_mean : ndarray of shape (n_outputs,)
-        The targets' mean :math:`\bar Y`: predictions are
-        :math:`k_c(x)\,\beta + \bar Y` with :math:`k_c` the centred kernel row.
-    """
-
-    alphas: np.ndarray
-    scores: np.ndarray
-    errors: np.ndarray
-    best_index: int
-    task: str
-    dual_coef: np.ndarray
-    y_mean: np.ndarray
-    classes: np.ndarray | None
-
-
-
-def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
-                      task: str = "regression", overwrite: bool = False) -> KernelAlphaPath:
-    r"""Leave-one-out scores of kernel ridge (with an intercept) at every α, from one eigh.
-
-    One eigendecomposition of the centred kernel matrix gives every α's scores and the dual
-    solution at the best. Kernel ridge with an unpenalised intercept is ridge on any features
-    :math:`Z` with
-    :math:`Z_cZ_c^\top = K_c = HKH` (:math:`H = I - \tfrac1n\mathbf 1\mathbf 1^\top`), so
-    :func:`ridge_alpha_path`'s identity applies with :math:`K_c = U\Lambda U^\top` in place
-    of the features' decomposition: the projections are :math:`P = U\Lambda^{1/2}`, the
-    leverages :math:`h_i(\alpha) = \tfrac1n + \sum_k U_{ik}^2\lambda_k/(\lambda_k+\alpha)`
-    and the fitted values :math:`U\,\mathrm{diag}(\lambda/(\lambda+\alpha))\,U^\top Y_c`;
-    the leave-one-out prediction of row :math:`i` is
-    :math:`(\hat y_i - h_i y_i)/(1 - h_i)`, exactly. The scores (accuracy or R²) and the
-    choice among equal scores are :func:`ridge_alpha_path`'s.
-
-    Parameters
-    ----------
-    K_centred : ndarray of shape (n_samples, n_samples)
-        The doubly centred training kernel matrix :math:`HKH` (float64, symmetric PSD).
-    y : array-like of shape (n_samples,) or (n_samples, n_outputs)
-        Real targets (regression) or class labels (classification, 1-D).
-    alphas : array-like of positive floats, default=None
-        ``None``: :data:`DEFAULT_ALPHAS`.
-    task : {"regression", "classification"}, default="regression"
-    overwrite : bool, default=False
-        Let the eigendecomposition use ``K_centred``'s memory (``n²`` doubles saved).
-
-    Returns
-    -------
-    KernelAlphaPath
-        The scores and errors of every α, the chosen one, and the dual solution there.
-
-    Notes
-    -----
-    Cost: one symmetric eigendecomposition of ``n × n`` (LAPACK ``syevd``, about
-    :math:`4n^3` flops against :math:`n^3/3` for the Cholesky factorisation of one α) and
-    :math:`O(n^2)` per α. Directions with numerically zero eigenvalues are dropped (the
-    constant vector, which centring removes, among them): the dual solution is the one in
-    the span of the others.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from kernelmaps.tuning import kernel_alpha_path
-    >>> rng = np.random.RandomState(0)
-    >>> X = rng.normal(size=(60, 2))
-    >>> y = np.sin(2 * X[:, 0]) + 0.1 * rng.normal(size=60)
-    >>> K = np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1))
-    >>> H = np.eye(60) - 1 / 60
-    >>> path = kernel_alpha_path(H @ K @ H, y, alphas=[1e-3, 1e-1, 10.0])
-    >>> path.alpha, bool(path.score > 0.9)
-    (0.1, True)
-    """
-    if task not in _TASKS:
-        raise ValueError(f"task must be one of {list(_TASKS)}; got {task!r}.")
-    alphas = check_alphas(alphas, DEFAULT_ALPHAS)
-    n = K_centred.shape[0]
-    if K_centred.ndim != 2 or K_centred.shape[1] != n or n < 2:
-        raise ValueError(f"K_centred must be a square matrix of at least 2 rows; got shape "
-                         f"{K_centred.shape}.")
-    if not np.isfinite(K_centred).all():
-        raise ValueError("K_centred contains NaN or infinity: the kernel matrix must be "
-                         "finite (check the data, and the kernel's parameters for overflow).")
-    Y, classes = _targets(y, n, task, rows_of="K_centred")
-    labels = np.asarray(y) if task == "classification" else None
-    y_mean = Y.mean(axis=0)
-    Yc = Y - y_mean
-    # evr: syevd's faster divide and conquer needs 2n² more doubles of workspace.
-    lam, U = psd_spectrum(K_centred, overwrite=overwrite, driver="evr")
-    UtY = U.T @ Yc                                          # r × C
-    root = np.sqrt(lam)
-    P = U * root                                            # Zc V for features with ZcZcᵀ = Kc
-    scores, errors = _loo_scores(lam, P, root[:, None] * UtY, n, y_mean, Y, alphas, task,
-                                 classes, labels)
-    best = _best(alphas, scores, errors)
-    dual = U @ (UtY / (lam + alphas[best])[:, None])
-    return KernelAlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best,
-                           task=task, dual_coef=dual, y_mean=y_mean, classes=classes)

@@ -24,6 +24,7 @@ from threadpoolctl import threadpool_limits
 
 from kernelmaps._config import config_context, resolve_n_threads
 from kernelmaps._optional import import_optional
+from kernelmaps._ridge import DEFAULT_ALPHAS, check_fixed_alpha
 from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._alpha import SelectAlpha, difference_se
 from kernelmaps.evaluate._runs import estimated_seconds, plan_runs, run_all, workers_worth
@@ -45,7 +46,6 @@ from kernelmaps.evaluate.error import (
 )
 from kernelmaps.evaluate.registry import EXACT, method_order, resolve_methods
 from kernelmaps.kernels import PrecomputedKernel, resolve_kernel
-from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
@@ -77,17 +77,6 @@ MODELS: dict[str, tuple[Callable[[], BaseEstimator], Callable[[], BaseEstimator]
     "logistic": (lambda: LogisticRegression(C=1.0, max_iter=1000), None),
     "svm": (lambda: LinearSVC(C=1.0), lambda: LinearSVR(C=1.0, max_iter=5000)),
 }
-
-
-def _check_alpha(alpha: Any) -> float | None:
-    """``None`` (choose α per row) or a positive finite number."""
-    if alpha is None:
-        return None
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.number)) \
-            or not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"alpha must be None (choose ridge's alpha per row by leave-one-out) "
-                         f"or a positive finite number such as 0.01; got {alpha!r}.")
-    return float(alpha)
 
 
 def _model_factory(model: str | BaseEstimator, task: str,
@@ -263,10 +252,11 @@ def compare(
     on_phase : callable or None, default=None
         ``on_phase(name)`` at the start of each phase of the exact baseline, its longest
         step: ``'exact: kernel matrix'``, ``'exact: Cholesky'``, ``'exact: test rows'`` and,
-        when features are formed, ``'exact: linear model'``, when the baseline runs in this
-        process (``n_jobs=1``; called from the thread that runs it); with workers, once,
-        ``'exact: in a worker'``, as it is dispatched (first, being the longest run). With
-        α chosen, ``'exact: α path (eigh)'`` replaces ``'exact: Cholesky'``.
+        when features are formed, ``'exact: linear model'`` (called from the thread that
+        runs it: the baseline runs first, alone in this process, on as many BLAS threads as
+        ``n_jobs`` allows — every core by default). With α chosen, ``'exact: α by
+        leave-one-out on m rows'`` (``m`` the number) comes before ``'exact: Cholesky'``;
+        with ``m`` every training row (up to 2,000), it replaces it.
     on_estimate : callable or None, default=None
         ``on_estimate(estimate)`` once, before any run, with what the runs are estimated to
         cost (also ``attrs["settings"]["cost_estimate"]``): ``work_s`` (single-core
@@ -331,7 +321,7 @@ def compare(
             raise ValueError(f"X_test has {X_test.shape[1]} features but X has {X.shape[1]}.")
         test_data = (X_test, check_target(test_data[1], X_test.shape[0], "y_test"))
     task = task_of(y, task)
-    alpha = _check_alpha(alpha)
+    alpha = check_fixed_alpha(alpha)
     model_name, model_factory = _model_factory(model, task, alpha)
     select_alpha = isinstance(model_factory, SelectAlpha)
     rng = check_random_state(random_state)
@@ -366,7 +356,8 @@ def compare(
             if run_exact and closed_form else None)}
         if on_estimate is not None:
             on_estimate(cost)
-        rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase)
+        rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase,
+                       exact_threads=cap)
     _difference_errors(rows, splits, task)
     table = pd.DataFrame(rows, columns=list(_ROW_COLUMNS))
     table["random_state"] = table["random_state"].astype("Int64")

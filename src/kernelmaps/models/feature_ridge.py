@@ -33,6 +33,7 @@ from kernelmaps._engine import (
     run_blocks,
 )
 from kernelmaps._linalg import solve_psd
+from kernelmaps._ridge import labels_from_scores
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
@@ -429,6 +430,4 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
         """
         if is_dask_collection(X):
             return collection_handler("map_rows")(self, X, "predict")
-        scores = self.decision_function(X)
-        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[index]
+        return labels_from_scores(self.classes_, self.decision_function(X))
