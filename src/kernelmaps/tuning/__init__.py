@@ -17,7 +17,8 @@ above :mod:`kernelmaps.evaluate` and uses its public median heuristic, method re
 target checks. See ``docs/tuning.md``.
 """
 
-from kernelmaps._ridge import (
+from kernelmaps.tuning.result import Trial, TuneResult
+from kernelmaps.tuning.ridge_path import (
     DEFAULT_ALPHAS,
     AlphaPath,
     KernelAlphaPath,
@@ -25,7 +26,6 @@ from kernelmaps._ridge import (
     kernel_alpha_path,
     ridge_alpha_path,
 )
-from kernelmaps.tuning.result import Trial, TuneResult
 from kernelmaps.tuning.search import START_COMPONENTS, tune
 
 __all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "KernelAlphaPath", "Trial",

@@ -6,14 +6,19 @@ They live in kernelmaps' ridge core, below :mod:`kernelmaps.models`,
 importable where they were.
 """
 
+from kernelmaps._ridge import DEFAULT_ALPHAS as _DEFAULT_ALPHAS
 from kernelmaps._ridge import (
-    DEFAULT_ALPHAS,
     AlphaPath,
     KernelAlphaPath,
     honest_rows,
     kernel_alpha_path,
     ridge_alpha_path,
 )
+
+#: The α grid used when none is given: 10⁻⁶ … 10³, four per decade. Feature maps scale
+#: features so that z(x)·z(y) ≈ k(x, y) = O(1), so the eigenvalues of ZᵀZ are O(n) at most.
+#: (The ridge core's grid, the same object; its comment is here for the API reference.)
+DEFAULT_ALPHAS = _DEFAULT_ALPHAS
 
 __all__ = ["DEFAULT_ALPHAS", "AlphaPath", "KernelAlphaPath", "honest_rows",
            "kernel_alpha_path", "ridge_alpha_path"]
