@@ -23,7 +23,12 @@ on the centred kernel, :math:`\beta = (HKH + \alpha I)^{-1}(Y - \bar Y)` with
 :math:`H = I - \tfrac1n\mathbf 1\mathbf 1^\top`, predicting
 :math:`f(x) = (k(x, X) - \bar k(x) - \bar k_X + \bar K)\,\beta + \bar Y` — the same
 minimiser, for one :math:`n \times n` array and one Cholesky factorisation
-(``closed_form_alpha`` decides when this applies).
+(``closed_form_alpha`` decides when this applies). With α chosen (:class:`SelectAlpha`), α
+is the best by exact leave-one-out on ``m = alpha_subsample_rows(n)`` training rows — one
+``m × m`` eigendecomposition, about :math:`9m^3` flops and :math:`2m^2` doubles — and the
+``n × n`` matrix is then factorised once at that α, unchanged (``m = n`` up to 2,000 rows:
+the path's own solution, no Cholesky). The solves, paths and label decoding are the ridge
+core's (:mod:`kernelmaps._ridge`).
 
 **Jitter.** :math:`K` is factorised as it is; if it is numerically singular (duplicate
 rows, a very smooth kernel) a jitter :math:`\delta I` is added, starting at
@@ -47,6 +52,7 @@ from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.metrics import r2_score
 
 from kernelmaps._config import available_memory as _available_memory
+from kernelmaps._engine import single_threaded_blas
 from kernelmaps._linalg import cholesky_in_place
 from kernelmaps._ridge import (
     alpha_subsample_rows,
@@ -208,19 +214,26 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
     if alphas is not None:
         m = alpha_subsample_rows(n)
         _timed(on_phase, alpha_phase(m))
+        # The eigendecomposition on one BLAS thread: its tridiagonal reduction is BLAS-2,
+        # bound by memory, so a second thread gains little on an idle machine and costs a
+        # lot on a busy one (m = 3,000 on 2 cores at load 11: 71 s of wall time, 26 s of CPU,
+        # on two threads; 14-17 s, 5.6 s of CPU, on one); the Cholesky factorisation below,
+        # BLAS-3, gets them all.
+        with single_threaded_blas():
+            if m < n:
+                path, _ = subsample_kernel_alpha(K, split.y_train, alphas=alphas, task=task,
+                                                 n_rows=m)
+            else:  # every row: the path's own dual solution, from K's memory
+                row_means = centre_kernel_in_place(K)
+                path = kernel_alpha_path(K, split.y_train, alphas=alphas, task=task,
+                                         overwrite=True)
+                del K
+                beta = path.dual_coef
+        alpha = path.alpha
         if m < n:
-            path, _ = subsample_kernel_alpha(K, split.y_train, alphas=alphas, task=task,
-                                             n_rows=m)
-            alpha = path.alpha
             notes.append(f"exact baseline: α = {alpha:.3g} chosen by leave-one-out on {m} "
                          f"of the {n} training rows (then one Cholesky factorisation of "
                          "all of them)")
-        else:  # every row: the path's own dual solution, from K's memory
-            row_means = centre_kernel_in_place(K)
-            path = kernel_alpha_path(K, split.y_train, alphas=alphas, task=task,
-                                     overwrite=True)
-            del K
-            alpha, beta = path.alpha, path.dual_coef
     if beta is None:
         row_means = centre_kernel_in_place(K)
         _timed(on_phase, PHASES[1])
