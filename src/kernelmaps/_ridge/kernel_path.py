@@ -101,11 +101,11 @@ def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
 
     Notes
     -----
-    Cost: one symmetric eigendecomposition of ``n × n`` (LAPACK ``syevd``, about
-    :math:`4n^3` flops against :math:`n^3/3` for the Cholesky factorisation of one α) and
-    :math:`O(n^2)` per α. Directions with numerically zero eigenvalues are dropped (the
-    constant vector, which centring removes, among them): the dual solution is the one in
-    the span of the others.
+    Cost: one symmetric eigendecomposition of ``n × n`` (LAPACK ``syevr``, about
+    :math:`9n^3` flops, half of them memory-bound, against :math:`n^3/3` for the Cholesky
+    factorisation of one α; 15-40× its time) and :math:`O(n^2)` per α and output.
+    Directions with numerically zero eigenvalues are dropped (the constant vector, which
+    centring removes, among them): the dual solution is the one in the span of the others.
 
     Examples
     --------
