@@ -40,12 +40,13 @@ from kernelmaps._engine import (
     run_blocks,
 )
 from kernelmaps._linalg import solve_psd
+from kernelmaps._ridge import labels_from_scores
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
-from kernelmaps.models._common import as_float64, check_fitted_placement, labels_from_scores
+from kernelmaps.models._common import as_float64, check_fitted_placement
 
 __all__ = ["FeatureRidge", "FeatureRidgeClassifier", "encode_labels", "normal_statistics",
            "ridge_solve"]
