@@ -241,12 +241,27 @@ def warn_if_degenerate_on_sample(X: Any, kernel: Kernel, *, owner: str,
     sample = X[: min(n, step * max_rows) : step, :]
     if is_device_array(sample):  # a diagnosis: done on the host
         sample = to_numpy(sample)
-    try:
-        K = kernel(sample)
-    except ValueError:
-        # Rows outside the kernel's domain (skewed chi² at x <= -c, which scikit-learn's
-        # fit accepts): transform refuses them with the reason; nothing to diagnose here.
-        return None
+    if sp.issparse(sample):
+        try:
+            K = kernel(sample)
+        except ValueError:
+            # Rows outside the kernel's domain (skewed chi² at x <= -c, which scikit-learn's
+            # fit accepts): transform refuses them with the reason; nothing to diagnose here.
+            return None
+    else:
+        # The kernel's own definition on the sample, without the boundary's validation (the
+        # caller's fit has validated X): a diagnosis run by every fit of a random-feature map
+        # costs 70 µs here instead of 180 µs through Kernel.__call__ (62 rows of digits),
+        # against a fit + transform of about 4 ms. Rows outside the kernel's domain give
+        # non-finite values: nothing to diagnose then (transform refuses them, saying why).
+        sample = np.ascontiguousarray(sample)
+        K = np.empty((sample.shape[0], sample.shape[0]),
+                     dtype=kernel._result_dtype(sample, sample))
+        with np.errstate(all="ignore"):
+            kernel.evaluate_into(sample, sample, K)
+        if not np.isfinite(K).all():
+            return None
+        kernel._fix_diagonal(sample, K)
     return warn_if_degenerate(K, sample, kernel, owner=owner,
                               what=f"rows sampled evenly from X ({n} rows)",
                               stacklevel=stacklevel + 1)
