@@ -442,7 +442,9 @@ class Nystroem(FeatureMap):
                 "features, which take negative values, but that kernel is defined for "
                 "non-negative data only. Use another kernel, or set fit_inverse_transform=False."
             )
-        dtype = np.float32 if X.dtype == np.float32 else np.float64
+        bits = namespace_and_device(X)[0].finfo(X.dtype).bits if is_device_array(X) \
+            else np.dtype(X.dtype).itemsize * 8
+        dtype = np.float32 if bits == 32 else np.float64  # as NumPy's fit (moved after)
         landmarks = _host_dense(self.components_)
         normalization = _host_dense(self.normalization_)
         # The landmarks' own features z(c_i), (m, n_features_out): k(C, C) W^T.
@@ -454,6 +456,7 @@ class Nystroem(FeatureMap):
                 # K_nm^T K_nm and K_nm^T X summed over row blocks (memory O(block·m)).
                 system = self.alpha * landmark_gram
                 target = np.zeros_like(landmarks)
+                X = to_numpy(X) if is_device_array(X) else X
                 for start in range(0, X.shape[0], _INVERSE_BLOCK_ROWS):
                     rows = _host_dense(X[start:start + _INVERSE_BLOCK_ROWS])
                     cross = kernel(kernel(rows, landmarks) @ normalization.T, features)
@@ -502,7 +505,8 @@ class Nystroem(FeatureMap):
         Returns
         -------
         X_original : ndarray of shape (n_samples, n_features_in_)
-            The pre-images, in the dtype of the fitted map (float32 kept).
+            The pre-images: float32 if ``X`` is float32, else float64 (an array of X's
+            namespace, on its device, for an array-API ``X``).
 
         Raises
         ------
@@ -540,28 +544,23 @@ class Nystroem(FeatureMap):
                 "This Nystroem was fitted with fit_inverse_transform=False, so it has no "
                 "pre-image map yet: fit it again (fit_inverse_transform=True is set now)."
             )
-        device = None
-        if is_device_array(X):
-            device = namespace_and_device(X)
-            X = to_numpy(X)
+        self._check_same_placement(X)
+        expected = self.X_transformed_fit_.shape[1]
+        if is_device_array(X):  # on X's device, in X's dtype
+            xp, device = namespace_and_device(X)
+            if X.ndim != 2 or X.shape[1] != expected:
+                raise ValueError(_inverse_shape_message(X.shape, expected))
+            basis = on_device(self.X_transformed_fit_, xp, device, X.dtype)
+            coef = on_device(self.dual_coef_, xp, device, X.dtype)
+            return matmul(xp, self.kernel_.evaluate(X, basis), coef)
         features = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES),
                                input_name="X")
-        if features.shape[1] != self.X_transformed_fit_.shape[1]:
-            raise ValueError(
-                f"X has {features.shape[1]} features, but Nystroem.inverse_transform expects "
-                f"{self.X_transformed_fit_.shape[1]} (n_features_out_): give the output of "
-                "transform."
-            )
-        basis = self.X_transformed_fit_.astype(features.dtype, copy=False)
+        if features.shape[1] != expected:
+            raise ValueError(_inverse_shape_message(features.shape, expected))
+        basis = to_numpy(self.X_transformed_fit_).astype(features.dtype, copy=False)
+        coef = to_numpy(self.dual_coef_).astype(features.dtype, copy=False)
         with np.errstate(over="ignore", invalid="ignore"):
-            result = self.kernel_(features, basis) @ self.dual_coef_.astype(features.dtype,
-                                                                             copy=False)
-        result = np.asarray(result, dtype=self.dual_coef_.dtype)
-        if device is not None:
-            xp, where = device
-            return on_device(result, xp, where, xp.float32
-                             if self.dual_coef_.dtype == np.float32 else xp.float64)
-        return result
+            return np.asarray(self.kernel_(features, basis) @ coef, dtype=features.dtype)
 
     def _block_temp_bytes_per_row(self, n_features):
         return 2 * self.normalization_.shape[1] * 8
@@ -586,7 +585,7 @@ class Nystroem(FeatureMap):
         self.kernel_.evaluate_into(X_block, columns, embedded)
         np.matmul(embedded, self.normalization_.T, out=out)
 
-    _device_attributes = ("components_", "normalization_")
+    _device_attributes = ("components_", "normalization_", "dual_coef_", "X_transformed_fit_")
 
     def _device_parameters(self, xp, device, dtype):
         columns = self.component_indices_ if self._is_precomputed() else self.components_
@@ -596,6 +595,12 @@ class Nystroem(FeatureMap):
     def _transform_block_device(self, xp, params, X_block, out):
         embedded = self.kernel_.evaluate(X_block, params["columns"])
         return matmul(xp, embedded, params["normalization"].T, out=out)
+
+
+def _inverse_shape_message(shape: tuple, expected: int) -> str:
+    return (f"X has {shape[1] if len(shape) == 2 else shape} features, but "
+            f"Nystroem.inverse_transform expects {expected} (n_features_out_): give the "
+            "output of transform.")
 
 
 def _host_dense(A: Any) -> np.ndarray:
