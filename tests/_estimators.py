@@ -179,6 +179,9 @@ ENTRIES: tuple[Entry, ...] = (
           seed_changes_output=False),
     Entry("Nystroem-leverage", Nystroem,
           dict(n_components=20, landmarks="leverage", random_state=0)),
+    # Pre-images (fit_inverse_transform): the map back is fitted at fit, in float32 too.
+    Entry("Nystroem-inverse", Nystroem,
+          dict(n_components=20, random_state=0, fit_inverse_transform=True, alpha=0.1)),
     Entry("RBFSampler", RBFSampler, dict(n_components=64, random_state=0)),
     # gamma="scale" resolved on the training data (dense, CSR, float32, device arrays).
     Entry("Nystroem-gamma-scale", Nystroem, dict(gamma="scale", n_components=20,

@@ -94,6 +94,14 @@ def test_kernel_pca_agrees_with_sklearn(guide):
     assert guide["projection_correlation_100"].min() > 0.98
 
 
+def test_nystroem_pre_images_denoise_as_kernel_pca(guide):
+    noise = np.mean((guide["noisy_test"] - guide["clean_test"]) ** 2)
+    kpca, errors = guide["kpca_error"], guide["nystroem_errors"]
+    assert kpca < 0.4 * noise
+    assert errors[(100, "all")] < 1.05 * kpca and errors[(300, "all")] < 1.02 * kpca
+    assert errors[(100, "landmarks")] > 1.5 * kpca  # the same alpha fits it worse
+
+
 def test_kernel_svm_and_svr_agree_with_libsvm(guide):
     assert guide["svc_accuracy"] > 0.85
     assert guide["approx_svc_accuracy"] > guide["svc_accuracy"] - 0.02

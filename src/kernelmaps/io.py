@@ -2,15 +2,25 @@
 
 A pickle runs code when it is loaded, so a model file from someone else is a program from
 someone else. :func:`dump` writes the skops format instead: a zip of JSON and ``.npy`` arrays
-that is read back without executing anything from the file. :func:`load` trusts exactly
-kernelmaps' own classes — its public estimators, the kernels they store as ``kernel_`` and
-the random projections of :class:`~kernelmaps.RandomFourierFeatures` — plus SciPy's sparse
-matrices, and refuses a file that holds any other type, naming it.
+that is read back without executing anything from the file. :func:`load` trusts an exact,
+explicit list of types (:func:`trusted_types`) and refuses a file that holds any other type,
+naming it:
+
+* kernelmaps' own classes — its public estimators, the kernels they store as ``kernel_`` and
+  the random projections of :class:`~kernelmaps.RandomFourierFeatures`;
+* the scikit-learn estimators the documentation puts around kernelmaps, fitted: the scalers
+  and the imputer in front of a map, the linear models after it (with the loss objects of
+  ``SGDClassifier``/``SGDRegressor``), ``PCA``, ``Pipeline``, ``ColumnTransformer``,
+  ``FeatureUnion``, ``OneHotEncoder`` and the label encoders (:data:`SKLEARN_TRUSTED`);
+* SciPy's CSR matrices.
 
 The fitted state of every public estimator is made only of arrays, scalars, builtins and
-those classes, so every fitted kernelmaps estimator loads with no extra trust. Two things
-cannot be loaded safely, by design: a user's kernel function (``kernel=callable``) and any
-foreign object placed in an estimator; :func:`load` refuses them.
+those classes, so every fitted kernelmaps estimator — and a pipeline of them with those
+scikit-learn steps — loads with no extra trust. A user's kernel function
+(``kernel=callable``) and any other foreign object cannot be loaded safely, by design:
+:func:`dump` refuses to write them before writing anything (a file that :func:`load` would
+refuse is a model lost later, far from where it could be fixed), unless the types are named
+in ``trusted=``, which :func:`load` then needs too.
 
 Examples
 --------
@@ -30,19 +40,43 @@ from __future__ import annotations
 import json
 import os
 import zipfile
+from io import BytesIO
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator
-from sklearn.linear_model import Ridge, RidgeClassifier
-from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import LabelBinarizer, MinMaxScaler, StandardScaler
+from sklearn.compose import ColumnTransformer
+from sklearn.decomposition import PCA
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import (
+    LinearRegression,
+    LogisticRegression,
+    Ridge,
+    RidgeClassifier,
+    RidgeClassifierCV,
+    RidgeCV,
+    SGDClassifier,
+    SGDOneClassSVM,
+    SGDRegressor,
+)
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.preprocessing import (
+    LabelBinarizer,
+    LabelEncoder,
+    MaxAbsScaler,
+    MinMaxScaler,
+    Normalizer,
+    OneHotEncoder,
+    RobustScaler,
+    StandardScaler,
+)
+from sklearn.svm import LinearSVC, LinearSVR
 
 from kernelmaps import distributed, kernels, maps, models
 from kernelmaps.kernels import CallableKernel, Kernel
 from kernelmaps.maps._registry import projection_types
 
-__all__ = ["UntrustedTypeError", "dump", "load", "trusted_types"]
+__all__ = ["SKLEARN_TRUSTED", "UntrustedTypeError", "dump", "load", "trusted_types"]
 
 _INSTALL_HINT = (
     "kernelmaps.io needs skops: pip install 'kernelmaps[persist]' (or pip install skops)."
@@ -56,12 +90,42 @@ _SPARSE_TYPES = (
 )
 
 
-#: scikit-learn's classes that kernelmaps itself returns fitted — :func:`kernelmaps.tune`'s
-#: ``Pipeline([("scale", StandardScaler | MinMaxScaler)?, ("map", ...), ("model", Ridge |
-#: RidgeClassifier)])`` (a classifier keeps a ``LabelBinarizer``): plain estimators of
-#: arrays, trusted so its result loads back.
-_SKLEARN_CLASSES = (Pipeline, Ridge, RidgeClassifier, LabelBinarizer, StandardScaler,
-                    MinMaxScaler)
+#: The scikit-learn estimators :func:`load` trusts: those the documentation puts around
+#: kernelmaps (and :func:`kernelmaps.tune` returns), whose fitted state is arrays, scalars,
+#: builtins and these classes — composition (``Pipeline``, ``ColumnTransformer``,
+#: ``FeatureUnion``), preprocessing in front of a map (the scalers, ``SimpleImputer``,
+#: ``OneHotEncoder``), the linear models after it (a classifier keeps a ``LabelBinarizer``),
+#: ``PCA`` (kernel PCA and its pre-images with :class:`~kernelmaps.Nystroem`) and the label
+#: encoders. Exact and explicit: a class joins by being named here (and in the persistence
+#: section of the README, which a test compares with this list). ``FunctionTransformer`` is
+#: not here: it holds a function, which is code.
+SKLEARN_TRUSTED: tuple[type, ...] = (
+    # composition
+    Pipeline, ColumnTransformer, FeatureUnion,
+    # preprocessing in front of a map
+    StandardScaler, MinMaxScaler, RobustScaler, MaxAbsScaler, Normalizer, SimpleImputer,
+    OneHotEncoder,
+    # linear models after it
+    Ridge, RidgeCV, RidgeClassifier, RidgeClassifierCV, LogisticRegression, LinearRegression,
+    SGDClassifier, SGDRegressor, SGDOneClassSVM, LinearSVC, LinearSVR,
+    # kernel PCA on explicit features
+    PCA,
+    # labels
+    LabelBinarizer, LabelEncoder,
+)
+
+
+def _sgd_loss_types() -> set[type]:
+    """The loss objects the SGD estimators store as ``loss_function_`` (``Hinge``, …).
+
+    Read from the estimators' own ``loss_functions`` tables, so the list follows the
+    installed scikit-learn (the classes live in private modules that move between releases).
+    """
+    losses: set[type] = set()
+    for estimator in (SGDClassifier, SGDRegressor, SGDOneClassSVM):
+        for entry in getattr(estimator, "loss_functions", {}).values():
+            losses.add(entry[0])
+    return losses
 
 
 #: Builtin containers and scalars that skops writes as data (JSON or its own nodes).
@@ -72,24 +136,27 @@ _SAFE_BUILTINS = frozenset({
 
 
 class UntrustedTypeError(ValueError):
-    """A model file holds a type that :func:`kernelmaps.io.load` does not trust.
+    """An estimator or model file holds a type that :func:`kernelmaps.io.load` does not trust.
+
+    Raised by :func:`load` before anything is constructed, and by :func:`dump` before
+    anything is written (a file that :func:`load` would refuse is not written).
 
     Examples
     --------
-    A user's kernel function is code, which :func:`load` refuses to run:
+    A user's kernel function is code, which :func:`load` refuses to run, so :func:`dump`
+    refuses to write it:
 
     >>> import numpy as np, tempfile, os
     >>> from kernelmaps import Nystroem
-    >>> from kernelmaps.io import UntrustedTypeError, dump, load
+    >>> from kernelmaps.io import UntrustedTypeError, dump
     >>> X = np.random.RandomState(0).normal(size=(20, 3))
-    >>> model = Nystroem(kernel=lambda x, y: float(x @ y), n_components=5).fit(X)
+    >>> model = Nystroem(kernel=np.dot, n_components=5).fit(X)
     >>> path = os.path.join(tempfile.mkdtemp(), "model.skops")
-    >>> dump(model, path)
     >>> try:
-    ...     load(path)
-    ... except UntrustedTypeError:
-    ...     print("refused")
-    refused
+    ...     dump(model, path)
+    ... except UntrustedTypeError as error:
+    ...     print("refused:", "numpy.dot" in str(error), os.path.exists(path))
+    refused: True False
     """
 
 
@@ -121,10 +188,9 @@ def trusted_types() -> list[str]:
     list of str
         The public estimators of kernelmaps, its kernels (not
         :class:`~kernelmaps.kernels.CallableKernel`, which holds a user's function) and
-        projection classes, the scikit-learn classes of
-        :func:`kernelmaps.tune`'s pipeline (``Pipeline``, ``Ridge``, ``RidgeClassifier``,
-        ``LabelBinarizer``, ``StandardScaler``, ``MinMaxScaler``), plus SciPy's CSR
-        containers.
+        projection classes, the scikit-learn estimators of :data:`SKLEARN_TRUSTED` with
+        the loss objects of the SGD estimators (``Hinge``, ``SquaredHinge``, …, as named
+        by the installed scikit-learn), plus SciPy's CSR containers.
 
     Examples
     --------
@@ -132,7 +198,7 @@ def trusted_types() -> list[str]:
     >>> "kernelmaps.maps.nystroem.Nystroem" in trusted_types()
     True
     """
-    classes = _kernelmaps_classes() | set(_SKLEARN_CLASSES)
+    classes = _kernelmaps_classes() | set(SKLEARN_TRUSTED) | _sgd_loss_types()
     return sorted({_qualified(c) for c in classes} | set(_SPARSE_TYPES))
 
 
@@ -147,9 +213,13 @@ def _is_data_type(module: str, name: str) -> bool:
     return module.startswith("numpy.dtypes") and name.endswith("DType")
 
 
-def _types_in_file(path: str) -> set[str]:
-    """Every type named anywhere in the file's schema (what loading would construct)."""
-    with zipfile.ZipFile(path) as archive:
+def _types_in_archive(source: str | BytesIO) -> set[str]:
+    """Every type named anywhere in a skops archive's schema (what loading would construct).
+
+    NumPy arrays, dtypes and scalars and builtin containers are data, never code, and are not
+    listed.
+    """
+    with zipfile.ZipFile(source) as archive:
         schema = json.loads(archive.read("schema.json"))
     found: set[str] = set()
     stack = [schema]
@@ -166,6 +236,25 @@ def _types_in_file(path: str) -> set[str]:
     return found
 
 
+def _not_data(names: list[str]) -> set[str]:
+    """skops' own untrusted-type names, less NumPy and builtin data (``numpy.dtype``)."""
+    return {name for name in names
+            if "." not in name or not _is_data_type(*name.rsplit(".", 1))}
+
+
+def _extra_trust(trusted: Any, caller: str) -> set[str]:
+    """Validate ``trusted=``: type names, listed one by one (never "trust everything")."""
+    if trusted is None:
+        return set()
+    if isinstance(trusted, (str, bool)) or not all(isinstance(t, str) for t in trusted):
+        raise TypeError(
+            f"{caller}(trusted=...) takes a list of fully qualified type names, such as "
+            "['mymodule.MyScaler'] (what the UntrustedTypeError names); got "
+            f"{trusted!r}. There is no 'trust everything'."
+        )
+    return set(trusted)
+
+
 def _skops_io() -> Any:
     try:
         import skops.io
@@ -174,38 +263,78 @@ def _skops_io() -> Any:
     return skops.io
 
 
-def dump(estimator: Any, path: str | os.PathLike[str]) -> None:
-    """Write ``estimator`` to ``path`` in the skops format (no pickle).
+def dump(estimator: Any, path: str | os.PathLike[str], *,
+         trusted: list[str] | None = None) -> None:
+    """Write ``estimator`` to ``path`` in the skops format (no pickle), if :func:`load` reads it.
+
+    The estimator is serialised in memory first and the types it holds are checked against
+    :func:`trusted_types` (plus ``trusted``) before anything is written: an object that
+    :func:`load` would refuse — a user's kernel function, an estimator of another library —
+    raises :class:`UntrustedTypeError` naming its types, and no file is written or replaced.
 
     Parameters
     ----------
     estimator : estimator object
-        Usually a fitted kernelmaps estimator; anything skops can write is accepted, but
-        :func:`load` reads back only what :func:`trusted_types` lists.
+        Usually a fitted kernelmaps estimator or a pipeline of kernelmaps and the
+        scikit-learn estimators of :data:`SKLEARN_TRUSTED`.
     path : str or path-like
         The file to write (conventionally ``*.skops``); replaced if it exists.
+    trusted : list of str, default=None
+        Fully qualified names of further types you trust (as the error names them, e.g.
+        ``['sklearn.ensemble._forest.RandomForestClassifier']``). The file is then
+        written; :func:`load` reads it only with the same ``trusted=``.
+
+    Raises
+    ------
+    UntrustedTypeError
+        ``estimator`` holds a type that :func:`load` would not trust; nothing was written.
 
     Examples
     --------
     >>> import numpy as np, tempfile, os
+    >>> from sklearn.linear_model import SGDClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
     >>> from kernelmaps import RBFSampler
-    >>> from kernelmaps.io import dump
-    >>> X = np.random.RandomState(0).normal(size=(20, 3))
-    >>> path = os.path.join(tempfile.mkdtemp(), "sampler.skops")
-    >>> dump(RBFSampler(n_components=8, random_state=0).fit(X), path)
-    >>> os.path.getsize(path) > 0
+    >>> from kernelmaps.io import dump, load
+    >>> X = np.random.RandomState(0).normal(size=(40, 3))
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> model = make_pipeline(StandardScaler(), RBFSampler(n_components=8, random_state=0),
+    ...                       SGDClassifier(random_state=0)).fit(X, y)
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.skops")
+    >>> dump(model, path)
+    >>> bool(np.array_equal(load(path).predict(X), model.predict(X)))
     True
     """
-    _skops_io().dump(estimator, os.fspath(path))
+    sio = _skops_io()
+    extra = _extra_trust(trusted, "dump")
+    path = os.fspath(path)
+    data = sio.dumps(estimator)
+    found = _types_in_archive(BytesIO(data)) | _not_data(sio.get_untrusted_types(data=data))
+    refused = sorted(found - set(trusted_types()) - extra)
+    if refused:
+        raise UntrustedTypeError(
+            f"kernelmaps.io.dump did not write {path!r}: the estimator holds types that "
+            f"kernelmaps.io.load does not trust, so the file could not be loaded back: "
+            f"{refused}. Nothing was written. If you trust them, name them: "
+            f"kernelmaps.io.dump(estimator, path, trusted={refused}) writes the file, and "
+            f"kernelmaps.io.load(path, trusted={refused}) (or skops.io.load with the same "
+            "trusted=) reads it back."
+        )
+    with open(path, "wb") as file:
+        file.write(data)
 
 
-def load(path: str | os.PathLike[str]) -> Any:
-    """Read an estimator written by :func:`dump`, trusting only kernelmaps' own types.
+def load(path: str | os.PathLike[str], *, trusted: list[str] | None = None) -> Any:
+    """Read an estimator written by :func:`dump`, trusting only the types of :func:`trusted_types`.
 
     Parameters
     ----------
     path : str or path-like
         A file written by :func:`dump` (or ``skops.io.dump``).
+    trusted : list of str, default=None
+        Fully qualified names of further types you trust in this file (as
+        :class:`UntrustedTypeError` names them). Only for files whose origin you trust.
 
     Returns
     -------
@@ -215,8 +344,9 @@ def load(path: str | os.PathLike[str]) -> Any:
     Raises
     ------
     UntrustedTypeError
-        The file holds a type that is not in :func:`trusted_types` (for example a user's
-        kernel function, or an object of another library); nothing was loaded.
+        The file holds a type that is neither in :func:`trusted_types` nor in ``trusted``
+        (for example a user's kernel function, or an object of another library); nothing
+        was loaded.
     ValueError
         The file is not a readable skops file (truncated, not a zip, corrupted).
 
@@ -233,30 +363,33 @@ def load(path: str | os.PathLike[str]) -> Any:
     True
     """
     sio = _skops_io()
+    extra = _extra_trust(trusted, "load")
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"no model file at {path!r}.")
     try:
         # Two gates: every type the schema names (skops itself would trust scikit-learn's
         # and other libraries' classes by default), and skops' own list of untrusted types.
-        found = _types_in_file(path) | set(sio.get_untrusted_types(file=path))
+        skops_untrusted = set(sio.get_untrusted_types(file=path))
+        found = _types_in_archive(path) | _not_data(sorted(skops_untrusted))
     except (zipfile.BadZipFile, KeyError, ValueError, OSError) as error:
         raise ValueError(
             f"{path!r} is not a readable skops model file ({type(error).__name__}: {error}); "
             "write models with kernelmaps.io.dump."
         ) from error
     allowed = set(trusted_types())
-    refused = sorted(set(found) - allowed)
+    refused = sorted(found - allowed - extra)
     if refused:
         raise UntrustedTypeError(
             f"{path!r} holds types kernelmaps does not trust: {refused}. kernelmaps.io.load "
-            f"loads only kernelmaps' own classes and SciPy sparse matrices ({len(allowed)} "
-            "types, see kernelmaps.io.trusted_types()). If you know where the file comes "
-            "from and trust it, inspect it with skops.io.get_untrusted_types and load it "
-            "with skops.io.load(path, trusted=[...])."
+            f"loads only kernelmaps' own classes, the scikit-learn estimators of "
+            f"kernelmaps.io.SKLEARN_TRUSTED and SciPy sparse matrices ({len(allowed)} types, "
+            "see kernelmaps.io.trusted_types()). If you know where the file comes from and "
+            f"trust it, name the types: kernelmaps.io.load(path, trusted={refused})."
         )
     try:
-        return sio.load(path, trusted=sorted(found))
+        # What was checked, plus the NumPy data skops lists too (``numpy.dtype``).
+        return sio.load(path, trusted=sorted(found | skops_untrusted))
     except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as error:
         raise ValueError(
             f"{path!r} could not be read as a kernelmaps model ({type(error).__name__}: "

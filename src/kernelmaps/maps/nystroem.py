@@ -7,9 +7,11 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.validation import check_array
+from sklearn.utils.validation import check_array, check_is_fitted
 
 from kernelmaps._array_api import (
     is_device_array,
@@ -35,6 +37,35 @@ __all__ = ["Nystroem"]
 
 #: The two feature bases of the Nyström map (see :class:`Nystroem`).
 BASES = INVERSE_SQRT_BASES
+
+#: Rows per block when the pre-image map is fitted on every fit row.
+_INVERSE_BLOCK_ROWS = 4096
+
+
+class _needs_fit_inverse_transform:
+    """A method that exists only on instances with ``fit_inverse_transform=True``.
+
+    Looking it up on an instance with ``fit_inverse_transform=False`` raises
+    :class:`~sklearn.exceptions.NotFittedError` — an ``AttributeError``, so ``hasattr`` is
+    False, as on scikit-learn's Nystroem, and scikit-learn's checks and ``Pipeline`` see no
+    inverse — whose message says which parameter to set.
+    """
+
+    def __init__(self, method: Any) -> None:
+        self.method = method
+        self.__doc__ = method.__doc__
+        self.__name__ = method.__name__
+        self.__wrapped__ = method
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is not None and not getattr(obj, "fit_inverse_transform", False):
+            raise NotFittedError(
+                f"This {type(obj).__name__} has no {self.__name__}: it was created with "
+                "fit_inverse_transform=False (the default). Set "
+                f"{type(obj).__name__}(fit_inverse_transform=True) — and alpha, the ridge of "
+                "the map back — and fit it, as for KernelPCA."
+            )
+        return self.method.__get__(obj, owner)
 
 
 class Nystroem(FeatureMap):
@@ -74,7 +105,11 @@ class Nystroem(FeatureMap):
       silently replaced by absolute values; numerically null directions (duplicate
       landmarks) are dropped instead of being amplified;
     * transform evaluates the kernel in cache-sized row blocks on threads and preserves
-      float32.
+      float32;
+    * ``fit_inverse_transform=True`` learns pre-images, as
+      :class:`~sklearn.decomposition.KernelPCA` does, so that ``make_pipeline(Nystroem(...,
+      fit_inverse_transform=True), PCA(k))`` is kernel PCA with ``inverse_transform`` at
+      Nyström's cost (see :meth:`inverse_transform`).
 
     Parameters
     ----------
@@ -133,6 +168,21 @@ class Nystroem(FeatureMap):
         removed; ``'symmetric'``: they contribute nothing, the width stays m). ``None``:
         the rounding level :math:`m\,\epsilon\,\lambda_\max` (numpy's ``matrix_rank``
         tolerance), which keeps scikit-learn's numbers for a well-conditioned matrix.
+    fit_inverse_transform : bool, default=False
+        Learn the map back from features to inputs at ``fit`` (kernel ridge regression,
+        Bakır, Weston & Schölkopf, 2004; as :class:`~sklearn.decomposition.KernelPCA`), which
+        :meth:`inverse_transform` applies. Not with ``kernel='precomputed'`` nor the
+        histogram kernels (chi2), which are undefined on the (signed) features.
+    alpha : float, default=1.0
+        Ridge of the map back (``fit_inverse_transform=True`` only): as
+        :class:`~sklearn.decomposition.KernelPCA`'s ``alpha``, and equal to it when every
+        training row is a landmark.
+    inverse_fit_rows : {'all', 'landmarks'}, default='all'
+        The targets of the map back (``fit_inverse_transform=True`` only). ``'all'``:
+        every fit row, with the m landmarks as the basis of the regression (subset of
+        regressors; O(n·m·(d + m)) time, O(m·(m + d)) memory, in row blocks); the same
+        ``alpha`` then behaves as KernelPCA's at every m. ``'landmarks'``: the m landmarks
+        only (O(m³), independent of n); a smaller ``alpha`` fits it best.
 
     Attributes
     ----------
@@ -154,6 +204,12 @@ class Nystroem(FeatureMap):
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit. Defined only when X has feature names that are
         all strings.
+    dual_coef_ : ndarray of shape (n_landmarks, n_features_in_)
+        Coefficients of the map back (:math:`B` in :meth:`inverse_transform`). Set only
+        with ``fit_inverse_transform=True``.
+    X_transformed_fit_ : ndarray of shape (n_landmarks, n_features_out_)
+        The features of the landmarks, the basis of the map back. Set only with
+        ``fit_inverse_transform=True``.
 
     See Also
     --------
@@ -171,6 +227,8 @@ class Nystroem(FeatureMap):
     K. De Brabanter, J. De Brabanter, J. A. K. Suykens and B. De Moor, "Optimized
     fixed-size kernel models for large data sets", Computational Statistics & Data
     Analysis 54(6), 2010.
+    G. H. Bakır, J. Weston and B. Schölkopf, "Learning to find pre-images", NeurIPS 2003
+    (NIPS 16, 2004).
 
     Examples
     --------
@@ -199,6 +257,9 @@ class Nystroem(FeatureMap):
         "landmark_params": [dict, None],
         "basis": [StrOptions(set(BASES))],
         "eigen_tol": [Interval(Real, 0, 1, closed="left"), None],
+        "fit_inverse_transform": ["boolean"],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "inverse_fit_rows": [StrOptions({"landmarks", "all"})],
     }
     _n_jobs_attr = "n_jobs"
 
@@ -207,7 +268,9 @@ class Nystroem(FeatureMap):
                  kernel_params: dict | None = None, n_components: int = 100,
                  random_state: Any = None, n_jobs: int | None = None,
                  landmarks: str | Any = "uniform", landmark_params: dict | None = None,
-                 basis: str = "symmetric", eigen_tol: float | None = None) -> None:
+                 basis: str = "symmetric", eigen_tol: float | None = None,
+                 fit_inverse_transform: bool = False, alpha: float = 1.0,
+                 inverse_fit_rows: str = "all") -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.coef0 = coef0
@@ -220,6 +283,9 @@ class Nystroem(FeatureMap):
         self.landmark_params = landmark_params
         self.basis = basis
         self.eigen_tol = eigen_tol
+        self.fit_inverse_transform = fit_inverse_transform
+        self.alpha = alpha
+        self.inverse_fit_rows = inverse_fit_rows
 
     # -- kernel resolution --------------------------------------------------------
     def _is_precomputed(self) -> bool:
@@ -353,7 +419,148 @@ class Nystroem(FeatureMap):
         else:
             self.component_indices_ = indices
         self.n_features_out_ = int(normalization.shape[0])
+        if self.fit_inverse_transform:
+            self._fit_inverse(X)
+        else:  # a refit without the inverse leaves no stale pre-image map
+            for name in ("dual_coef_", "X_transformed_fit_"):
+                self.__dict__.pop(name, None)
         return self.n_features_out_
+
+    # -- pre-images ---------------------------------------------------------------
+    def _fit_inverse(self, X: Any) -> None:
+        r"""Learn the pre-image map z ↦ x by kernel ridge regression (Bakır et al., 2004)."""
+        if self._is_precomputed():
+            raise ValueError(
+                "fit_inverse_transform=True learns a map back to the input points, but "
+                "kernel='precomputed' gives only the kernel matrix, not the points. Pass the "
+                "kernel itself (as KernelPCA also requires), or set fit_inverse_transform=False."
+            )
+        kernel = self.kernel_
+        if kernel.requires_non_negative:
+            raise ValueError(
+                f"fit_inverse_transform=True evaluates the {kernel.name} kernel on the "
+                "features, which take negative values, but that kernel is defined for "
+                "non-negative data only. Use another kernel, or set fit_inverse_transform=False."
+            )
+        bits = namespace_and_device(X)[0].finfo(X.dtype).bits if is_device_array(X) \
+            else np.dtype(X.dtype).itemsize * 8
+        dtype = np.float32 if bits == 32 else np.float64  # as NumPy's fit (moved after)
+        landmarks = _host_dense(self.components_)
+        normalization = _host_dense(self.normalization_)
+        # The landmarks' own features z(c_i), (m, n_features_out): k(C, C) W^T.
+        with np.errstate(over="ignore", invalid="ignore"):
+            features = kernel(landmarks) @ normalization.T
+            landmark_gram = kernel(features)  # G = k(z(c_i), z(c_j)), (m, m)
+            if self.inverse_fit_rows == "all":
+                # Subset of regressors: every fit row a target, the landmarks the basis;
+                # K_nm^T K_nm and K_nm^T X summed over row blocks (memory O(block·m)).
+                system = self.alpha * landmark_gram
+                target = np.zeros_like(landmarks)
+                X = to_numpy(X) if is_device_array(X) else X
+                for start in range(0, X.shape[0], _INVERSE_BLOCK_ROWS):
+                    rows = _host_dense(X[start:start + _INVERSE_BLOCK_ROWS])
+                    cross = kernel(kernel(rows, landmarks) @ normalization.T, features)
+                    system += cross.T @ cross
+                    target += cross.T @ rows
+            else:
+                system = landmark_gram + self.alpha * np.eye(landmark_gram.shape[0])
+                target = landmarks
+        dual_coef = _solve_symmetric(system, target)
+        if not np.isfinite(dual_coef).all():
+            raise ValueError(
+                "fit_inverse_transform=True could not learn the pre-image map: the ridge "
+                "system is not finite. Raise alpha, or check the kernel parameters."
+            )
+        self.dual_coef_ = dual_coef.astype(dtype, copy=False)
+        self.X_transformed_fit_ = features.astype(dtype, copy=False)
+
+    @_needs_fit_inverse_transform
+    def inverse_transform(self, X: Any) -> np.ndarray:
+        r"""Map features back to the input space: the learned pre-images.
+
+        A feature vector rarely has an exact pre-image (a point x with z(x) equal to it,
+        above all after a projection such as :class:`~sklearn.decomposition.PCA`'s), so
+        the map back is learned, as in
+        :class:`~sklearn.decomposition.KernelPCA` with ``fit_inverse_transform=True``
+        (Bakır, Weston & Schölkopf, 2004): kernel ridge regression from the features of
+        the landmarks to the landmarks,
+
+        .. math::
+
+            \hat x(z) = \sum_{i=1}^m \beta_i\, k(z, z(c_i)), \qquad
+            B = (G + \alpha I)^{-1} C, \quad G_{ij} = k(z(c_i), z(c_j)),
+
+        with the map's kernel (``kernel_``) evaluated on feature vectors and
+        :math:`C` the landmarks (``components_``). With ``inverse_fit_rows='all'`` every
+        fit row is a target and the landmarks stay the basis (subset of regressors):
+        :math:`B = (K_{nm}^\top K_{nm} + \alpha G)^{-1} K_{nm}^\top X`,
+        :math:`K_{nm} = [k(z(x_j), z(c_i))]`. ``B`` is ``dual_coef_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features_out_)
+            Features, as returned by :meth:`transform` (or mapped back into the feature
+            space, e.g. by ``PCA.inverse_transform`` in a pipeline).
+
+        Returns
+        -------
+        X_original : ndarray of shape (n_samples, n_features_in_)
+            The pre-images: float32 if ``X`` is float32, else float64 (an array of X's
+            namespace, on its device, for an array-API ``X``).
+
+        Raises
+        ------
+        NotFittedError
+            Already when the method is looked up, with ``fit_inverse_transform=False``
+            (the default, as scikit-learn's Nystroem, which has no ``inverse_transform``:
+            ``hasattr`` is then False, so a pipeline of it has none either); when called,
+            if the map was not fitted with ``fit_inverse_transform=True``.
+
+        References
+        ----------
+        G. H. Bakır, J. Weston and B. Schölkopf, "Learning to find pre-images", NeurIPS
+        2003 (NIPS 16, 2004).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from sklearn.decomposition import PCA
+        >>> from sklearn.pipeline import make_pipeline
+        >>> from kernelmaps import Nystroem
+        >>> X = np.random.RandomState(0).rand(200, 3)
+        >>> kpca = make_pipeline(
+        ...     Nystroem(gamma=1.0, n_components=50, fit_inverse_transform=True,
+        ...              alpha=1e-3, random_state=0),
+        ...     PCA(n_components=3)).fit(X)
+        >>> X_back = kpca.inverse_transform(kpca.transform(X))
+        >>> X_back.shape
+        (200, 3)
+        >>> bool(np.mean((X_back - X) ** 2) < 0.1 * np.var(X))
+        True
+        """
+        check_is_fitted(self)
+        if not hasattr(self, "dual_coef_"):
+            raise NotFittedError(
+                "This Nystroem was fitted with fit_inverse_transform=False, so it has no "
+                "pre-image map yet: fit it again (fit_inverse_transform=True is set now)."
+            )
+        self._check_same_placement(X)
+        expected = self.X_transformed_fit_.shape[1]
+        if is_device_array(X):  # on X's device, in X's dtype
+            xp, device = namespace_and_device(X)
+            if X.ndim != 2 or X.shape[1] != expected:
+                raise ValueError(_inverse_shape_message(X.shape, expected))
+            basis = on_device(self.X_transformed_fit_, xp, device, X.dtype)
+            coef = on_device(self.dual_coef_, xp, device, X.dtype)
+            return matmul(xp, self.kernel_.evaluate(X, basis), coef)
+        features = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES),
+                               input_name="X")
+        if features.shape[1] != expected:
+            raise ValueError(_inverse_shape_message(features.shape, expected))
+        basis = to_numpy(self.X_transformed_fit_).astype(features.dtype, copy=False)
+        coef = to_numpy(self.dual_coef_).astype(features.dtype, copy=False)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return np.asarray(self.kernel_(features, basis) @ coef, dtype=features.dtype)
 
     def _block_temp_bytes_per_row(self, n_features):
         return 2 * self.normalization_.shape[1] * 8
@@ -378,7 +585,7 @@ class Nystroem(FeatureMap):
         self.kernel_.evaluate_into(X_block, columns, embedded)
         np.matmul(embedded, self.normalization_.T, out=out)
 
-    _device_attributes = ("components_", "normalization_")
+    _device_attributes = ("components_", "normalization_", "dual_coef_", "X_transformed_fit_")
 
     def _device_parameters(self, xp, device, dtype):
         columns = self.component_indices_ if self._is_precomputed() else self.components_
@@ -388,6 +595,27 @@ class Nystroem(FeatureMap):
     def _transform_block_device(self, xp, params, X_block, out):
         embedded = self.kernel_.evaluate(X_block, params["columns"])
         return matmul(xp, embedded, params["normalization"].T, out=out)
+
+
+def _inverse_shape_message(shape: tuple, expected: int) -> str:
+    return (f"X has {shape[1] if len(shape) == 2 else shape} features, but "
+            f"Nystroem.inverse_transform expects {expected} (n_features_out_): give the "
+            "output of transform.")
+
+
+def _host_dense(A: Any) -> np.ndarray:
+    """A float64 host ndarray of a NumPy, sparse or device array."""
+    A = to_numpy(A) if is_device_array(A) else A
+    return np.asarray(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
+
+
+def _solve_symmetric(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """A⁻¹B for a symmetric A: Cholesky when A is positive definite, else least squares."""
+    A = (A + A.T) / 2
+    try:
+        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), B)
+    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError, ValueError):
+        return scipy.linalg.lstsq(A, B)[0]
 
 
 def _all_finite(K: Any) -> bool:
