@@ -82,6 +82,17 @@ class RidgeStatistics:
         statistics.n_samples = int(n_samples)
         return statistics
 
+    @classmethod
+    def wrap(cls, gram: np.ndarray, n_features: int, n_samples: int) -> RidgeStatistics:
+        """The accumulator whose state is ``gram`` (an upper triangle kept elsewhere, e.g. by
+        an estimator as plain arrays), without a copy: adding rows updates it."""
+        statistics = cls.__new__(cls)
+        statistics.n_features = int(n_features)
+        statistics.n_targets = gram.shape[0] - 1 - int(n_features)
+        statistics.gram = gram
+        statistics.n_samples = int(n_samples)
+        return statistics
+
     # ------------------------------------------------------------------ adding rows
     def add_features(self, Z: Any, Y: np.ndarray, root_weights: np.ndarray) -> None:
         r"""Add the rows of one block of features: :math:`G \mathrel{+}= A^\top A`.

@@ -187,7 +187,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any, classes: Any) -> None:
         """Add the rows of one batch to the statistics (fitting the map on the first)."""
-        first = "_statistics" not in self.__dict__
+        first = "_gram" not in self.__dict__
         X, y = validate_input(self, X, y, reset=first, multi_output=self._y_numeric,
                               y_numeric=self._y_numeric)
         y, weights = self._host_targets(X, y, sample_weight)
@@ -196,13 +196,13 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             self._warn_if_small_first_batch(X)
             self.feature_map_ = self._fit_map(X, weights, sample_weight)
             self.kernel_ = self.feature_map_.kernel_
-            self._statistics = RidgeStatistics(self.feature_map_._n_out(X), self._n_targets)
+            self._keep(RidgeStatistics(self.feature_map_._n_out(X), self._n_targets))
         else:
             self._check_more_targets(y, classes)
             check_fitted_placement(self, X, self._placement, "partial_fit")
-        self._statistics.add(self.feature_map_, X, self._encode(y), weights)
+        self._keep(self._statistics.add(self.feature_map_, X, self._encode(y), weights))
         # X[:0]: where the coefficients will live (X's namespace and device), without rows.
-        self._placement = X[:0, ...] if is_device_array(X) else np.empty(0)
+        self._placement = X[:0, ...] if is_device_array(X) else None
         # Solved lazily: coef_ and intercept_ are made on their next use (__getattr__).
         self.__dict__.pop("coef_", None)
         self.__dict__.pop("intercept_", None)
@@ -225,15 +225,26 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
     def __getattr__(self, name: str) -> Any:
         # After partial_fit, coef_ and intercept_ are solved on first use: once per change
         # of the statistics, however many batches came in between.
-        if name in ("coef_", "intercept_") and "_statistics" in self.__dict__ \
+        if name in ("coef_", "intercept_") and "_gram" in self.__dict__ \
                 and "coef_" not in self.__dict__:
             self._set_solution(self._statistics, self._placement)
             return self.__dict__[name]
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
+    @property
+    def _statistics(self) -> RidgeStatistics:
+        """The accumulator of the rows seen so far (its state: ``_gram``, ``_n_rows``)."""
+        D = self._gram.shape[0] - 1 - self._n_targets
+        return RidgeStatistics.wrap(self._gram, D, self._n_rows)
+
+    def _keep(self, statistics: RidgeStatistics) -> None:
+        # Kept as plain arrays and numbers, so a fitted model persists with kernelmaps.io
+        # (which trusts estimators, not helpers) and pickles as before.
+        self._gram, self._n_rows = statistics.gram, statistics.n_samples
+
     def _set_solution(self, statistics: RidgeStatistics, X: Any = None) -> None:
-        self._statistics = statistics
-        self._placement = X[:0, ...] if is_device_array(X) else np.empty(0)
+        self._keep(statistics)
+        self._placement = X[:0, ...] if is_device_array(X) else None
         self.kernel_ = self.feature_map_.kernel_  # the kernel z(x)·z(y) approximates
         coef, intercept = statistics.solve(float(self.alpha), self.fit_intercept)
         # As scikit-learn's Ridge/RidgeClassifier: one target column gives a 1-D coef_; the
