@@ -94,7 +94,7 @@ class RidgeStatistics:
         return statistics
 
     # ------------------------------------------------------------------ adding rows
-    def add_features(self, Z: Any, Y: np.ndarray, root_weights: np.ndarray) -> None:
+    def add_features(self, Z: Any, Y: np.ndarray, root_weights: np.ndarray | None) -> None:
         r"""Add the rows of one block of features: :math:`G \mathrel{+}= A^\top A`.
 
         Parameters
@@ -103,15 +103,16 @@ class RidgeStatistics:
             The block's features (any dtype; copied into a float64 :math:`A`).
         Y : ndarray of shape (b, t)
             The block's targets.
-        root_weights : ndarray of shape (b,)
-            :math:`\sqrt{s}` of the block's sample weights.
+        root_weights : ndarray of shape (b,) or None
+            :math:`\sqrt{s}` of the block's sample weights (``None``: all 1).
         """
         D = self.n_features
         A = np.empty((Y.shape[0], self.gram.shape[0]))
         A[:, :D] = Z.toarray() if sp.issparse(Z) else to_numpy(Z)
         A[:, D] = 1.0
         A[:, D + 1:] = Y
-        A *= root_weights[:, None]
+        if root_weights is not None:  # (unit weights: one pass over A saved)
+            A *= root_weights[:, None]
         # A.T is Fortran-ordered ((D+1+t) × b), so syrk reads A in place: G += (Aᵀ)(Aᵀ)ᵀ.
         syrk = scipy.linalg.get_blas_funcs("syrk", (self.gram,))
         self.gram = syrk(1.0, A.T, beta=1.0, c=self.gram, trans=0, lower=0, overwrite_c=1)
@@ -151,13 +152,13 @@ class RidgeStatistics:
             return self
         rows = max(block_rows_for(n, 8 * (2 * P + D)), min(n, MIN_BLOCK_ROWS))
         starts = list(range(0, n, rows))
-        root = np.sqrt(weights)
+        root = None if np.all(weights == 1.0) else np.sqrt(weights)
         threads = 1 if is_device_array(X) else min(resolve_n_threads(n_threads), len(starts))
 
         def fold(target: RidgeStatistics, start: int) -> None:
             stop = min(start + rows, n)
             Z = feature_map.transform(X[start:stop, :])  # (array API: every axis indexed)
-            target.add_features(Z, Y[start:stop], root[start:stop])
+            target.add_features(Z, Y[start:stop], None if root is None else root[start:stop])
 
         if threads == 1:
             for start in starts:

@@ -55,8 +55,9 @@ def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
                       weights: np.ndarray) -> np.ndarray:
     r"""The Gram matrix :math:`G = A^\top A` of :math:`A = \sqrt{s}\,[z(X),\ 1,\ Y]`, by blocks.
 
-    The full symmetric matrix of :class:`~kernelmaps.models._accumulator.RidgeStatistics`
-    after adding every row of ``X`` (row blocks near the engine's ``block_bytes``; only
+    The full symmetric matrix of the models' one accumulator of statistics
+    (``RidgeStatistics``) after adding every row of ``X`` (row blocks near the engine's
+    ``block_bytes``; only
     :math:`G`, :math:`(D+1+t)^2` float64 values, is kept; BLAS ``syrk`` in float64 whatever
     the features' dtype; on an array-API device the features of each block are made there
     and copied to the host, where the normal equations are accumulated).
@@ -69,9 +70,9 @@ def ridge_solve(gram: np.ndarray, n_features: int, alpha: float,
                 fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
     r"""``(coef (D, t), intercept (t,))`` from the Gram matrix of :func:`normal_statistics`.
 
-    :meth:`RidgeStatistics.solve <kernelmaps.models._accumulator.RidgeStatistics.solve>`:
-    with weighted means :math:`\mu = Z^\top s / \sum s` and :math:`\bar y`, the centred
-    system :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y -
+    ``RidgeStatistics.solve``: with weighted means :math:`\mu = Z^\top s / \sum s` and
+    :math:`\bar y`, the centred system
+    :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y -
     (\textstyle\sum s)\,\mu\bar y^\top`, :math:`b = \bar y - \mu^\top w` is scikit-learn's
     ``Ridge`` (Cholesky; least squares if the matrix is singular, with
     :data:`kernelmaps._linalg.SINGULAR_WARNING`).
@@ -153,8 +154,8 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         """Fit the map, then ridge on its features, in one pass over ``X``.
 
         The pass runs on the engine's threads (:func:`kernelmaps.set_config`): each thread
-        folds its own row blocks into its own statistics and the sums are added (see
-        :class:`~kernelmaps.models._accumulator.RidgeStatistics`). The statistics are kept,
+        folds its own row blocks into its own sufficient statistics and the sums are added
+        (an exact merge: any split gives the same model to rounding). The statistics are kept,
         so :meth:`partial_fit` can go on adding rows to them.
 
         Parameters

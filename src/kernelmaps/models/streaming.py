@@ -26,7 +26,7 @@ def _final_has_partial_fit(pipeline: StreamingPipeline) -> bool:
 
 
 class StreamingPipeline(Pipeline):
-    """scikit-learn's :class:`~sklearn.pipeline.Pipeline`, plus ``partial_fit``.
+    """A scikit-learn :class:`~sklearn.pipeline.Pipeline` that forwards ``partial_fit``.
 
     ``partial_fit(X, y)`` runs, for each step in order, that step's ``partial_fit`` on the
     batch as the previous steps transformed it, then passes the batch on through the step's
