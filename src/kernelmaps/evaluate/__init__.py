@@ -26,10 +26,12 @@ output dimension, and which kernels it approximates. A new map plugs in with one
 chooses a kernel's scale from the data; :func:`check_scales` says whether standardising the
 features would plausibly help.
 
-This package sits above ``kernels`` and ``maps`` and imports only from them (and
-scikit-learn); pandas and matplotlib (the ``cli`` extra) are imported only by the functions
-that need them. ``import kernelmaps`` does not import this package until one of its names
-is used.
+This package sits above ``kernels``, ``maps`` and ``models`` and imports from them and from
+kernelmaps' low-level helpers — the ridge core among them, whose α paths
+:func:`~kernelmaps.tuning.ridge_alpha_path` and :func:`~kernelmaps.tuning.kernel_alpha_path`
+it uses — never from :mod:`kernelmaps.tuning` or ``cli``, which sit above it; pandas and
+matplotlib (the ``cli`` extra) are imported only by the functions that need them.
+``import kernelmaps`` does not import this package until one of its names is used.
 """
 
 from kernelmaps.evaluate._splits import (

@@ -5,9 +5,10 @@ a row's score is from the exact kernel's.
 ``alpha``: every row — each map × D and the exact baseline — gets its α by exact
 leave-one-out on its own training rows over the same grid, from one eigendecomposition
 (:func:`kernelmaps.tuning.ridge_alpha_path` on the features, the same identity on the
-centred kernel matrix for the baseline, :func:`kernelmaps.tuning.kernel_alpha_path`), scored
-as :func:`kernelmaps.tune` scores (accuracy, ties broken by the squared error of the ±1 class
-codes; R² for regression). One fixed α favours whichever row it happens to suit.
+centred kernel matrix for the baseline, :func:`kernelmaps.tuning.kernel_alpha_path`, on a
+subsample of the training rows when they are many), scored as :func:`kernelmaps.tune` scores
+(accuracy, ties broken by the squared error of the ±1 class codes; R² for regression). One
+fixed α favours whichever row it happens to suit.
 
 :func:`test_losses` and :func:`difference_se` measure whether a row that scores above the
 exact kernel does so beyond the test split's noise: the score difference of two models on
@@ -23,6 +24,9 @@ from typing import Any
 
 import numpy as np
 from sklearn.linear_model import Ridge, RidgeClassifier
+
+# Per test row: 1 for a wrong class or the squared residual — the ridge core's one scoring.
+from kernelmaps._ridge.scoring import row_losses as test_losses
 
 __all__ = ["SelectAlpha", "difference_se", "test_losses"]
 
@@ -40,17 +44,6 @@ class SelectAlpha:
 
     def __call__(self) -> Ridge | RidgeClassifier:
         return RidgeClassifier() if self.task == "classification" else Ridge()
-
-
-def test_losses(y_true: Any, predicted: Any, task: str) -> np.ndarray:
-    """Per test row: 1 for a wrong class, else 0 (accuracy = 1 − mean), or the squared
-    residual (R² = 1 − sum / total sum of squares)."""
-    y_true = np.asarray(y_true)
-    predicted = np.asarray(predicted)
-    if task == "classification":
-        return (predicted != y_true).astype(np.float64)
-    return (np.asarray(predicted, dtype=np.float64).reshape(y_true.shape)
-            - y_true.astype(np.float64)) ** 2
 
 
 def difference_se(losses: np.ndarray, reference: np.ndarray, y_true: Any,

@@ -25,7 +25,12 @@ on the centred kernel, :math:`\beta = (HKH + \alpha I)^{-1}(Y - \bar Y)` with
 :math:`H = I - \tfrac1n\mathbf 1\mathbf 1^\top`, predicting
 :math:`f(x) = (k(x, X) - \bar k(x) - \bar k_X + \bar K)\,\beta + \bar Y` — the same
 minimiser, for one :math:`n \times n` array and one Cholesky factorisation
-(``closed_form_alpha`` decides when this applies).
+(``closed_form_alpha`` decides when this applies). With α chosen (:class:`SelectAlpha`), α
+is the best by exact leave-one-out on ``m = alpha_subsample_rows(n)`` training rows — one
+``m × m`` eigendecomposition, about :math:`9m^3` flops and :math:`2m^2` doubles — and the
+``n × n`` matrix is then factorised once at that α, unchanged (``m = n`` up to 2,000 rows:
+the path's own solution, no Cholesky). The solves, paths and label decoding are the ridge
+core's (:mod:`kernelmaps._ridge`).
 
 **Jitter.** :math:`K` is factorised as it is; if it is numerically singular (duplicate
 rows, a very smooth kernel) a jitter :math:`\delta I` is added, starting at
@@ -45,24 +50,35 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 from sklearn.linear_model import Ridge, RidgeClassifier
-from sklearn.metrics import accuracy_score, r2_score
-from sklearn.preprocessing import LabelBinarizer
+from sklearn.metrics import r2_score
 
+from kernelmaps import _cost
 from kernelmaps._config import available_memory as _available_memory
 from kernelmaps._cost import BLOCK_ROWS
+from kernelmaps._engine import single_threaded_blas
 from kernelmaps._linalg import cholesky_in_place
+from kernelmaps._ridge import (
+    alpha_subsample_rows,
+    centre_kernel_in_place,
+    centred_dual_in_place,
+    encode_targets,
+    kernel_alpha_path,
+    labels_from_scores,
+    subsample_kernel_alpha,
+)
 from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.kernels import Kernel
-from kernelmaps.tuning.ridge_path import kernel_alpha_path
 
-__all__ = ["ALPHA_PATH_PHASE", "BLOCK_ROWS", "PHASES", "ExactRun", "available_memory",
-           "closed_form_alpha", "run_exact"]
+__all__ = ["ALPHA_PATH_PHASE", "BLOCK_ROWS", "PHASES", "ExactRun", "alpha_phase",
+           "available_memory", "baseline_cost", "closed_form_alpha", "run_exact"]
 
 #: The phases of the baseline, in order, as reported to ``compare(on_phase=...)``.
 PHASES = ("exact: kernel matrix", "exact: Cholesky", "exact: test rows", "exact: linear model")
-#: The phase that replaces the Cholesky factorisation when α is chosen (:class:`SelectAlpha`).
-ALPHA_PATH_PHASE = "exact: α path (eigh)"
+#: The phase of choosing α (:class:`SelectAlpha`) by exact leave-one-out on ``m`` training
+#: rows (:func:`alpha_phase` fills in ``m``): one m × m eigendecomposition. With every row
+#: (n ≤ 2,000) it replaces the Cholesky factorisation; on a subsample the Cholesky follows.
+ALPHA_PATH_PHASE = "exact: α by leave-one-out on {m} rows"
 
 
 @dataclass
@@ -161,44 +177,59 @@ def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
                     done - transformed, notes, float("nan"), losses)
 
 
+def alpha_phase(m: int) -> str:
+    """The phase name of choosing α by leave-one-out on ``m`` training rows."""
+    return ALPHA_PATH_PHASE.format(m=m)
+
+
 def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha: float,
                  alphas: np.ndarray | None, kernel_time: float,
                  on_phase: Callable[[str], None] | None, notes: list[str]) -> ExactRun:
     """Ridge with an intercept on the exact features, solved as centred kernel ridge: at
     ``alpha`` by one Cholesky factorisation, or — ``alphas`` given — at the α of the grid
-    with the best leave-one-out score, from one eigendecomposition
-    (:func:`~kernelmaps.tuning.kernel_alpha_path`).
+    with the best leave-one-out score on ``m`` training rows
+    (:func:`~kernelmaps._ridge.alpha_subsample_rows`: all of them up to 2,000), from one
+    ``m × m`` eigendecomposition, then (``m < n``) one Cholesky factorisation of all ``n``
+    rows at that α, unchanged (the rule and its measurement:
+    :func:`~kernelmaps._ridge.alpha_subsample_rows`).
 
-    Times: ``fit`` the kernel matrix, ``model`` the centring, factorisation (or α path) and
+    Times: ``fit`` the kernel matrix, ``model`` the centring, α path, factorisation and
     solve, ``transform`` the test rows' kernel values and predictions.
     """
     solve_start = time.perf_counter()
-    classify = isinstance(model, RidgeClassifier)
-    if classify:
-        binarizer = LabelBinarizer(pos_label=1, neg_label=-1)
-        Y = binarizer.fit_transform(split.y_train).astype(np.float64)
-    else:
-        Y = np.asarray(split.y_train, dtype=np.float64).reshape(-1, 1)
+    task = "classification" if isinstance(model, RidgeClassifier) else "regression"
+    n = K.shape[0]
+    Y, classes = encode_targets(split.y_train, n, task, rows_of="X_train")
     Y_mean = Y.mean(axis=0)
-    # Centre in place: K_ij - r_i - r_j + g, with r the row means and g their mean.
-    row_means = K.mean(axis=1)
-    grand = float(row_means.mean())
-    K -= row_means[:, None]
-    K -= row_means[None, :]
-    K += grand
-    if alphas is None:
+    beta = None
+    if alphas is not None:
+        m = alpha_subsample_rows(n)
+        _timed(on_phase, alpha_phase(m))
+        # The eigendecomposition on one BLAS thread: its tridiagonal reduction is BLAS-2,
+        # bound by memory, so a second thread gains little on an idle machine and costs a
+        # lot on a busy one (m = 3,000 on 2 cores at load 11: 71 s of wall time, 26 s of CPU,
+        # on two threads; 14-17 s, 5.6 s of CPU, on one); the Cholesky factorisation below,
+        # BLAS-3, gets them all.
+        with single_threaded_blas():
+            if m < n:
+                path, _ = subsample_kernel_alpha(K, split.y_train, alphas=alphas, task=task,
+                                                 n_rows=m)
+            else:  # every row: the path's own dual solution, from K's memory
+                row_means = centre_kernel_in_place(K)
+                path = kernel_alpha_path(K, split.y_train, alphas=alphas, task=task,
+                                         overwrite=True)
+                del K
+                beta = path.dual_coef
+        alpha = path.alpha
+        if m < n:
+            notes.append(f"exact baseline: α = {alpha:.3g} chosen by leave-one-out on {m} "
+                         f"of the {n} training rows (then one Cholesky factorisation of "
+                         "all of them)")
+    if beta is None:
+        row_means = centre_kernel_in_place(K)
         _timed(on_phase, PHASES[1])
-        L = _factor(K, alpha, notes)
+        beta = centred_dual_in_place(K, Y - Y_mean, alpha, notes)
         del K
-        beta = scipy.linalg.cho_solve((L, True), Y - Y_mean, check_finite=False)
-        del L
-    else:
-        _timed(on_phase, ALPHA_PATH_PHASE)
-        path = kernel_alpha_path(K, split.y_train, alphas=alphas,
-                                 task="classification" if classify else "regression",
-                                 overwrite=True)
-        del K
-        alpha, beta = path.alpha, path.dual_coef
     fitted = _timed(on_phase, PHASES[2])
     X_test = split.X_test
     predictions = np.empty((X_test.shape[0], Y.shape[1]), dtype=np.float64)
@@ -209,18 +240,30 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
         block -= row_means[None, :]
         block -= block.mean(axis=1, keepdims=True)
         predictions[begin:begin + BLOCK_ROWS] = block @ beta + Y_mean
-    if classify:
-        classes = binarizer.classes_
-        labels = (classes[(predictions[:, 0] > 0).astype(int)] if Y.shape[1] == 1
-                  else classes[predictions.argmax(axis=1)])
-        score = float(accuracy_score(split.y_test, labels))
-        losses = test_losses(split.y_test, labels, "classification")
+    if task == "classification":
+        decided = labels_from_scores(classes, predictions)
     else:
-        score = float(r2_score(split.y_test, predictions[:, 0]))
-        losses = test_losses(split.y_test, predictions[:, 0], "regression")
+        decided = predictions[:, 0]
+    losses = test_losses(split.y_test, decided, task)
+    score = (1.0 - float(losses.mean()) if task == "classification"
+             else float(r2_score(split.y_test, decided)))
     done = time.perf_counter()
     return ExactRun(score, None, kernel_time, done - fitted, fitted - solve_start, notes,
                     float(alpha), losses)
+
+
+def baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: int, *,
+                  closed_form: bool, select_alpha: bool, threads: int) -> _cost.ExactCost:
+    """The cost of :func:`run_exact` as it will run: the cost model's
+    :func:`~kernelmaps._cost.exact_baseline_cost` with α chosen on the rows
+    :func:`~kernelmaps._ridge.alpha_subsample_rows` gives (the path on all rows, and no
+    Cholesky, when that is every row). The one place the baseline's algorithm meets its
+    price: ``exact="auto"``'s decision, the printed estimate and the worker count use it."""
+    m = alpha_subsample_rows(n_train) if closed_form and select_alpha else None
+    return _cost.exact_baseline_cost(
+        n_train, n_test, n_features, n_outputs, closed_form=closed_form,
+        select_alpha=select_alpha, m=None if m is None or m >= n_train else m,
+        threads=threads)
 
 
 def available_memory() -> float:

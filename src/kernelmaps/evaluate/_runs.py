@@ -5,14 +5,17 @@ once per distinct map: requests that resolve to the same fitted map (``structure
 ``n_components`` 25 … 800 on 784 input features: D = 1,024 every time) are found by fitting
 each request on a few training rows and comparing the maps' outputs, and are run once.
 :func:`execute` measures one run on a thread of its own, with BLAS and the transform engine
-at one thread; :func:`run_all` runs the grid — independent fits — side by side in worker
-processes (joblib's loky backend) or, for one worker, in this process. Private to
+at one thread — except the exact baseline, one big dense factorisation, which gets the
+machine's BLAS threads; :func:`run_all` runs the baseline first, in this process, then the
+rest of the grid — independent fits — side by side in worker processes (joblib's loky
+backend) or, for one worker, in this process. Private to
 :mod:`kernelmaps.evaluate`; ``compare``'s parameters document it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import threading
 import time
 import tracemalloc
@@ -30,19 +33,20 @@ from sklearn.utils.parallel import Parallel, delayed
 from kernelmaps import _cost
 from kernelmaps._config import config_context, get_config
 from kernelmaps._engine import blas_controller
+from kernelmaps._ridge import honest_rows, ridge_alpha_path
 from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.evaluate.error import relative_error
 from kernelmaps.evaluate.registry import EXACT, Method
 from kernelmaps.kernels import Kernel
-from kernelmaps.tuning.ridge_path import honest_rows, ridge_alpha_path
 
 __all__ = ["PARALLEL_EXACT_PHASE", "PROBE_ROWS", "SECONDS_PER_WORKER", "WORKER_START_S", "Run",
            "estimated_seconds", "execute", "plan_runs", "run_all", "workers_worth"]
 
-#: What ``on_phase`` hears when the baseline runs in a worker process (``n_jobs`` > 1): it
-#: is dispatched first, and its phases (:data:`_exact.PHASES`) are not seen from here.
+#: What ``on_phase`` heard when the baseline ran in a worker process. It no longer does (it
+#: runs in this process on the machine's BLAS threads, its phases reported as they start);
+#: kept for code that imported the name.
 PARALLEL_EXACT_PHASE = "exact: in a worker"
 #: Training rows each non-landmark request is fitted on to learn its real output dimension
 #: and whether it is the same map as another request. Random-feature maps draw their
@@ -276,22 +280,28 @@ def _measure(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric:
 
 def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
             settings: tuple[dict[str, Any], dict[str, Any]],
-            on_phase: Callable[[str], None] | None = None) -> tuple[int, dict[str, Any]]:
+            on_phase: Callable[[str], None] | None = None,
+            blas_threads: int = 1) -> tuple[int, dict[str, Any]]:
     """Measure one run; returns ``(run.index, row)``.
 
     The run gets a thread of its own, so per-thread caches (the engine's scratch buffers)
     start empty and its peak memory does not depend on which runs went before it in this
-    process — the same in a worker as in a serial run. BLAS is limited to one thread (the
-    limit is set from this thread, which threadpoolctl lets own OpenBLAS's setting) and so
-    is the transform engine; ``settings`` are the caller's kernelmaps and scikit-learn
+    process — the same in a worker as in a serial run. A map's run has BLAS limited to one
+    thread (the limit is set from this thread, which threadpoolctl lets own OpenBLAS's
+    setting) and so is the transform engine: the grid's runs go side by side. The exact
+    baseline is one big job — its time is a dense ``n × n`` factorisation — and runs alone
+    (:func:`run_all`), with BLAS on ``blas_threads`` threads (``compare``'s thread cap:
+    every core by default). ``settings`` are the caller's kernelmaps and scikit-learn
     settings, which a new thread would not inherit.
     """
     config, sklearn_config = settings
     outcome: dict[str, Any] = {}
+    exact = run.method == EXACT
+    blas_threads = max(1, int(blas_threads)) if exact else 1
 
     def work() -> None:
         try:
-            with config_context(**{**config, "n_threads": 1}), \
+            with config_context(**{**config, "n_threads": blas_threads}), \
                     sklearn.config_context(**sklearn_config):
                 outcome["row"] = _measure(run, kernel, model_factory, metric, on_phase)
         except BaseException as error:  # re-raised in the calling thread
@@ -299,7 +309,7 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
 
     # The engine's controller, made here if this is the process's first run: its making
     # allocates ~0.4 MB for a moment, which would count in this run's peak only.
-    with blas_controller().limit(limits=1, user_api="blas"):
+    with blas_controller().limit(limits=blas_threads, user_api="blas"):
         thread = threading.Thread(target=work, name=f"kernelmaps-compare-{run.index}",
                                   daemon=True)
         thread.start()
@@ -340,9 +350,8 @@ def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool,
     for run in runs:
         (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
         if run.method == EXACT:
-            flops += _cost.exact_baseline_cost(n_train, n_test, d, n_outputs,
-                                               closed_form=closed_form,
-                                               select_alpha=select_alpha, threads=1).flops
+            flops += _exact.baseline_cost(n_train, n_test, d, n_outputs, closed_form=closed_form,
+                                          select_alpha=select_alpha, threads=1).flops
         else:
             flops += (_cost.feature_map_flops(n_train + n_test, d, run.size)
                       + _cost.feature_ridge_flops(n_train, run.size, n_outputs, select_alpha))
@@ -363,29 +372,35 @@ def _dispatch_order(run: Run) -> tuple[int, int]:
 
 def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], metric: str,
             n_jobs: int, progress: Callable[[dict[str, Any], int, int], None] | None,
-            on_phase: Callable[[str], None] | None) -> list[dict[str, Any]]:
-    """The rows of ``runs`` in table order, run on ``n_jobs`` worker processes (one thread
-    each) or, when ``n_jobs`` is 1, in this process; ``progress`` is called here as each
-    row arrives; ``on_phase`` hears the baseline's phases when it runs in this process, and
-    :data:`PARALLEL_EXACT_PHASE` once when it is dispatched to a worker."""
+            on_phase: Callable[[str], None] | None,
+            exact_threads: int = 1) -> list[dict[str, Any]]:
+    """The rows of ``runs`` in table order: the exact baseline first, alone in this process
+    on ``exact_threads`` BLAS threads (one big dense factorisation: the cores are its), then the
+    maps' runs on ``n_jobs`` worker processes (one thread each) or, when ``n_jobs`` is 1, in
+    this process; ``progress`` is called here as each row arrives; ``on_phase`` hears the
+    baseline's phases as they start."""
     settings = (get_config(), sklearn.get_config())
     rows: list[dict[str, Any]] = [{}] * len(runs)
-    workers = min(n_jobs, len(runs))
+    baseline = [run for run in runs if run.method == EXACT]
+    grid = [run for run in runs if run.method != EXACT]
+    workers = min(n_jobs, len(grid))
     with contextlib.ExitStack() as stack:
+        results: Iterable[tuple[int, dict[str, Any]]] = [
+            execute(run, kernel, model_factory, metric, settings, on_phase,
+                    blas_threads=exact_threads)
+            for run in baseline]
         if workers <= 1:
-            results: Iterable[tuple[int, dict[str, Any]]] = (
-                execute(run, kernel, model_factory, metric, settings, on_phase)
-                for run in runs)
-        else:
-            if on_phase is not None and any(run.method == EXACT for run in runs):
-                on_phase(PARALLEL_EXACT_PHASE)  # dispatched first; its phases stay there
+            results = itertools.chain(results, (
+                execute(run, kernel, model_factory, metric, settings) for run in grid))
+        elif grid:
             # Worker processes, not threads: each measures its own peak memory (tracemalloc
             # is per process) and runs its Python without sharing a GIL. One BLAS thread
             # each (inner_max_num_threads): n_jobs workers keep n_jobs cores busy, no more.
             stack.enter_context(parallel_config(backend="loky", inner_max_num_threads=1))
-            results = Parallel(n_jobs=workers, return_as="generator_unordered")(
+            results = itertools.chain(results, Parallel(
+                n_jobs=workers, return_as="generator_unordered")(
                 delayed(execute)(run, kernel, model_factory, metric, settings)
-                for run in sorted(runs, key=_dispatch_order))
+                for run in sorted(grid, key=_dispatch_order)))
         for done, (index, row) in enumerate(results, start=1):
             rows[index] = row
             if progress is not None:

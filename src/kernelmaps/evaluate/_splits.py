@@ -18,6 +18,8 @@ from sklearn.preprocessing import MinMaxScaler, StandardScaler
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import type_of_target
 
+from kernelmaps._ridge.labels import check_target
+
 __all__ = [
     "MAX_AUTO_CLASSES",
     "ScaleCheck",
@@ -77,21 +79,6 @@ def task_of(y: np.ndarray, task: str = "auto") -> str:
                                 and len(np.unique(y)) > MAX_AUTO_CLASSES):
         return "regression"
     return "classification"
-
-
-def check_target(y: Any, n: int, name: str) -> np.ndarray:
-    """``y`` as a 1-D array of ``n`` values, without NaN or inf."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        y = y.reshape(-1) if y.ndim == 2 and 1 in y.shape else y
-    if y.ndim != 1 or y.shape[0] != n:
-        raise ValueError(f"{name} must be 1-D with one value per row ({n}); got shape "
-                         f"{np.shape(y)}.")
-    if y.dtype.kind == "f" and not np.isfinite(y).all():
-        bad = np.flatnonzero(~np.isfinite(y))
-        raise ValueError(f"{name} has {bad.size} NaN/inf value(s), first at row(s) "
-                         f"{bad[:5].tolist()}; drop or impute them.")
-    return y
 
 
 @dataclass

@@ -26,6 +26,7 @@ from threadpoolctl import threadpool_limits
 from kernelmaps import _cost
 from kernelmaps._config import config_context, resolve_n_threads
 from kernelmaps._optional import import_optional
+from kernelmaps._ridge import DEFAULT_ALPHAS, check_fixed_alpha
 from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._alpha import SelectAlpha, difference_se
 from kernelmaps.evaluate._runs import estimated_seconds, plan_runs, run_all, workers_worth
@@ -48,7 +49,6 @@ from kernelmaps.evaluate.error import (
 from kernelmaps.evaluate.heuristics import main_kernel
 from kernelmaps.evaluate.registry import EXACT, method_order, resolve_methods
 from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
-from kernelmaps.tuning.ridge_path import DEFAULT_ALPHAS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
@@ -82,17 +82,6 @@ MODELS: dict[str, tuple[Callable[[], BaseEstimator], Callable[[], BaseEstimator]
 }
 
 
-def _check_alpha(alpha: Any) -> float | None:
-    """``None`` (choose α per row) or a positive finite number."""
-    if alpha is None:
-        return None
-    if isinstance(alpha, (bool, np.bool_)) or not isinstance(alpha, (int, float, np.number)) \
-            or not np.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"alpha must be None (choose ridge's alpha per row by leave-one-out) "
-                         f"or a positive finite number such as 0.01; got {alpha!r}.")
-    return float(alpha)
-
-
 def _model_factory(model: str | BaseEstimator, task: str,
                    alpha: float | None = None) -> tuple[str, Callable[[], Any]]:
     if isinstance(model, BaseEstimator):
@@ -121,15 +110,16 @@ def _model_factory(model: str | BaseEstimator, task: str,
 
 
 def _price_exact(split: Split, closed_form: bool, n_outputs: int,
-                 select_alpha: bool) -> _cost.ExactCost:
-    """The baseline's cost on ``split`` (:func:`kernelmaps._cost.exact_baseline_cost`): what
+                 select_alpha: bool, threads: int) -> _cost.ExactCost:
+    """The baseline's cost on ``split`` (:func:`_exact.baseline_cost`): what
     ``exact="auto"`` decides on and what ``on_estimate`` reports, the same numbers.
 
-    ``threads``: the baseline runs with BLAS on one thread (``_runs.execute``).
+    ``threads``: the BLAS threads the baseline runs on (alone, before the maps' runs:
+    ``_runs.run_all``).
     """
-    return _cost.exact_baseline_cost(
+    return _exact.baseline_cost(
         split.X_train.shape[0], split.X_test.shape[0], split.X_train.shape[1], n_outputs,
-        closed_form=closed_form, select_alpha=select_alpha, threads=1)
+        closed_form=closed_form, select_alpha=select_alpha, threads=threads)
 
 
 def _resolve_exact(exact: bool | str, split: Split, price: Callable[[], _cost.ExactCost],
@@ -282,10 +272,11 @@ def compare(
     on_phase : callable or None, default=None
         ``on_phase(name)`` at the start of each phase of the exact baseline, its longest
         step: ``'exact: kernel matrix'``, ``'exact: Cholesky'``, ``'exact: test rows'`` and,
-        when features are formed, ``'exact: linear model'``, when the baseline runs in this
-        process (``n_jobs=1``; called from the thread that runs it); with workers, once,
-        ``'exact: in a worker'``, as it is dispatched (first, being the longest run). With
-        α chosen, ``'exact: α path (eigh)'`` replaces ``'exact: Cholesky'``.
+        when features are formed, ``'exact: linear model'`` (called from the thread that
+        runs it: the baseline runs first, alone in this process, on as many BLAS threads as
+        ``n_jobs`` allows — every core by default). With α chosen, ``'exact: α by
+        leave-one-out on m rows'`` (``m`` the number) comes before ``'exact: Cholesky'``;
+        with ``m`` every training row (up to 2,000), it replaces it.
     on_estimate : callable or None, default=None
         ``on_estimate(estimate)`` once, before any run, with what the runs are estimated to
         cost (also ``attrs["settings"]["cost_estimate"]``): ``work_s`` (single-core
@@ -361,7 +352,7 @@ def compare(
             raise ValueError(f"X_test has {X_test.shape[1]} features but X has {X.shape[1]}.")
         test_data = (X_test, check_target(test_data[1], X_test.shape[0], "y_test"))
     task = task_of(y, task)
-    alpha = _check_alpha(alpha)
+    alpha = check_fixed_alpha(alpha)
     model_name, model_factory = _model_factory(model, task, alpha)
     select_alpha = isinstance(model_factory, SelectAlpha)
     rng = check_random_state(random_state)
@@ -378,7 +369,7 @@ def compare(
         n_outputs = len(np.unique(y)) if task == "classification" else 1
         closed_form = _exact.closed_form_alpha(model_factory()) is not None
         price = functools.cache(functools.partial(_price_exact, largest, closed_form,
-                                                  n_outputs, select_alpha))
+                                                  n_outputs, select_alpha, cap))
         run_exact, exact_reason = _resolve_exact(exact, largest, price)
         plan = plan_runs(method_list, sizes, seeds, splits, kernel, X.shape[1], run_exact)
         if plan.skipped:
@@ -390,13 +381,17 @@ def compare(
                                                   replace=False))
             split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
         estimate = estimated_seconds(plan.runs, n_outputs, closed_form, select_alpha)
-        workers = (workers_worth(estimate, cap, len(plan.runs)) if n_jobs is None
-                   else min(cap, len(plan.runs)))
+        # The baseline runs alone first, on every core: the workers share the maps' runs.
+        map_runs = [run for run in plan.runs if run.method != EXACT]
+        workers = (workers_worth(estimated_seconds(map_runs, n_outputs, closed_form,
+                                                   select_alpha), cap, len(map_runs))
+                   if n_jobs is None else min(cap, max(1, len(map_runs))))
         cost = {"work_s": estimate, "n_jobs": workers,
                 "exact": price().as_dict() if run_exact else None}
         if on_estimate is not None:
             on_estimate(cost)
-        rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase)
+        rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase,
+                       exact_threads=cap)
     _difference_errors(rows, splits, task)
     table = pd.DataFrame(rows, columns=list(_ROW_COLUMNS))
     table["random_state"] = table["random_state"].astype("Int64")

@@ -27,8 +27,10 @@ from kernelmaps._array_api import (
     is_device_array,
     namespace_and_device,
     on_device,
-    to_numpy,
 )
+
+# Scores → class labels: the ridge core's one decoding rule, re-exported for the models.
+from kernelmaps._ridge import labels_from_scores
 from kernelmaps.kernels import (
     Kernel,
     KernelNameOptions,
@@ -155,17 +157,3 @@ def check_fitted_placement(estimator: Any, X: Any, fitted: Any, method: str) -> 
     """Refuse ``X`` in another namespace or on another device than the fitted array
     ``fitted`` (scikit-learn's rule for array API inputs)."""
     check_same_placement(estimator, X, array_placement(fitted), method)
-
-
-def labels_from_scores(classes: np.ndarray, scores: Any) -> Any:
-    """The class of the largest score (1-D scores, two classes: ``classes[1]`` where the
-    score is positive), in the scores' namespace and on their device when the labels are
-    numbers (a device array cannot hold strings)."""
-    if isinstance(scores, np.ndarray):
-        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return classes[index]
-    xp, device = namespace_and_device(scores)
-    index = xp.astype(scores > 0, xp.int64) if scores.ndim == 1 else xp.argmax(scores, axis=1)
-    if classes.dtype.kind not in "biuf":
-        return classes[to_numpy(index)]
-    return xp.take(on_device(classes, xp, device), index)

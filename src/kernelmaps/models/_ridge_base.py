@@ -29,7 +29,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._array_api import is_device_array, namespace_and_device
-from kernelmaps._linalg import restore_symmetric, solve_psd, solve_psd_device
+from kernelmaps._linalg import solve_psd_device
+from kernelmaps._ridge import check_alpha, solve_shifted_in_place
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
@@ -51,19 +52,6 @@ __all__ = ["AUTO_EXACT_MAX_SAMPLES", "check_alpha"]
 
 #: solver="auto" uses the exact solver up to this many samples (n×n float64 = 200 MB).
 AUTO_EXACT_MAX_SAMPLES = 5_000
-
-
-def check_alpha(alpha: Any, n_targets: int, solver: str) -> np.ndarray:
-    """``alpha`` as a 1-D float64 array of 1 or ``n_targets`` positive values; Nyström takes
-    a single value (the preconditioner is built for one)."""
-    values = np.atleast_1d(np.asarray(alpha, dtype=np.float64))
-    if values.ndim != 1 or values.size not in (1, n_targets) or np.any(values <= 0):
-        raise ValueError(f"alpha must be a positive float or an array of {n_targets} positive "
-                         f"values (one per target); got {alpha!r}.")
-    if solver == "nystrom" and values.size > 1 and np.ptp(values) > 0:
-        raise ValueError("solver='nystrom' takes a single alpha for all targets; fit one "
-                         "model per alpha or use solver='exact'.")
-    return values
 
 
 class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
@@ -154,15 +142,7 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
             K *= root[:, None]
             K *= root[None, :]
             Y = Y * root[:, None]
-        n = K.shape[0]
-        diagonal = K.diagonal().copy()
-        coefficients = np.empty_like(Y)
-        for group, (column, a) in enumerate(_alpha_groups(alpha, Y.shape[1])):
-            if group:  # undo the previous factorisation: no copy of K per alpha
-                restore_symmetric(K, diagonal)
-            K.flat[:: n + 1] = diagonal + a
-            coefficients[:, column] = solve_psd(K, Y[:, column], overwrite=True,
-                                                stacklevel=6)
+        coefficients = solve_shifted_in_place(K, Y, alpha, stacklevel=6)
         progress.phase("Cholesky solve")
         if sample_weight is not None:
             coefficients *= np.sqrt(sample_weight)[:, None]
@@ -266,12 +246,3 @@ def _row_indices(X: Any) -> Any:
         xp, device = namespace_and_device(X)
         return xp.arange(X.shape[0], device=device)
     return np.arange(X.shape[0])
-
-
-def _alpha_groups(alpha: np.ndarray, n_targets: int):
-    """Yield (target columns, alpha) pairs: one system per distinct alpha."""
-    if alpha.size == 1:
-        yield slice(None), float(alpha[0])
-        return
-    for value in np.unique(alpha):
-        yield np.flatnonzero(alpha == value), float(value)

@@ -39,13 +39,14 @@ from kernelmaps._engine import (
     is_dask_collection,
     run_blocks,
 )
+from kernelmaps._ridge import labels_from_scores
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
 from kernelmaps.models._accumulator import RidgeStatistics
-from kernelmaps.models._common import as_float64, check_fitted_placement, labels_from_scores
+from kernelmaps.models._common import as_float64, check_fitted_placement
 
 __all__ = ["FeatureRidge", "FeatureRidgeClassifier", "encode_labels", "normal_statistics",
            "ridge_solve"]

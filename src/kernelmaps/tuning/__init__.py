@@ -11,10 +11,10 @@ r"""Choosing γ, α and D for a feature map and a linear model, using the proble
     the same for kernel ridge, from one eigendecomposition of the centred kernel matrix
     (:class:`KernelAlphaPath`): the exact baseline of :func:`~kernelmaps.evaluate.compare`.
 
-``ridge_path`` imports only NumPy, SciPy, scikit-learn and kernelmaps' shared linear algebra,
-and is imported before ``search``, so :mod:`kernelmaps.evaluate` can use it without a cycle;
-``search`` uses the median heuristic, the method registry and the target checks of
-:mod:`kernelmaps.evaluate`. See ``docs/tuning.md``.
+The α paths are kernelmaps' ridge core, which sits below :mod:`kernelmaps.models`,
+:mod:`kernelmaps.evaluate` and this package; they are re-exported here. This package sits
+above :mod:`kernelmaps.evaluate` and uses its public median heuristic, method registry and
+target checks. See ``docs/tuning.md``.
 """
 
 from kernelmaps.tuning.result import Trial, TuneResult

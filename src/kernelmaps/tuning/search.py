@@ -44,9 +44,23 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
 from kernelmaps import _cost
-from kernelmaps.evaluate._splits import check_target, choose_scale, make_scaler, task_of
-from kernelmaps.evaluate.heuristics import main_kernel, median_heuristic_parameter
-from kernelmaps.evaluate.registry import METHODS, methods_for
+from kernelmaps._ridge import (
+    DEFAULT_ALPHAS,
+    AlphaPath,
+    check_target,
+    honest_rows,
+    ranking_score,
+    ridge_alpha_path,
+)
+from kernelmaps.evaluate import (
+    METHODS,
+    choose_scale,
+    main_kernel,
+    make_scaler,
+    median_heuristic_parameter,
+    methods_for,
+    task_of,
+)
 from kernelmaps.kernels import DegenerateKernelWarning, Kernel, resolve_kernel
 from kernelmaps.tuning._checks import (
     check_alphas,
@@ -56,12 +70,6 @@ from kernelmaps.tuning._checks import (
     check_real,
 )
 from kernelmaps.tuning.result import Trial, TuneResult
-from kernelmaps.tuning.ridge_path import (
-    DEFAULT_ALPHAS,
-    AlphaPath,
-    honest_rows,
-    ridge_alpha_path,
-)
 
 __all__ = ["START_COMPONENTS", "tune"]
 
@@ -177,13 +185,11 @@ class _Search:
         return self.elapsed() + needed <= self.budget
 
     def objective(self, path: AlphaPath) -> float:
-        """The score at the path's α; for accuracy (a step of 1/n), ties are broken by the
-        squared error of the class codes, weighted to stay below half a step."""
+        """The score at the path's α, ranked by the ridge core's one tie rule
+        (:func:`~kernelmaps._ridge.scoring.ranking_score`: equal accuracies ordered by the
+        squared error of the class codes), as the path chose its α."""
         best = path.best_index
-        if self.task != "classification":
-            return float(path.scores[best])
-        error = float(path.errors[best])
-        return float(path.scores[best]) - 0.5 / self.rows.size * error / (1.0 + error)
+        return ranking_score(path.scores[best], path.errors[best], self.task, self.rows.size)
 
     def evaluate(self, log2_value: float, n_components: int, stage: str) -> float:
         key = _key(log2_value, n_components)

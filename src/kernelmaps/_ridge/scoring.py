@@ -1,0 +1,79 @@
+r"""Scoring ridge predictions, and the one rule that orders candidates, written once.
+
+* :func:`row_losses`: per held-out row, 1 for a wrong class (accuracy = 1 − mean) or the
+  squared residual (R² = 1 − sum / total sum of squares) — what the α paths score and what
+  ``compare``'s paired standard errors read;
+* :func:`path_scores`: the score (accuracy or R², as scikit-learn's ``score``) and the mean
+  squared error of the codes, per α, of predictions ``(n, n_outputs, n_alphas)``;
+* :func:`ranking_score` and :func:`best_index`: **the tie rule**. Candidates are ordered by
+  score; among equal scores the smaller squared error of the predictions (of the ±1 class
+  codes for classification) wins; among those, the larger α (stabler). Accuracy moves in
+  steps of ``1/n_rows``, so the squared error enters as a penalty below half a step,
+  :math:`s - \tfrac{1}{2 n}\,e/(1 + e)`: one number that orders exactly as (score, then
+  error). :func:`best_index` picks α on a path by it, and ``tune`` compares configurations
+  by it (:func:`ranking_score` of each configuration's chosen α).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from kernelmaps._ridge.labels import labels_from_scores
+
+__all__ = ["best_index", "path_scores", "ranking_score", "row_losses"]
+
+
+def row_losses(y_true: Any, predicted: Any, task: str) -> np.ndarray:
+    """Per row: 1 for a wrong class, else 0 (accuracy = 1 − mean), or the squared residual
+    (R² = 1 − sum / total sum of squares). ``predicted`` may carry trailing axes (one per
+    α): the losses then have them too."""
+    y_true = np.asarray(y_true)
+    predicted = np.asarray(predicted)
+    extra = (slice(None),) + (None,) * (predicted.ndim - y_true.ndim)
+    if task == "classification":
+        return (predicted != y_true[extra]).astype(np.float64)
+    if predicted.ndim == 1 and predicted.shape != y_true.shape:
+        predicted = predicted.reshape(y_true.shape)
+    return (predicted.astype(np.float64) - y_true.astype(np.float64)[extra]) ** 2
+
+
+def path_scores(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarray | None,
+                y_labels: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Score and mean squared error per α of predictions ``(n, C, A)`` of targets ``Y``
+    (``(n, C)``: real targets or ±1 codes; ``y_labels`` the labels for classification)."""
+    residual = predicted - Y[:, :, None]
+    errors = np.mean(residual**2, axis=(0, 1))
+    if task == "classification":
+        decided = labels_from_scores(classes, predicted, axis=1)         # n × A
+        return 1.0 - row_losses(y_labels, decided, task).mean(axis=0), errors
+    total = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)                      # C
+    sse = np.sum(residual**2, axis=0)                                      # C × A
+    # R² per output (an output without variance scores 1 when fitted exactly, as sklearn's
+    # r2_score does with force_finite), averaged uniformly like sklearn's score.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = np.where(total[:, None] > 0, 1.0 - sse / total[:, None],
+                      np.where(sse == 0, 1.0, 0.0))
+    return r2.mean(axis=0), errors
+
+
+def ranking_score(scores: Any, errors: Any, task: str, n_rows: int) -> np.ndarray | float:
+    """The score candidates are ranked by (higher is better): the score, less — for
+    classification, whose accuracy moves in steps of ``1/n_rows`` — the squared error as a
+    penalty below half a step, so equal accuracies are ordered by the error. Regression:
+    the score (R² and the squared error order rows scored on the same rows alike)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if task != "classification":
+        ranked = scores
+    else:
+        errors = np.asarray(errors, dtype=np.float64)
+        ranked = scores - 0.5 / max(int(n_rows), 1) * errors / (1.0 + errors)
+    return float(ranked) if ranked.ndim == 0 else ranked
+
+
+def best_index(alphas: np.ndarray, scores: np.ndarray, errors: np.ndarray, task: str,
+               n_rows: int) -> int:
+    """The chosen α's index by :func:`ranking_score`; among equals the largest α."""
+    ranked = np.round(ranking_score(scores, errors, task, n_rows), 12)
+    return int(np.lexsort((-alphas, -ranked))[0])

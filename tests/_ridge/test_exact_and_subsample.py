@@ -1,0 +1,116 @@
+"""The ridge core's exact solves and α paths (kernelmaps._ridge): the exact baseline equals
+scikit-learn on the Cholesky features at a fixed α, and α chosen on a subsample of the rows
+scores within the leave-one-out noise of the α chosen on all of them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits
+from sklearn.linear_model import Ridge, RidgeClassifier
+from sklearn.model_selection import train_test_split
+
+from kernelmaps._ridge import (
+    DEFAULT_ALPHAS,
+    alpha_subsample_rows,
+    centre_kernel_in_place,
+    kernel_alpha_path,
+    subsample_kernel_alpha,
+)
+from kernelmaps._ridge import kernel_path as kernel_path_module
+from kernelmaps.evaluate import _exact, median_heuristic
+from kernelmaps.evaluate._alpha import SelectAlpha
+from kernelmaps.evaluate._splits import Split
+from kernelmaps.kernels import get_kernel
+
+
+def _split(X, y, n_train, stratify=True):
+    X_train, X_test, y_train, y_test = train_test_split(
+        X, y, train_size=n_train, random_state=0, stratify=y if stratify else None)
+    kernel = get_kernel("rbf", gamma=median_heuristic(X_train, "rbf").value)
+    return kernel, Split(0, X_train, y_train, X_test, y_test)
+
+
+def _cholesky_features(kernel, split):
+    """The exact features: rows of L (K = LLᵀ) for training rows, L⁻¹k(X, x) for test rows."""
+    K = np.asarray(kernel(split.X_train, split.X_train), dtype=np.float64)
+    L = np.linalg.cholesky(K + 1e-10 * np.eye(K.shape[0]))
+    Z_test = np.linalg.solve(L, np.asarray(kernel(split.X_test, split.X_train)).T).T
+    return L, Z_test
+
+
+def test_the_rule_for_m():
+    assert [alpha_subsample_rows(n) for n in (10, 2_000, 2_001, 8_000, 12_000, 15_000,
+                                              100_000)] == [10, 2_000, 2_000, 2_000, 3_000,
+                                                            3_000, 3_000]
+    for n in range(2, 30_000, 997):  # never more rows than there are, at most n/3 beyond 2,000
+        m = alpha_subsample_rows(n)
+        assert 1 <= m <= n and (m == n or m <= max(2_000, n / 3))
+
+
+@pytest.mark.parametrize("task", ["classification", "regression"])
+def test_baseline_equals_scikit_learn_on_the_cholesky_features_at_a_fixed_alpha(task):
+    if task == "classification":
+        X, y = load_digits(return_X_y=True)  # unscaled pixels 0…16
+        kernel, split = _split(X[:600], y[:600], 400)
+        model = RidgeClassifier(alpha=0.01)
+    else:
+        X, y = load_diabetes(return_X_y=True)
+        kernel, split = _split(X, y, 300, stratify=False)
+        model = Ridge(alpha=0.01)
+    run = _exact.run_exact(kernel, split, lambda: Ridge(alpha=0.01) if task == "regression"
+                           else RidgeClassifier(alpha=0.01))
+    L, Z_test = _cholesky_features(kernel, split)
+    reference = model.fit(L, split.y_train)
+    if task == "classification":
+        wrong = (reference.predict(Z_test) != split.y_test).astype(float)
+        np.testing.assert_array_equal(run.losses, wrong)  # the same label on every row
+        assert run.score == pytest.approx(reference.score(Z_test, split.y_test), abs=1e-12)
+    else:
+        # R² of targets ~150 with residuals ~50: a relative 1e-7 is far above the rounding
+        # of a 300-row Cholesky (condition ~1e4 at α = 0.01) and far below any real change.
+        assert run.score == pytest.approx(reference.score(Z_test, split.y_test), rel=1e-7)
+    assert run.alpha == 0.01
+
+
+def test_baseline_with_alpha_chosen_on_a_subsample_solves_all_rows_at_that_alpha(monkeypatch):
+    X, y = load_digits(return_X_y=True)
+    kernel, split = _split(X[:900], y[:900], 600)
+    monkeypatch.setattr(kernel_path_module, "ALPHA_SUBSAMPLE_MIN_ROWS", 200)
+    assert alpha_subsample_rows(600) == 200
+    phases = []
+    run = _exact.run_exact(kernel, split, SelectAlpha(DEFAULT_ALPHAS, "classification"),
+                           phases.append)
+    assert phases == [_exact.PHASES[0], _exact.alpha_phase(200), _exact.PHASES[1],
+                      _exact.PHASES[2]]
+    K = np.asarray(kernel(split.X_train, split.X_train), dtype=np.float64)
+    path, rows = subsample_kernel_alpha(K, split.y_train, task="classification")
+    assert rows.size == 200 and run.alpha == path.alpha
+    assert any("on 200 of the 600 training rows" in note for note in run.notes)
+    # ... and the model is the one on all 600 rows at that α.
+    L, Z_test = _cholesky_features(kernel, split)
+    reference = RidgeClassifier(alpha=run.alpha).fit(L, split.y_train)
+    np.testing.assert_array_equal(
+        run.losses, (reference.predict(Z_test) != split.y_test).astype(float))
+
+
+@pytest.mark.parametrize(("name", "n_rows"), [("digits", 449), ("breast_cancer", 142)])
+def test_alpha_chosen_on_a_subsample_is_within_the_loo_noise_of_the_full_path(name, n_rows):
+    # Real, unscaled data, the CLI's kernel (median heuristic); m = n/3 rows (the rule's
+    # smallest ratio is n/4 with m >= 2,000: these small sets stand in at a smaller m).
+    loader = {"digits": load_digits, "breast_cancer": load_breast_cancer}[name]
+    X, y = loader(return_X_y=True)
+    X_train, _, y_train, _ = train_test_split(X, y, test_size=0.25, random_state=0,
+                                              stratify=y)
+    kernel = get_kernel("rbf", gamma=median_heuristic(X_train, "rbf").value)
+    K = np.asarray(kernel(X_train, X_train), dtype=np.float64)
+    sub, rows = subsample_kernel_alpha(K, y_train, task="classification", n_rows=n_rows)
+    assert rows.size == n_rows
+    centre_kernel_in_place(K)
+    full = kernel_alpha_path(K, y_train, task="classification", overwrite=True)
+    n = y_train.size
+    noise = np.sqrt(full.score * (1 - full.score) / n)  # the LOO accuracy's standard error
+    at_sub = full.scores[np.flatnonzero(full.alphas == sub.alpha)[0]]
+    assert at_sub >= full.score - 2 * noise
+    # The subsample is not the whole set: its own best α is chosen on other evidence.
+    assert sub.dual_coef.shape[0] == n_rows < n
