@@ -325,7 +325,9 @@ def test_estimator_on_device_matches_numpy(case, placement):
                         None if y_new is None else y_new.astype(dtype))
     host_arrays = {key: value.dtype for key, value in vars(host).items()  # not parameters
                    if isinstance(value, np.ndarray) and key not in host.get_params()
-                   and key != "classes_"}
+                   and key != "classes_" and not key.startswith("_")}
+    # (private state is not a fitted attribute: FeatureRidge keeps its normal equations'
+    # statistics on the host, in float64, by design)
     X = on(placement, X_DATA)
     with dispatch():
         device_y = None if y is None else on(
@@ -365,6 +367,40 @@ def test_estimator_on_device_matches_numpy(case, placement):
 
 
 NYSTROEM_PRECOMPUTED = km.Nystroem(kernel="precomputed", n_components=10, random_state=0)
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_feature_ridge_partial_fit_on_device_is_fit(placement):
+    # partial_fit with X and y in the device's namespace: features made there, statistics
+    # summed on the host in float64, coef_ placed back on the device.
+    rbf = km.RBFSampler(gamma=0.5, n_components=20, random_state=0)
+    with dispatch():
+        X, y = on(placement, X_DATA), on(placement, Y_DATA[:, 0])
+        labels = on((*placement[:2], "int64"), LABELS)
+        fitted = km.models.FeatureRidge(rbf, alpha=0.1).fit(X, y)
+        online = km.models.FeatureRidge(rbf, alpha=0.1)
+        classifier = km.models.FeatureRidgeClassifier(rbf, alpha=0.1)
+        for start, stop in ((0, 25), (25, 50), (45, 60)):
+            online.partial_fit(X[start:stop, :], y[start:stop])
+            classifier.partial_fit(X[start:stop, :], labels[start:stop], classes=[0, 1, 2])
+        outputs = (online.predict(on(placement, X_NEW)),
+                   classifier.decision_function(on(placement, X_NEW)), online.coef_)
+    for value in outputs:  # on X's device, in float64 (the models' outputs)
+        assert array_api_compat.array_namespace(value) is array_api_compat.array_namespace(X)
+        assert array_api_compat.device(value) == array_api_compat.device(X)
+    # The same features of the same rows (the batches overlap: rows 45-49 twice), summed in
+    # another order: the statistics of 75 rows against those of 60 differ, so compare with
+    # a fit on the same rows.
+    rows = np.r_[0:25, 25:50, 45:60]
+    with dispatch():
+        same_rows = km.models.FeatureRidge(rbf, alpha=0.1).fit(
+            on(placement, X_DATA[rows]), on(placement, Y_DATA[rows, 0]))
+    # float64 sums of the same float32/float64 features in another order: within n·eps64 of
+    # G, amplified by cond(S + αI) < 1e3 at α = 0.1 (D = 20): 1e-9 of coef_'s size.
+    coef, expected = to_numpy(online.coef_), to_numpy(same_rows.coef_)
+    np.testing.assert_allclose(coef, expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+    assert not np.allclose(coef, to_numpy(fitted.coef_), rtol=0,
+                           atol=1e-9 * np.abs(expected).max())  # the repeated rows count
 
 
 @pytest.mark.parametrize("placement", PLACEMENTS)

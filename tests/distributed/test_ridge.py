@@ -7,6 +7,7 @@ from __future__ import annotations
 import dask.array as da
 import numpy as np
 import pytest
+from sklearn.frozen import FrozenEstimator
 from sklearn.linear_model import Ridge, RidgeClassifier
 
 import kernelmaps as km
@@ -131,3 +132,32 @@ def test_bad_chunks_give_clear_errors(problem):
         FeatureRidgeClassifier(MAPS["rff"]()).fit(dX, np.zeros(900))
     with pytest.raises(ValueError, match="1-D y"):
         FeatureRidgeClassifier(MAPS["rff"]()).fit(dX, np.zeros((900, 2)))
+
+
+def test_dask_chunks_and_partial_fit_batches_are_one_accumulator(problem):
+    # Dask's tree reduction, partial_fit over the same chunks, and fit: three drivers of one
+    # accumulator, so one model to rounding (1e-8 of coef_, as against scikit-learn above).
+    X, y, dX = problem
+    on_dask = FeatureRidge(MAPS["rff"](), alpha=1e-2).fit(dX, y)
+    online = FeatureRidge(MAPS["rff"](), alpha=1e-2)
+    for start in range(0, X.shape[0], 250):  # dX's chunks
+        online.partial_fit(X[start:start + 250], y[start:start + 250])
+    in_memory = FeatureRidge(MAPS["rff"](), alpha=1e-2).fit(X, y)
+    for model in (on_dask, online):
+        assert_same_numbers(model.coef_, in_memory.coef_, rtol=1e-8)
+    assert on_dask._n_rows == online._n_rows == X.shape[0]
+    # The statistics Dask kept are partial_fit's to go on from.
+    more = on_dask.partial_fit(X[:100], y[:100])
+    both = FeatureRidge(MAPS["rff"](), alpha=1e-2).fit(np.r_[X, X[:100]], np.r_[y, y[:100]])
+    assert_same_numbers(more.coef_, both.coef_, rtol=1e-8)
+    with pytest.raises(TypeError, match="partial_fit takes in-memory batches"):
+        online.partial_fit(dX, y)
+
+
+def test_a_frozen_map_is_not_refitted_on_dask(problem):
+    X, y, dX = problem
+    nystroem = km.Nystroem(gamma=0.5, n_components=40, random_state=0).fit(X[:300])
+    model = FeatureRidge(FrozenEstimator(nystroem), alpha=1e-2).fit(dX, y)
+    assert model.feature_map_ is nystroem
+    reference = FeatureRidge(FrozenEstimator(nystroem), alpha=1e-2).fit(X, y)
+    assert_same_numbers(model.coef_, reference.coef_, rtol=1e-8)

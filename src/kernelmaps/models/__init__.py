@@ -8,6 +8,7 @@ from kernelmaps.models.fixed_size import FIXED_SIZE_MODELS, make_fixed_size_mode
 from kernelmaps.models.novelty import KernelMeanDistance
 from kernelmaps.models.ridge import KernelRidge
 from kernelmaps.models.ridge_classifier import KernelRidgeClassifier
+from kernelmaps.models.streaming import StreamingPipeline, make_streaming_pipeline
 
 __all__ = [
     "FIXED_SIZE_MODELS",
@@ -19,6 +20,8 @@ __all__ = [
     "KernelMeanDistance",
     "KernelRidge",
     "KernelRidgeClassifier",
+    "StreamingPipeline",
     "estimate_fit_cost",
     "make_fixed_size_model",
+    "make_streaming_pipeline",
 ]

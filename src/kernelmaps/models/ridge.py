@@ -129,6 +129,12 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         Names of features seen during fit. Defined only when X has feature names that are
         all strings.
 
+    See Also
+    --------
+    kernelmaps.models.FeatureRidge : With ``Nystroem(n_components=M)`` as its map, the same
+        Nyström problem from one pass of O(M²) statistics, with an exact ``partial_fit``:
+        the streaming form of ``solver="nystrom"`` (docs/models.md).
+
     References
     ----------
     A. Rudi, L. Carratino and L. Rosasco, "FALKON: An optimal large scale kernel method",

@@ -115,6 +115,12 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         Names of features seen during fit. Defined only when X has feature names that are
         all strings.
 
+    See Also
+    --------
+    kernelmaps.models.FeatureRidgeClassifier : With ``Nystroem(n_components=M)`` as its map, the
+        same Nyström problem from one pass of O(M²) statistics, with an exact ``partial_fit``:
+        the streaming form of ``solver="nystrom"`` (docs/models.md).
+
     References
     ----------
     G. Meanti, L. Carratino, L. Rosasco and A. Rudi, "Kernel methods through the roof:
