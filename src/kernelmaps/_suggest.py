@@ -11,8 +11,6 @@ import difflib
 from collections.abc import Iterable
 from typing import Any
 
-from sklearn.utils._param_validation import InvalidParameterError, StrOptions
-
 __all__ = ["SuggestOptionsMixin", "close_matches", "did_you_mean"]
 
 
@@ -66,6 +64,10 @@ class SuggestOptionsMixin:
     """
 
     def _validate_params(self) -> None:
+        # scikit-learn loaded here, not at import: the command line's argument parser uses
+        # did_you_mean and must answer --help without it (and estimators have it loaded).
+        from sklearn.utils._param_validation import InvalidParameterError
+
         try:
             super()._validate_params()  # type: ignore[misc]
         except InvalidParameterError as error:
@@ -77,6 +79,8 @@ class SuggestOptionsMixin:
 
 def _option_hint(estimator: Any) -> str:
     """The did-you-mean of the first string parameter outside its ``StrOptions``, or ``""``."""
+    from sklearn.utils._param_validation import StrOptions  # see _validate_params
+
     for name, constraints in getattr(estimator, "_parameter_constraints", {}).items():
         value = getattr(estimator, name, None)
         if not isinstance(value, str):

@@ -33,7 +33,8 @@ from kernelmaps import config_context
 from kernelmaps import io as model_io
 from kernelmaps._optional import import_optional
 from kernelmaps.cli import report
-from kernelmaps.cli._parser import DEFAULT_TUNE_OUT, kernel_params_from_args
+from kernelmaps.cli._kernel_args import kernel_params_from_args
+from kernelmaps.cli._parser import DEFAULT_TUNE_OUT
 from kernelmaps.cli.data import DataError, Dataset, load_dataset
 from kernelmaps.evaluate import median_heuristic_parameter, task_of
 from kernelmaps.kernels import Kernel, resolve_kernel
