@@ -8,6 +8,7 @@ case, so ``Gausian`` finds ``gaussian`` and ``Species`` finds ``species``.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -74,7 +75,28 @@ class SuggestOptionsMixin:
             hint = _option_hint(self)
             if not hint:
                 raise
-            raise InvalidParameterError(f"{str(error).rstrip('.')}{hint}.") from error
+            raise InvalidParameterError(_suggestion_first(str(error), hint)) from error
+
+
+#: scikit-learn's InvalidParameterError text.
+_INVALID = re.compile(r"(?s)The (?P<param>'\w+') parameter of (?P<owner>\w+) must be "
+                      r"(?P<constraints>.*)\. Got (?P<value>.*) instead\.?")
+
+
+def _suggestion_first(message: str, hint: str) -> str:
+    """scikit-learn's message with the did-you-mean first and the options sorted
+    (``{'sigmoid', 'chi_squared', ...}`` is a set: 23 kernel names in hash order, the one
+    meant at the end); the message with the hint appended when it has another form."""
+    match = _INVALID.fullmatch(message.strip())
+    if not match:
+        return f"{message.rstrip('.')}{hint}."
+
+    def sort(options: re.Match[str]) -> str:
+        return str(sorted(re.findall(r"'([^']*)'", options[1])))
+
+    constraints = re.sub(r"\{([^{}]*)\}", sort, match["constraints"])
+    return (f"The {match['param']} parameter of {match['owner']} got {match['value']}{hint}; "
+            f"it must be {constraints}.")
 
 
 def _option_hint(estimator: Any) -> str:

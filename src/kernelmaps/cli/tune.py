@@ -33,10 +33,11 @@ from kernelmaps import config_context
 from kernelmaps import io as model_io
 from kernelmaps._optional import import_optional
 from kernelmaps.cli import report
+from kernelmaps.cli._checks import check_data
 from kernelmaps.cli._kernel_args import kernel_params_from_args
 from kernelmaps.cli._parser import DEFAULT_TUNE_OUT
 from kernelmaps.cli.data import DataError, Dataset, load_dataset
-from kernelmaps.evaluate import median_heuristic_parameter, task_of
+from kernelmaps.evaluate import median_heuristic_parameter
 from kernelmaps.kernels import Kernel, resolve_kernel
 from kernelmaps.tuning import TuneResult, tune
 
@@ -237,7 +238,7 @@ def run(args: argparse.Namespace) -> int:
         data = load_dataset(args.data, target=args.target, require_target=True)
     except DataError as error:
         raise ValueError(error.describe({"target": "--target COLUMN"})) from error
-    task = task_of(data.y, args.task)
+    task = check_data(data, args)  # in files, columns and flags, before any work
     X, y, X_test, y_test, split = _split(data, args, task)
     result = _run_tune(args, X, y, err_console)
     test_score = None if X_test is None else float(result.estimator.score(X_test, y_test))

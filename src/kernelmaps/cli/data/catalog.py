@@ -157,16 +157,28 @@ _MAX_LISTED = 2000
 
 
 def _near_names(path: Path) -> str:
-    """' (did you mean …?)' for a missing path: close data set names, or close entries of
-    its folder (``train.cvs`` → ``train.csv``)."""
-    names = close_matches(str(path), BUNDLED)
+    """' (did you mean …?)' for a missing path: close entries of its folder first
+    (``wine.cvs`` → ``wine.csv``: the file on disk, not the bundled data set of the same stem,
+    which would run on other data), then, for a bare name, close data set names
+    (``winee`` → ``wine``). A file is suggested only when its name without the suffix is
+    close too: ``nothere.csv`` is not near every other ``.csv`` file of the folder."""
     folder = path.parent
-    if not names and folder.is_dir():
+    names: list[str] = []
+    if folder.is_dir():
         try:
             with os.scandir(folder) as entries:
                 listed = [e.name for e in itertools.islice(entries, _MAX_LISTED)]
         except OSError:
             listed = []
+        stem = _stem(path.name)
         names = [str(folder / name) if str(folder) != "." else name
-                 for name in close_matches(path.name, listed)]
+                 for name in close_matches(path.name, listed)
+                 if close_matches(stem, [_stem(name)])]
+    if not names and not path.suffix:
+        names = close_matches(str(path), BUNDLED)
     return did_you_mean(str(path), names) if names else ""
+
+
+def _stem(name: str) -> str:
+    """A file name without its suffixes (``data.csv.gz`` → ``data``)."""
+    return name.split(".", 1)[0] or name
