@@ -4,9 +4,10 @@ One function, :func:`validate_input`, wraps scikit-learn's ``validate_data`` (so
 messages are those ``check_estimator`` expects) with the dtype policy — float32 kept,
 everything else float64 — and turns scikit-learn's "could not convert string to float" into
 an error that says what to do about text columns, and its text for NaN (which recommends
-other models) into what to do about missing values: impute or drop them. An array of another library (array API
-dispatch) keeps its namespace and device, with the same dtype policy in its own dtypes;
-without dispatch, one NumPy cannot read gets an error naming ``array_api_dispatch``.
+other models) into what to do about missing values: impute or drop them. An array of
+another library (array API dispatch) keeps its namespace and device, with the same dtype
+policy in its own dtypes; without dispatch, one NumPy cannot read gets an error naming
+``array_api_dispatch``.
 """
 
 from __future__ import annotations

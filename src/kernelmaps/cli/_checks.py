@@ -63,7 +63,8 @@ def check_data(data: Dataset, args: argparse.Namespace) -> str:
                          "choose a numeric --target.")
     task = task_of(y, args.task)
     if task == "classification" and np.unique(y).size < 2:
-        raise InputError(f"{_target_text(data)} holds a single class ({np.asarray(y[0]).item()!r} in all "
+        only = np.asarray(y[0]).item()
+        raise InputError(f"{_target_text(data)} holds a single class ({only!r} in all "
                          f"{_rows(n)}): there is nothing to tell apart, and more rows of it "
                          "will not help; choose another --target.")
     return task
