@@ -1,8 +1,8 @@
 """The ``kernelmaps`` command line: compare approximations with the exact kernel, check kernels.
 
 Subcommands ``compare``, ``tune``, ``check-kernel`` and ``datasets`` (see ``docs/cli.md``).
-The package has one concern per module: :mod:`~kernelmaps.cli._parser` (the options; the
-standard library only), :mod:`~kernelmaps.cli.commands` (the subcommands),
+The package has one concern per module: the options' parser (standard library only),
+:mod:`~kernelmaps.cli.commands` (the subcommands),
 :mod:`~kernelmaps.cli.tune`, :mod:`~kernelmaps.cli.report` (terminal tables and the HTML
 report folder) and :mod:`~kernelmaps.cli.data` (loading data sets and data files). The
 console script ``kernelmaps`` and ``python -m kernelmaps`` both run :func:`main`.
