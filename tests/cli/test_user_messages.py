@@ -161,3 +161,13 @@ def test_a_misspelt_estimator_kernel_puts_the_suggestion_first_and_sorts_the_nam
     listed = message[message.index("["):message.index("]") + 1]
     names = [name.strip(" '") for name in listed.strip("[]").split(",")]
     assert names == sorted(names) and len(names) == 23
+
+
+def test_tune_test_size_leaving_too_few_rows_names_the_flag(capsys, files):
+    # Was: "--test-size 0.99: The train_size = 1 should be greater or equal to the number
+    # of classes = 3" (scikit-learn's words).
+    code, _, err = run_main(capsys, "tune", "--data", str(files / "wine.csv"), "--target",
+                            "cultivar", "--test-size", "0.99", "--quiet", "--out",
+                            str(files / "report"))
+    assert code == 2
+    assert "--test-size 0.99 leaves 1 of the 178 rows of wine.csv to search on" in err

@@ -160,8 +160,8 @@ def _near_names(path: Path) -> str:
     """' (did you mean …?)' for a missing path: close entries of its folder
     (``wine.cvs`` → ``wine.csv``: the file on disk, not the bundled data set of the same stem,
     which would run on other data), and for a bare name without a suffix close data set
-    names first (``digit`` → ``digits``). A file is suggested only when its name without the suffix is
-    close too: ``nothere.csv`` is not near every other ``.csv`` file of the folder."""
+    names first (``digit`` → ``digits``). A file is suggested only when its name without the
+    suffix is close too: ``nothere.csv`` is not near every other ``.csv`` file."""
     folder = path.parent
     names: list[str] = []
     if folder.is_dir():
