@@ -34,10 +34,15 @@ SPY = textwrap.dedent("""
 
     builtins.__import__ = spy
     import kernelmaps
+    bare = sorted(m for m in sys.modules if m.split(".")[0] in ("numpy", "scipy", "sklearn"))
+    # What `import kernelmaps` loaded before the names became lazy (PEP 562): the maps,
+    # the kernels, the landmarks.
+    kernelmaps.Nystroem, kernelmaps.check_mercer, kernelmaps.renyi_entropy_subset
     builtins.__import__ = real_import
     print(json.dumps({
         "direct": direct,
         "dependencies": sorted(dependencies),
+        "bare": bare,
         "heavy_loaded": [h for h in heavy if h in sys.modules],
         "kernelmaps_modules": sorted(m for m in sys.modules if m.startswith("kernelmaps")),
     }))
@@ -53,7 +58,9 @@ def run_python(code: str, *args: str) -> str:
 
 def test_import_kernelmaps_does_not_import_heavy_modules():
     report = json.loads(run_python(SPY, json.dumps(HEAVY)))
-    # No kernelmaps module imports any of them at import time ...
+    # `import kernelmaps` alone loads no numerics (the command line's --help is instant) ...
+    assert report["bare"] == []
+    # ... and with the maps loaded, no kernelmaps module imports any of them ...
     assert report["direct"] == []
     # ... the evaluation tools and the command line stay unloaded ...
     loaded = report["kernelmaps_modules"]
@@ -117,3 +124,19 @@ def test_evaluation_entry_points_load_on_first_use():
         "False True True True True",
         "module 'kernelmaps' has no attribute 'no_such_name'",
     ]
+
+
+def test_subpackages_are_attributes_after_import_kernelmaps():
+    # kernelmaps.models used to exist only once something had imported it (issue 27 item 8).
+    code = textwrap.dedent("""
+        import kernelmaps
+
+        names = ("cli", "distributed", "evaluate", "io", "kernels", "landmarks", "maps",
+                 "models", "tuning")
+        print(kernelmaps.models.KernelRidge.__module__, kernelmaps.kernels.RBFKernel.__name__,
+              kernelmaps.tuning.tune is kernelmaps.tune, set(names) <= set(dir(kernelmaps)),
+              set(kernelmaps.__all__) <= set(dir(kernelmaps)))
+        print(all(hasattr(kernelmaps, name) for name in (*names, *kernelmaps.__all__)))
+    """)
+    assert run_python(code).splitlines() == [
+        "kernelmaps.models.ridge RBFKernel True True True", "True"]

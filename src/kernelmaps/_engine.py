@@ -70,6 +70,10 @@ from threadpoolctl import ThreadpoolController
 from kernelmaps._array_api import is_device_array, reduce_blocks_device, run_blocks_device
 from kernelmaps._config import available_cores, get_config
 
+# The Dask dispatch registry, kept in a module of its own (standard library only) so that
+# kernelmaps.distributed registers without loading NumPy; re-exported here.
+from kernelmaps._handlers import collection_handler, register_collection_handler
+
 __all__ = [
     "FLOAT_DTYPES",
     "FLOPS_FOR_BLAS_THREADS",
@@ -161,28 +165,6 @@ def is_dask_collection(X: Any) -> bool:
     Dask collections implement the ``__dask_graph__`` protocol; anything else is data.
     """
     return callable(getattr(type(X), "__dask_graph__", None))
-
-
-#: What to do with a lazy (Dask) collection, by operation name. ``kernelmaps.distributed``
-#: registers its functions here when it is imported (``import kernelmaps`` imports it), so
-#: maps and models dispatch a Dask input without importing the layer above them.
-_COLLECTION_HANDLERS: dict[str, Callable[..., Any]] = {}
-
-
-def register_collection_handler(operation: str, handler: Callable[..., Any]) -> None:
-    """Make ``handler`` what :func:`collection_handler` returns for ``operation``."""
-    _COLLECTION_HANDLERS[operation] = handler
-
-
-def collection_handler(operation: str) -> Callable[..., Any]:
-    """The registered function for ``operation`` on a Dask collection."""
-    try:
-        return _COLLECTION_HANDLERS[operation]
-    except KeyError:
-        raise TypeError(
-            f"a Dask collection was passed ({operation}), but kernelmaps.distributed, which "
-            "handles them, is not loaded: pip install 'kernelmaps[dask]' and import kernelmaps."
-        ) from None
 
 
 @contextmanager

@@ -8,10 +8,9 @@ case, so ``Gausian`` finds ``gaussian`` and ``Species`` finds ``species``.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from typing import Any
-
-from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 
 __all__ = ["SuggestOptionsMixin", "close_matches", "did_you_mean"]
 
@@ -66,17 +65,44 @@ class SuggestOptionsMixin:
     """
 
     def _validate_params(self) -> None:
+        # scikit-learn loaded here, not at import: the command line's argument parser uses
+        # did_you_mean and must answer --help without it (and estimators have it loaded).
+        from sklearn.utils._param_validation import InvalidParameterError
+
         try:
             super()._validate_params()  # type: ignore[misc]
         except InvalidParameterError as error:
             hint = _option_hint(self)
             if not hint:
                 raise
-            raise InvalidParameterError(f"{str(error).rstrip('.')}{hint}.") from error
+            raise InvalidParameterError(_suggestion_first(str(error), hint)) from error
+
+
+#: scikit-learn's InvalidParameterError text.
+_INVALID = re.compile(r"(?s)The (?P<param>'\w+') parameter of (?P<owner>\w+) must be "
+                      r"(?P<constraints>.*)\. Got (?P<value>.*) instead\.?")
+
+
+def _suggestion_first(message: str, hint: str) -> str:
+    """scikit-learn's message with the did-you-mean first and the options sorted
+    (``{'sigmoid', 'chi_squared', ...}`` is a set: 23 kernel names in hash order, the one
+    meant at the end); the message with the hint appended when it has another form."""
+    match = _INVALID.fullmatch(message.strip())
+    if not match:
+        return f"{message.rstrip('.')}{hint}."
+
+    def sort(options: re.Match[str]) -> str:
+        return str(sorted(re.findall(r"'([^']*)'", options[1])))
+
+    constraints = re.sub(r"\{([^{}]*)\}", sort, match["constraints"])
+    return (f"The {match['param']} parameter of {match['owner']} got {match['value']}{hint}; "
+            f"it must be {constraints}.")
 
 
 def _option_hint(estimator: Any) -> str:
     """The did-you-mean of the first string parameter outside its ``StrOptions``, or ``""``."""
+    from sklearn.utils._param_validation import StrOptions  # see _validate_params
+
     for name, constraints in getattr(estimator, "_parameter_constraints", {}).items():
         value = getattr(estimator, name, None)
         if not isinstance(value, str):

@@ -3,9 +3,11 @@
 One function, :func:`validate_input`, wraps scikit-learn's ``validate_data`` (so the error
 messages are those ``check_estimator`` expects) with the dtype policy — float32 kept,
 everything else float64 — and turns scikit-learn's "could not convert string to float" into
-an error that says what to do about text columns. An array of another library (array API
-dispatch) keeps its namespace and device, with the same dtype policy in its own dtypes;
-without dispatch, one NumPy cannot read gets an error naming ``array_api_dispatch``.
+an error that says what to do about text columns, and its text for NaN (which recommends
+other models) into what to do about missing values: impute or drop them. An array of
+another library (array API dispatch) keeps its namespace and device, with the same dtype
+policy in its own dtypes; without dispatch, one NumPy cannot read gets an error naming
+``array_api_dispatch``.
 """
 
 from __future__ import annotations
@@ -54,5 +56,14 @@ def validate_input(estimator: Any, X: Any, y: Any = "no_validation", *, reset: b
                 f"X passed to {type(estimator).__name__} must be numeric, but it holds strings "
                 f"({error}). Encode text or categorical columns first, e.g. with "
                 "sklearn.preprocessing.OneHotEncoder."
+            ) from error
+        if "does not accept missing values" in str(error):
+            # scikit-learn's text recommends its HistGradientBoosting models: not what a
+            # user of a kernel map does. Its first line ("Input X contains NaN.") is kept.
+            name = type(estimator).__name__
+            raise ValueError(
+                f"{str(error).splitlines()[0]} {name} does not accept missing values: impute "
+                f"them (make_pipeline(SimpleImputer(), {name}(), ...), with "
+                "sklearn.impute.SimpleImputer) or drop the rows that hold them."
             ) from error
         raise

@@ -35,3 +35,39 @@ def run_main(capsys, *argv: str) -> tuple[int, str, str]:
         code = exit_.code
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def run_in_pty(*argv: str, columns: int = 80, cwd: Path | None = None) -> tuple[int, list[str]]:
+    """``python -m kernelmaps ARGV`` in a real pseudo-terminal ``columns`` wide (its size set
+    with ``TIOCSWINSZ``, as a terminal emulator does): ``(exit code, the lines it showed)``,
+    escape sequences removed. POSIX only (the callers skip elsewhere)."""
+    import fcntl
+    import pty
+    import re
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
+    env = {**ENV, "COLUMNS": str(columns), "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    process = subprocess.Popen([sys.executable, "-m", "kernelmaps", *argv], stdin=follower,
+                               stdout=follower, stderr=follower, env=env, cwd=cwd,
+                               close_fds=True)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the command ended and closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    code = process.wait(timeout=300)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "",
+                  b"".join(chunks).decode("utf-8", errors="replace"))
+    return code, [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]

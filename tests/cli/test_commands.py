@@ -251,7 +251,7 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
         (["--data", good, "--kernel-param", "nu=2"],
          "kernel 'rbf' has no parameter(s) ['nu']; it accepts ['gamma', 'sigma']"),
         (["--data", _write(tmp / "t.csv", "a,label\n1,0\n2,1\n")],
-         "too little data for the split: 2 rows"),
+         "t.csv has 2 rows; compare needs at least 3 (two to train on and one to test)"),
         (["--data", good, "--cv", "40"], "too little data for 40-fold cross-validation"),
         (["--data", good, "--n-components", "ten"], "expected comma-separated integers"),
         (["--data", good, "--model", "forest"], "invalid choice: 'forest'"),

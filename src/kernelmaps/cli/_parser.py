@@ -3,23 +3,34 @@
 :mod:`argparse` (no extra dependency; subcommands, ``--exact/--no-exact`` and exit status 2
 for usage errors are built in), with one-line errors. Each value type refuses bad text with
 a message naming what it expected. :mod:`kernelmaps.cli.commands` runs the subcommands.
+
+This module imports the standard library only (the names it offers come from
+:mod:`kernelmaps.cli._catalog`): ``kernelmaps --help`` and an argument error answer without
+loading NumPy or scikit-learn.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
+import importlib
+import math
 import re
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
 
-import numpy as np
-
-from kernelmaps import evaluate
 from kernelmaps._suggest import did_you_mean
-from kernelmaps.kernels import KERNEL_ALIASES, KERNELS, resolve_kernel
+from kernelmaps.cli._catalog import (
+    EXACT_AUTO_MAX_SECONDS,
+    KERNEL_ALIASES,
+    KERNEL_NAMES,
+    MAX_AUTO_CLASSES,
+    METHOD_NAMES,
+    MODEL_NAMES,
+    SCALES,
+    canonical_kernel_name,
+)
 
 __all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "DEFAULT_TUNE_OUT", "SCALE_CHOICES",
            "build_parser"]
@@ -29,7 +40,7 @@ DEFAULT_TUNE_OUT = "kernelmaps-tune-report"
 DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
 #: ``--scale``'s values in every subcommand: ``auto`` applies compare's scale rule
 #: (:func:`kernelmaps.evaluate.choose_scale`).
-SCALE_CHOICES = ("auto", *evaluate.SCALES)
+SCALE_CHOICES = ("auto", *SCALES)
 
 
 #: argparse's message for a value outside ``choices`` (quoted names up to Python 3.12.7,
@@ -39,10 +50,27 @@ _INVALID_CHOICE = re.compile(r"invalid choice: '(?P<value>[^']*)' \(choose from 
 
 def _version() -> str:
     """The installed distribution's version (its metadata, the one source of truth)."""
+    import importlib.metadata  # only for --version: scanning the distributions costs
+
     try:
         return importlib.metadata.version("kernelmaps")
     except importlib.metadata.PackageNotFoundError:  # run from a source tree, not installed
         return "unknown (not installed; pip install -e . gives it its metadata)"
+
+
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, read from the metadata only when asked (reading
+    it costs a scan of the installed distributions on every run otherwise)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS,
+                 default: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=default, nargs=0,
+                         help=help or "show program's version number and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> NoReturn:
+        print(f"{parser.prog} {_version()}")  # on stdout, as argparse's own version action
+        parser.exit()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -109,7 +137,7 @@ def _number_above_zero(example: str, below: float | None = None) -> Any:
             value = float(text)
         except ValueError:
             value = -1.0
-        if not (np.isfinite(value) and value > 0 and (below is None or value < below)):
+        if not (math.isfinite(value) and value > 0 and (below is None or value < below)):
             raise argparse.ArgumentTypeError(f"expected {expected} such as {example}; got "
                                              f"{text!r}")
         return value
@@ -159,12 +187,10 @@ def _kernel_name(text: str) -> str:
     """A kernel name or alias (kept as typed; :func:`resolve_kernel` reads aliases)."""
     if text == "precomputed":  # the command explains why it cannot take one
         return text
-    try:
-        resolve_kernel(text)
-    except ValueError:
+    if canonical_kernel_name(text) is None:
         raise argparse.ArgumentTypeError(
-            f"unknown kernel {text!r}{did_you_mean(text, [*KERNELS, *KERNEL_ALIASES])}; "
-            f"valid kernels are {sorted(KERNELS)} (aliases: {_aliases_text()})") from None
+            f"unknown kernel {text!r}{did_you_mean(text, [*KERNEL_NAMES, *KERNEL_ALIASES])}; "
+            f"valid kernels are {sorted(KERNEL_NAMES)} (aliases: {_aliases_text()})")
     return text
 
 
@@ -175,10 +201,10 @@ def _aliases_text() -> str:
 def _method_names(text: str) -> str:
     """Comma-separated method names, each checked against the registry (kept as typed)."""
     for name in (part.strip() for part in text.split(",")):
-        if name and name not in evaluate.METHODS:
+        if name and name not in METHOD_NAMES:
             raise argparse.ArgumentTypeError(
-                f"unknown method {name!r}{did_you_mean(name, evaluate.METHODS)}; valid "
-                f"methods are {sorted(evaluate.METHODS)}")
+                f"unknown method {name!r}{did_you_mean(name, METHOD_NAMES)}; valid "
+                f"methods are {sorted(METHOD_NAMES)}")
     return text
 
 
@@ -248,32 +274,46 @@ def _number(text: str) -> int | float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
-    if not np.isfinite(value):
+    if not math.isfinite(value):
         raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}")
     return value
+
+
+def _gamma(text: str) -> int | float:
+    """``--gamma`` (and ``--kernel-param gamma=``): a finite number > 0. γ = 0 makes every
+    kernel value the same (exp(0) = 1: no map or model can learn from it), a negative one
+    turns the kernel upside down; leaving it out chooses it by the median heuristic."""
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected gamma > 0 such as 0.1 (gamma = 0 makes every kernel value equal; "
+            f"leave it out for the median heuristic); got {text!r}")
+    return value
+
+
+def _degree(text: str) -> int | float:
+    """``--degree``: a polynomial degree >= 1 (an integer as a rule; scikit-learn's
+    polynomial kernel takes a real one too)."""
+    value = _number(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a degree >= 1 such as 3; got {text!r}")
+    return value
+
+
+#: The kernel parameters whose value type is checked at the command line: the same as the
+#: flag of the same name.
+_PARAM_TYPES = {"gamma": _gamma, "degree": _degree}
 
 
 def _kernel_param(text: str) -> tuple[str, int | float]:
     name, sep, value = text.partition("=")
     if not sep or not name.strip():
         raise argparse.ArgumentTypeError(f"expected NAME=VALUE such as gamma=0.1; got {text!r}")
-    return name.strip(), _number(value)
-
-
-def kernel_params_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The kernel parameters typed on the command line (``--gamma``, ``--degree``,
-    ``--coef0``, ``--kernel-param``), refused when the kernel lacks one: resolve_kernel drops
-    parameters a named kernel lacks (scikit-learn's rule for gamma, degree and coef0), and a
-    parameter typed on the command line must not vanish silently."""
-    params = {name: getattr(args, name) for name in ("gamma", "degree", "coef0")
-              if getattr(args, name) is not None}
-    params.update(dict(args.kernel_param))
-    kind = resolve_kernel(args.kernel, owner="--kernel")
-    unknown = sorted(set(params) - set(kind.param_names))
-    if unknown:
-        raise ValueError(f"kernel {args.kernel!r} has no parameter(s) {unknown}; it accepts "
-                         f"{list(kind.param_names) or 'none'}.")
-    return params
+    name = name.strip()
+    try:
+        return name, _PARAM_TYPES.get(name, _number)(value)
+    except argparse.ArgumentTypeError as error:
+        raise argparse.ArgumentTypeError(f"{name}=: {error}") from None
 
 
 # =========================================================================== options
@@ -306,11 +346,13 @@ def _add_kernel_options(parser: argparse.ArgumentParser, *, kernel_help: str = "
     group = parser.add_argument_group("kernel")
     group.add_argument("--kernel", default="rbf", metavar="NAME", type=_kernel_name,
                        help=kernel_help or (
-                           f"kernel name from kernelmaps.kernels: {', '.join(sorted(KERNELS))} "
+                           "kernel name from kernelmaps.kernels: "
+                           f"{', '.join(sorted(KERNEL_NAMES))} "
                            f"(aliases: {_aliases_text()}; default: rbf)"))
-    group.add_argument("--gamma", type=_number, default=None,
-                       help=f"gamma of the kernel ({gamma_help})")
-    group.add_argument("--degree", type=_number, default=None, help="polynomial degree")
+    group.add_argument("--gamma", type=_gamma, default=None,
+                       help=f"gamma of the kernel (> 0; {gamma_help})")
+    group.add_argument("--degree", type=_degree, default=None,
+                       help="polynomial degree (>= 1; default: 3)")
     group.add_argument("--coef0", type=_number, default=None, help="polynomial/sigmoid offset")
     group.add_argument("--kernel-param", type=_kernel_param, action="append", default=[],
                        metavar="NAME=VALUE",
@@ -332,7 +374,7 @@ def _add_task_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task", choices=["auto", "classification", "regression"],
                         default="auto",
                         help="auto: class labels unless the target is real-valued with more "
-                             f"than {evaluate.MAX_AUTO_CLASSES} distinct values")
+                             f"than {MAX_AUTO_CLASSES} distinct values")
 
 
 def _add_test_size_option(parser: argparse.ArgumentParser, default: float | None,
@@ -363,13 +405,13 @@ def _add_compare(commands: Any) -> None:
     compare.add_argument("--methods", action="append", default=None, metavar="A,B",
                          type=_method_names,
                          help="methods (comma-separated or repeated): "
-                              f"{', '.join(evaluate.METHODS)} (default: every method for "
+                              f"{', '.join(METHOD_NAMES)} (default: every method for "
                               "the kernel)")
     compare.add_argument("--n-components", type=_int_list, default=list(DEFAULT_N_COMPONENTS),
                          metavar="N,N",
                          help="output dimensions (default: "
                               f"{','.join(map(str, DEFAULT_N_COMPONENTS))})")
-    compare.add_argument("--model", choices=sorted(evaluate.MODELS), default="ridge",
+    compare.add_argument("--model", choices=list(MODEL_NAMES), default="ridge",
                          help="linear model on the features (default: ridge)")
     compare.add_argument("--alpha", type=_number_above_zero("0.01"), default=None, metavar="A",
                          help="ridge's alpha, the same for every row (default: chosen per "
@@ -378,7 +420,7 @@ def _add_compare(commands: Any) -> None:
     _add_task_option(compare)
     compare.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                          help="run the exact-kernel baseline (default: while its estimated "
-                              f"time (<= {evaluate.EXACT_AUTO_MAX_SECONDS:.0f} s) and memory fit; "
+                              f"time (<= {EXACT_AUTO_MAX_SECONDS:.0f} s) and memory fit; "
                               "the report says why it was skipped)")
     compare.add_argument("--seeds", type=_positive_int, default=3,
                          help="seeds per randomised map (default: 3)")
@@ -424,9 +466,9 @@ def _add_tune(commands: Any) -> None:
         tune, kernel_help="a kernel with a median heuristic: rbf, laplacian, chi2, poly, "
                           "sigmoid, matern (aliases resolve; default: rbf)",
         gamma_help="fixed at this value; default: searched around the median heuristic")
-    tune.add_argument("--method", default="nystroem", choices=list(evaluate.METHODS),
+    tune.add_argument("--method", default="nystroem", choices=list(METHOD_NAMES),
                       metavar="NAME",
-                      help=f"feature map: {', '.join(evaluate.METHODS)} (default: nystroem)")
+                      help=f"feature map: {', '.join(METHOD_NAMES)} (default: nystroem)")
     tune.add_argument("--n-components", type=_keyword_or_int("auto", 1), default="auto",
                       metavar="N|auto",
                       help="output dimension D, or auto to grow it by doubling (default)")
@@ -461,7 +503,7 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Explicit kernel feature maps, compared with the exact kernel.")
     parser.add_argument("--traceback", action="store_true",
                         help="show the full traceback of an input error")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
 
@@ -473,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "it is symmetric positive semi-definite. Exit status 1 if it is not.")
     _add_data_options(check)
     _add_kernel_options(check)
-    check.add_argument("--max-samples", type=_positive_int, default=1000,
+    check.add_argument("--max-samples", type=_int_at_least(2, what=" (rows)"), default=1000,
                        help="rows sampled for the Gram matrix (default: 1000)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
 

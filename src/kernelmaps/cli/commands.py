@@ -46,18 +46,16 @@ from threadpoolctl import threadpool_limits
 from kernelmaps import evaluate
 from kernelmaps._optional import import_optional
 from kernelmaps.cli import report, tune
-from kernelmaps.cli._parser import build_parser, kernel_params_from_args
+from kernelmaps.cli._checks import InputError, check_data
+from kernelmaps.cli._kernel_args import kernel_params_from_args
+from kernelmaps.cli._parser import build_parser
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
 from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer, resolve_kernel
 
-__all__ = ["InputError", "main"]
+__all__ = ["InputError", "main", "run"]
 
 #: The loaders' arguments as this command spells them, for data errors.
 _DATA_OPTIONS = {"target": "--target COLUMN"}
-
-
-class InputError(ValueError):
-    """Bad command-line input; reported in one line with exit status 2."""
 
 
 # =========================================================================== kernel
@@ -266,6 +264,7 @@ def _compare(args: argparse.Namespace) -> int:
     out_console = report.console(quiet=args.quiet or args.json)
     err_console = report.console(stderr=True, quiet=args.quiet)
     data = _load(args, require_target=True)
+    check_data(data, args)  # in files, columns and flags, before any work
     data, subsample = _subsample(data, args)
     if subsample:
         err_console.print(subsample)
@@ -382,8 +381,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     >>> status, "digits" in out.getvalue()
     (0, True)
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    return run(build_parser().parse_args(argv), argv)
+
+
+def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
+    """Run the subcommand of ``args``, parsed by :func:`~kernelmaps.cli._parser.build_parser`
+    from ``argv`` (None: ``sys.argv[1:]``); the exit status, as :func:`main`."""
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for the report
     try:
         _check_prerequisites(args.command)

@@ -457,15 +457,26 @@ def write_report(out: Path, results: Any, summary: Any, title: str,
 
 
 def print_datasets(console: Any, infos: Sequence[DatasetInfo], title: str) -> None:
-    """The named data sets as a table: name, size, description, availability, location."""
+    """The named data sets as a table: name, size, description, availability, location.
+
+    A location with a path or a command in it (a folder, an install hint) is printed under
+    the table, on a line of its own: in a narrow cell rich would break it inside a word
+    (``dataset-fashio`` / ``n-mnist``), and a broken command or path cannot be copied."""
     table = import_optional("rich.table").Table(title=title, header_style="bold")
-    for header in ("name", "rows × features", "description", "available"):
+    for header in ("name", "rows × features", "description", "available", "where"):
         table.add_column(header)
-    table.add_column("where", overflow="fold")
+    below = []
     for info in infos:
+        where = info.location
+        if "/" in where or "`" in where:
+            below.append(f"{info.name}: {where}")
+            where = "see below"
         table.add_row(info.name, info.shape, info.description,
-                      "yes" if info.available else "[red]no[/red]", info.location)
+                      "yes" if info.available else "[red]no[/red]", where)
     console.print(table)
+    for line in below:
+        # rich wraps it between words: a path or a command is never cut inside
+        console.print(line, markup=False)
 
 
 def console(stderr: bool = False, quiet: bool = False) -> Any:

@@ -33,11 +33,14 @@ from kernelmaps import config_context
 from kernelmaps import io as model_io
 from kernelmaps._optional import import_optional
 from kernelmaps.cli import report
-from kernelmaps.cli._parser import DEFAULT_TUNE_OUT, kernel_params_from_args
+from kernelmaps.cli._checks import InputError, check_data
+from kernelmaps.cli._kernel_args import kernel_params_from_args
+from kernelmaps.cli._parser import DEFAULT_TUNE_OUT
 from kernelmaps.cli.data import DataError, Dataset, load_dataset
-from kernelmaps.evaluate import median_heuristic_parameter, task_of
+from kernelmaps.evaluate import median_heuristic_parameter
 from kernelmaps.kernels import Kernel, resolve_kernel
 from kernelmaps.tuning import TuneResult, tune
+from kernelmaps.tuning.search import min_rows
 
 __all__ = ["DEFAULT_OUT", "run"]
 
@@ -55,8 +58,16 @@ def _split(data: Dataset, args: argparse.Namespace, task: str) -> tuple[Any, ...
             f"the data set's own test split ({data.X_test.shape[0]} rows)")
     if args.test_size is None:
         return data.X, data.y, None, None, "none (validation score only)"
-    stratify = data.y if task == "classification" and \
-        np.unique(data.y, return_counts=True)[1].min() >= 2 else None
+    classes, counts = np.unique(data.y, return_counts=True)
+    stratify = data.y if task == "classification" and counts.min() >= 2 else None
+    # scikit-learn's rule: ceil(test_size · n) test rows, the rest to train on and search.
+    n = data.X.shape[0]
+    n_train = n - math.ceil(args.test_size * n)
+    needed = max(min_rows(args.cv), classes.size if stratify is not None else 0)
+    if n_train < needed:
+        raise InputError(f"--test-size {args.test_size} leaves {n_train} of the {n} rows of "
+                         f"{data.name} to search on; tune needs at least {needed} (use a "
+                         "smaller --test-size).")
     try:
         X_train, X_test, y_train, y_test = train_test_split(
             data.X, data.y, test_size=args.test_size, random_state=args.random_state,
@@ -236,7 +247,7 @@ def run(args: argparse.Namespace) -> int:
         data = load_dataset(args.data, target=args.target, require_target=True)
     except DataError as error:
         raise ValueError(error.describe({"target": "--target COLUMN"})) from error
-    task = task_of(data.y, args.task)
+    task = check_data(data, args)  # in files, columns and flags, before any work
     X, y, X_test, y_test, split = _split(data, args, task)
     result = _run_tune(args, X, y, err_console)
     test_score = None if X_test is None else float(result.estimator.score(X_test, y_test))

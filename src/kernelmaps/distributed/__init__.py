@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from kernelmaps._engine import register_collection_handler
+from kernelmaps._handlers import register_collection_handler
 
 if TYPE_CHECKING:  # pragma: no cover - loaded on first use below
     from kernelmaps.models.feature_ridge import FeatureRidge, FeatureRidgeClassifier

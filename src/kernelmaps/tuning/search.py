@@ -71,7 +71,7 @@ from kernelmaps.tuning._checks import (
 )
 from kernelmaps.tuning.result import Trial, TuneResult
 
-__all__ = ["START_COMPONENTS", "tune"]
+__all__ = ["START_COMPONENTS", "min_rows", "tune"]
 
 #: First D of the doubling (``n_components="auto"``).
 START_COMPONENTS = 128
@@ -345,6 +345,28 @@ def _max_components(method: str, n_rows: int, max_components: int) -> int:
 
 
 # =========================================================================== tune
+def min_rows(cv: int | str) -> int:
+    """The fewest rows :func:`tune` searches on with validation ``cv``: 3 for leave-one-out
+    (two rows fit, one is left out), two per fold for K folds.
+
+    Parameters
+    ----------
+    cv : int or "loo"
+        The validation: K folds or leave-one-out.
+
+    Returns
+    -------
+    int
+        The smallest number of rows.
+
+    Examples
+    --------
+    >>> min_rows("loo"), min_rows(5)
+    (3, 10)
+    """
+    return 2 * cv if isinstance(cv, int) else 3
+
+
 def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroem",
          target: float = 0.005, cv: str | int = "loo", time_budget: float | None = None,
          random_state: Any = None, n_components: int | str = "auto", alphas: Any = None,
@@ -459,9 +481,10 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     n = X.shape[0]
     y = check_target(y, n, "y")
     task = task_of(y, task)
-    minimum = 2 * cv if isinstance(cv, int) else 3
+    minimum = min_rows(cv)
     if n < minimum:
-        raise ValueError(f"X has {n} rows; tune needs at least {minimum} with cv={cv!r}.")
+        raise ValueError(f"X has {n} row{'s' * (n != 1)}; tune needs at least {minimum} with "
+                         f"cv={cv!r}.")
     if task == "classification" and np.unique(y).size < 2:
         raise ValueError("y holds a single class; classification needs at least two.")
 

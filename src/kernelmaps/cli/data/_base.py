@@ -65,6 +65,8 @@ class Dataset:
     source : str
         Where it was read from.
     description : str
+    target : str or None
+        The target column of a table file (None for other data).
     """
 
     name: str
@@ -75,6 +77,7 @@ class Dataset:
     feature_names: tuple[str, ...] | None = None
     source: str = ""
     description: str = ""
+    target: str | None = None
 
     @property
     def n_samples(self) -> int:

@@ -157,16 +157,30 @@ _MAX_LISTED = 2000
 
 
 def _near_names(path: Path) -> str:
-    """' (did you mean …?)' for a missing path: close data set names, or close entries of
-    its folder (``train.cvs`` → ``train.csv``)."""
-    names = close_matches(str(path), BUNDLED)
+    """' (did you mean …?)' for a missing path: close entries of its folder
+    (``wine.cvs`` → ``wine.csv``: the file on disk, not the bundled data set of the same stem,
+    which would run on other data), and for a bare name without a suffix close data set
+    names first (``digit`` → ``digits``). A file is suggested only when its name without the
+    suffix is close too: ``nothere.csv`` is not near every other ``.csv`` file."""
     folder = path.parent
-    if not names and folder.is_dir():
+    names: list[str] = []
+    if folder.is_dir():
         try:
             with os.scandir(folder) as entries:
                 listed = [e.name for e in itertools.islice(entries, _MAX_LISTED)]
         except OSError:
             listed = []
+        if not path.name.startswith("."):  # hidden entries (.git) only when typed so
+            listed = [name for name in listed if not name.startswith(".")]
+        stem = _stem(path.name)
         names = [str(folder / name) if str(folder) != "." else name
-                 for name in close_matches(path.name, listed)]
+                 for name in close_matches(path.name, listed)
+                 if close_matches(stem, [_stem(name)])]
+    if not path.suffix:  # a bare name: the data sets first (digit → digits)
+        names = [*close_matches(str(path), BUNDLED), *names][:3]
     return did_you_mean(str(path), names) if names else ""
+
+
+def _stem(name: str) -> str:
+    """A file name without its suffixes (``data.csv.gz`` → ``data``)."""
+    return name.split(".", 1)[0] or name

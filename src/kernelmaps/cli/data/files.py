@@ -110,7 +110,7 @@ def _table_dataset(frame: Any, source: Path, target: str | None, require_target:
                           row_label)
     return Dataset(name=source.name, X=X, y=y, feature_names=names, source=str(source),
                    description=f"table {source.name}" + (f", target {target!r}" if target
-                                                         else ""))
+                                                         else ""), target=target)
 
 
 def file_suffix(path: Path) -> str:
@@ -146,8 +146,8 @@ def load_table(path: str | PathLike[str], target: str | None = None, *,
             frame = _read_parquet(path)
             row_label = default_row
         else:
-            frame = pd.read_csv(_table_source(path, TABLE_SUFFIXES[suffix]),
-                                sep=TABLE_SUFFIXES[suffix], compression=None)
+            source, separator = _table_source(path, TABLE_SUFFIXES[suffix])
+            frame = pd.read_csv(source, sep=separator, compression=None)
             row_label = _line_of_row
     except DataError:
         raise
@@ -161,17 +161,37 @@ def load_table(path: str | PathLike[str], target: str | None = None, *,
     return _table_dataset(frame, path, target, require_target, row_label)
 
 
-def _table_source(path: Path, separator: str) -> Path | io.BytesIO:
-    """The file for pandas: itself, or its decompressed bytes (within the expansion limit);
-    a table wider than :data:`MAX_TABLE_COLUMNS` is refused before parsing."""
+def _table_source(path: Path, separator: str) -> tuple[Path | io.BytesIO, str]:
+    """The file for pandas: itself, or its decompressed bytes (within the expansion limit),
+    and its separator (:func:`_separator`); a table wider than :data:`MAX_TABLE_COLUMNS` is
+    refused before parsing."""
     stream, method = open_data(path)
     with stream:
         if method is None:
-            check_table_width(read_upto(stream, _HEAD_BYTES, path, None), separator, path)
-            return path
+            head = read_upto(stream, _HEAD_BYTES, path, None)
+            separator = _separator(head, separator)
+            check_table_width(head, separator, path)
+            return path, separator
         data = read_capped(stream, expansion_limit(path.stat().st_size), path, method)
+    separator = _separator(data[:_HEAD_BYTES], separator)
     check_table_width(data[:_HEAD_BYTES], separator, path)
-    return io.BytesIO(data)
+    return io.BytesIO(data), separator
+
+
+#: Separators a table's header line is looked at for when its suffix's one is absent.
+_SEPARATORS = (",", ";", "\t", "|")
+
+
+def _separator(head: bytes, expected: str) -> str:
+    """The suffix's separator (``,`` for .csv), or, when the header line has none of it and
+    exactly one other separator, that one: Excel writes ``;``-separated .csv files where the
+    decimal mark is a comma, and a header read as one column helps nobody."""
+    end = head.find(b"\n")
+    header = head[: len(head) if end < 0 else end]
+    if expected.encode() in header:
+        return expected
+    found = [sep for sep in _SEPARATORS if sep.encode() in header]
+    return found[0] if len(found) == 1 else expected
 
 
 def _read_parquet(path: Path) -> Any:
