@@ -142,8 +142,12 @@ def log_ticks(low: float, high: float, min_count: int = MIN_LOG_TICKS,
         if len(inside) >= min_count:
             return inside
     ticker = import_optional("matplotlib.ticker")
-    linear = ticker.MaxNLocator(nbins=min_count + 1, steps=[1, 2, 2.5, 5, 10])
-    return [float(f"{v:.12g}") for v in linear.tick_values(low, high) if low <= v <= high]
+    for bins in range(min_count + 1, 3 * max_count):  # the coarsest round step with enough
+        linear = ticker.MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10])
+        inside = [float(f"{v:.12g}") for v in linear.tick_values(low, high) if low <= v <= high]
+        if len(inside) >= min_count:
+            break
+    return inside
 
 
 def _log_axis(axis: Any) -> None:
