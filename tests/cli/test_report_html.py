@@ -88,13 +88,14 @@ def _table_after(page: str, heading: str) -> str:
 def test_number_cells_never_wrap(comparison, tmp_path):
     page = _page(comparison, tmp_path)
     style = page[page.index("<style>"):page.index("</style>")]
-    assert re.search(r"td\.num\{white-space:nowrap\}", style)
+    assert re.search(r"td\.num,td:first-child\{white-space:nowrap\}", style)
     assert re.search(r"\.scroll\{overflow-x:auto", style)  # wide tables scroll, not wrap
     results = _table_after(page, "Results")
     assert results.startswith("<h2>Results</h2>\n<div class=\"scroll\"><table>")
     cells = re.findall(r"<td( class=\"num\")?>([^<]*)</td>", results)
     assert len(cells) == 15 * (1 + 2 * 2)  # the exact row and 2 methods × 2 D, 15 columns
-    assert all(css for css, _ in cells), [text for css, text in cells if not css]
+    # The method's name first (nowrap as a first column), then 14 numbers.
+    assert [bool(css) for css, _ in cells] == ([False] + [True] * 14) * 5, cells[:15]
     texts = [text for _, text in cells]
     # The cells that wrapped before: α in scientific notation, ranges at their dash.
     assert any(re.fullmatch(r"\de-\d\d", t) for t in texts), texts
@@ -105,7 +106,8 @@ def test_number_cells_never_wrap(comparison, tmp_path):
     rows = re.findall(r"<tr>(.*?)</tr>", advice[advice.index("<tbody>"):])
     for row in rows:
         classes = re.findall(r"<td( class=\"num\")?>", row)
-        assert [bool(c) for c in classes] == [h != "estimate" for h in header], row
+        assert [bool(c) for c in classes] == [i > 0 and h != "estimate"
+                                              for i, h in enumerate(header)], row
 
 
 def test_flags_in_warnings_do_not_break():

@@ -403,7 +403,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
-.scroll{overflow-x:auto;max-width:100%}td.num{white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}td.num,td:first-child{white-space:nowrap}
 .warnings{border-left:4px solid #d08c00;background:#fff6e0;padding:.4em 1em;margin:.6em 0}
 .warnings ul{margin:.2em 0;padding-left:1.2em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:right}
@@ -419,10 +419,12 @@ table.advice td:last-child,table.advice th:last-child{text-align:left}
 
 def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
                 row_class: Sequence[str] | None = None, css: str = "") -> str:
-    """A table in a horizontally scrolling box; the cells of every column but the wordy
-    ones (:data:`_WRAPPING_COLUMNS`) are ``class="num"``: they never wrap."""
+    """A table in a horizontally scrolling box. The cells of the first column (a name:
+    the method, the setting) and the number columns, ``class="num"`` — every column but
+    the wordy ones (:data:`_WRAPPING_COLUMNS`) — never wrap."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    cell_class = ["" if h in _WRAPPING_COLUMNS else ' class="num"' for h in headers]
+    cell_class = ["" if i == 0 or h in _WRAPPING_COLUMNS else ' class="num"'
+                  for i, h in enumerate(headers)]
     body = []
     for i, row in enumerate(rows):
         row_css = f' class="{row_class[i]}"' if row_class and row_class[i] else ""
