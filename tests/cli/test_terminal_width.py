@@ -184,3 +184,28 @@ def test_compact_layout_fits_80_columns_with_the_widest_cells(alpha):
 def test_every_terminal_column_has_a_legend():
     for column in report._TERMINAL_COLUMNS:
         assert column.header == "method" or column.legend, column.header
+
+
+def test_80_columns_scale_warning_repeated_beside_the_advice(tmp_path):
+    # wine's 'proline' carries 99.8 % of the variance: the scale warning prints as the runs
+    # start, then the tables push it off an 80 × 40 screen. It is said again right after
+    # the advice, on the last screen (issue 27, item 5).
+    lines = run_in_terminal(80, "--data", "wine", out=tmp_path)
+    said = [i for i, line in enumerate(lines) if line.startswith("warning:")]
+    assert len(said) == 2, said
+    tables = [i for i, (line, below) in enumerate(itertools.pairwise(lines))
+              if line.startswith("method") and set(below.strip()) == {"─"}]
+    advice = max(i for i, line in enumerate(lines) if line.startswith("What to use"))
+    reference = max(i for i, line in enumerate(lines) if "Reference:" in line)
+    assert said[0] < tables[0] < tables[1] < said[1]  # first said before the tables ...
+    # ... and again right after the advice's sentence (which goes on after "Reference:").
+    assert advice < reference < said[1]
+    between = lines[reference:said[1]]
+    assert len(between) <= 6 and not any(line.startswith("note:") for line in between)
+    assert joined(between).endswith("."), between
+    assert tables[1] - said[0] > 40  # the first one has scrolled off a 40-row screen
+    assert len(lines) - said[1] <= 40, lines[said[1]:]  # the repeat is on the last screen
+    for start in said:  # both times whole, with what to do
+        assert "--scale standard" in joined(lines[start:start + 4]), lines[start:start + 4]
+    too_wide = [line for line in lines if cell_len(line.rstrip()) > 80]
+    assert not too_wide, too_wide

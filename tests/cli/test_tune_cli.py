@@ -10,7 +10,9 @@ import pytest
 from sklearn.datasets import load_digits
 
 import kernelmaps.io
+from kernelmaps.cli import tune as tune_command
 from kernelmaps.cli._parser import build_parser
+from kernelmaps.tuning.result import Trial, TuneResult
 from tests.cli.conftest import run_main
 
 
@@ -98,3 +100,36 @@ def test_registered_beside_the_other_commands():
     args = parser.parse_args(["tune", "--data", "iris"])
     assert args.command == "tune" and args.n_components == "auto" and args.cv == "loo"
     assert np.isclose(args.tolerance, 0.005)
+
+
+def _tied_result():
+    """A search whose refine step scored 0.9928 at γ = 2⁻⁸·⁵ while tune kept γ = 2⁻⁹ at
+    0.9916: within half a standard error (½·√(p(1−p)/n), 0.0011 on 1,347 rows) of each
+    other, and γ = 2⁻⁹ is the middle of the tied run."""
+    def trial(stage, u, d, score, rows=1347):
+        return Trial(stage=stage, gamma=2.0**u, n_components=d, n_features_out=d,
+                     n_rows=rows, alpha=1e-3, score=score, time_s=0.1)
+
+    trials = [trial("gamma", -9, 128, 0.985), trial("gamma", -8, 128, 0.980),
+              trial("n_components", -9, 256, 0.9916), trial("refine", -9.5, 256, 0.9910),
+              trial("refine", -8.5, 256, 0.9928), trial("final", -9, 256, 0.9920, rows=1797)]
+    return TuneResult(estimator=None, params={"gamma": 2.0**-9, "n_components": 256},
+                      score=0.9920, trials=trials, task="classification",
+                      scoring="accuracy", cv="loo", scale_name="gamma", heuristic=2.0**-9,
+                      time_s=1.0, stopped="converged")
+
+
+def test_tune_report_says_why_a_higher_refine_row_is_not_kept():
+    # Issue 27: the report's table showed a refine row scoring 0.9928 not chosen over
+    # 0.9916, with no reason on screen.
+    result = _tied_result()
+    rows = tune_command._trial_rows(result)
+    assert tune_command._TRIAL_HEADERS[-1] == "kept"
+    kept = {row[0] + " " + row[1]: row[-1] for row in rows}
+    assert kept[f"n_components {2.0**-9:.6g}"] == "★ kept"
+    width = 0.5 * np.sqrt(0.9928 * 0.0072 / 1347)
+    assert kept[f"refine {2.0**-8.5:.6g}"] == f"tie (within ±{width:.4f})"
+    assert kept[f"refine {2.0**-9.5:.6g}"] == ""  # lower: nothing to explain
+    assert kept[f"gamma {2.0**-9:.6g}"] == ""  # another D
+    text = tune_command._tie_text(result)
+    assert f"{width:.4f} here, are ties" in text and "nearest the run's middle" in text

@@ -6,8 +6,16 @@ import itertools
 import matplotlib
 import numpy as np
 import pandas as pd
+import pytest
 
-from kernelmaps.evaluate import dimension_ticks, plot_error, plot_error_time, plot_pareto
+from kernelmaps.evaluate import (
+    dimension_ticks,
+    plot_error,
+    plot_error_time,
+    plot_pareto,
+    plot_score,
+)
+from kernelmaps.evaluate.plots import log_ticks
 
 matplotlib.use("Agg")
 
@@ -102,3 +110,71 @@ def test_point_labels_never_print_over_each_other():
         assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2)), plot
         shown = {t.get_text() for t in texts}
         assert len(texts) >= 2 and shown & {"250", "256"} and shown & {"1000", "1008"}, shown
+
+
+# ------------------------------------------------ log axes and crowded corners (issue 27)
+def test_log_ticks_label_at_least_three_values_on_any_range():
+    assert log_ticks(0.015, 0.06) == [0.02, 0.03, 0.05]  # 1-2-5 alone: 0.02 and 0.05
+    assert log_ticks(1e-9, 1.0) == [1e-09, 1e-07, 1e-05, 0.001, 0.1]  # decades, thinned
+    assert log_ticks(0.2, 30) == [0.2, 0.5, 1, 2, 5, 10, 20]
+    rng = np.random.RandomState(0)
+    for _ in range(300):
+        low = 10.0 ** rng.uniform(-12, 4)
+        high = low * 10.0 ** rng.uniform(0.01, 14)
+        ticks = log_ticks(low, high)
+        assert 3 <= len(ticks) <= 8, (low, high, ticks)
+        assert all(low <= t <= high for t in ticks) and ticks == sorted(set(ticks))
+        assert len({f"{t:g}" for t in ticks}) == len(ticks)  # the labels differ as printed
+
+
+def _grid(times: tuple[float, float], seed: int) -> pd.DataFrame:
+    """The default grid's shape: eight methods × six D (25–800), times spread over
+    ``times`` with most maps crowded at the fast end, errors 1e-4–0.3."""
+    rng = np.random.RandomState(seed)
+    methods = ("nystroem", "rbf_sampler", "rff", "orthogonal", "structured", "fastfood",
+               "quadrature", "principal")
+    rows = [{"method": "exact", "n_components": 1, "n_features_out": 1, "seed": 0,
+             "error": 0.0, "score": 0.99, "fit_time_s": times[1], "transform_time_s": 0.0,
+             "total_time_s": times[1], "cpu_time_s": times[1], "peak_memory_mb": 1.0,
+             "metric": "fro"}]
+    for method in methods:
+        for d in (25, 50, 100, 200, 400, 800):
+            t = times[0] * (times[1] / times[0]) ** (rng.beta(1, 4))
+            rows.append({"method": method, "n_components": d, "n_features_out": d,
+                         "seed": 0, "error": 0.3 * (25 / d) ** rng.uniform(0.5, 1.5),
+                         "score": 0.99 - 0.2 * 25 / d * rng.uniform(0.5, 1), "fit_time_s": t,
+                         "transform_time_s": 0.0, "total_time_s": t, "cpu_time_s": t,
+                         "peak_memory_mb": 1.0, "metric": "fro"})
+    return pd.DataFrame(rows)
+
+
+def _labels_shown(axis) -> list[str]:
+    low, high = sorted(axis.get_view_interval())
+    return [label.get_text() for tick, label in zip(axis.get_majorticklocs(),
+                                                    axis.get_majorticklabels(), strict=True)
+            if low <= tick <= high and label.get_text()]
+
+
+@pytest.mark.parametrize("times", [(0.015, 0.06), (0.5, 400.0)], ids=["150 rows", "60000 rows"])
+def test_plots_read_at_150_and_60000_rows(times):
+    # 150 rows: every run takes 15–60 ms (a log axis with 1-2-5 ticks had two labels);
+    # 60,000 rows: half a second to minutes, 48 points crowded at the fast end.
+    table = _grid(times, seed=0)
+    for plot in (plot_error, plot_score, plot_pareto, plot_error_time):
+        ax = plot(table)
+        ax.figure.canvas.draw()
+        for axis in (ax.xaxis, ax.yaxis):
+            if axis.get_scale() == "log":
+                assert len(_labels_shown(axis)) >= 3, (plot.__name__, _labels_shown(axis))
+        texts = [t for t in ax.texts if t.get_text()]
+        boxes = [t.get_window_extent() for t in texts]
+        assert not any(a.overlaps(b) for a, b in itertools.combinations(boxes, 2)), plot
+        # No label sits on another point's marker (it would read as that point's D).
+        markers = [ax.transData.transform(t.xy) for t in texts]
+        for text, box in zip(texts, boxes, strict=True):
+            own = ax.transData.transform(text.xy)
+            for x, y in markers:
+                if np.hypot(x - own[0], y - own[1]) > 10:
+                    assert not box.contains(x, y), (plot.__name__, text.get_text())
+        if plot in (plot_pareto, plot_error_time):
+            assert texts, plot.__name__  # some labels survive, the front's first

@@ -284,13 +284,18 @@ def _compare(args: argparse.Namespace) -> int:
     wall = time.perf_counter() - start
     settings = _settings(args, data, choice, results.attrs["settings"], wall)
     title = f"kernelmaps compare: {data.name}, {choice.kernel.name} kernel, {args.model}"
+    # The warnings (the scale warning, those the runs raised; not the merged-map notes) are
+    # repeated beside the advice: in the report's first section, and in the terminal after
+    # the advice, where the scale warning printed first has scrolled away under the tables.
+    merged = set(results.attrs["settings"]["merged"])
     html_path = report.write_report(out, results, summary, title, settings,
-                                    [*warned, *notes], advice)
+                                    [*warned, *notes], advice,
+                                    warnings=[*warned, *(n for n in notes if n not in merged)])
     # The wall time last: its width varies from run to run, the text before it does not.
     caption = (f"{settings['kernel']}\n{settings['split']}\nreport: {html_path}; wall time "
                f"{wall:.1f} s")
     report.print_summary(out_console, summary, title, caption, wide=args.wide)
-    report.print_advice(out_console, advice)
+    report.print_advice(out_console, advice, warnings=warned)
     for note in notes:
         err_console.print(f"[yellow]note:[/yellow] {note}", markup=True)
     if args.json:

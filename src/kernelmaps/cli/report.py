@@ -15,6 +15,7 @@ import html
 import math
 import os
 import platform
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -261,11 +262,13 @@ def _advice_row(row: Any) -> tuple[str, ...]:
 _ADVICE_TERMINAL = ("method", "n", "D", "score", "gap", "CPU s", "MB")
 
 
-def print_advice(console: Any, advice: Any) -> None:
+def print_advice(console: Any, advice: Any, warnings: Sequence[str] = ()) -> None:
     """What to use (:func:`kernelmaps.evaluate.advise`): a table of short columns (it fits
     80 columns), the estimates of the methods that missed the tolerance as wrapped lines
     under it (a table column would wrap them over many lines), and one sentence; nothing
-    is cut."""
+    is cut. Then each of ``warnings`` (``warning: …``) once more: said when the runs
+    started, it has scrolled away under the tables by now, and it bears on the advice
+    (the scale warning: the exact score itself may be low)."""
     box = import_optional("rich.box")
     Table = import_optional("rich.table").Table
     # The heading wraps to the console's width (a table title wraps to the table's).
@@ -280,6 +283,10 @@ def print_advice(console: Any, advice: Any) -> None:
                  if not row["meets"]]
     console.print(_legend([("gap", _GAP_LEGEND), *estimates]))
     console.print(advice_sentence(advice))
+    escape = import_optional("rich.markup").escape
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] "
+                      f"{escape(warning.removeprefix('warning:').strip())}", markup=True)
 
 
 #: The advice table of the report: header → cell text.
@@ -295,15 +302,41 @@ _ADVICE_COLUMNS: dict[str, Callable[[Any], str]] = {
 }
 
 
-def _advice_html(advice: Any) -> str:
-    if advice is None:
+#: Columns of the HTML tables whose cells may wrap (words); every other cell is a number or
+#: a short name and never breaks (``3e-05`` over two lines, a range at its dash).
+_WRAPPING_COLUMNS = frozenset({"estimate", "value", "version"})
+
+
+_FLAG = re.compile(r"(--[a-z][\w-]*)")
+
+
+def _warnings_html(warnings: Sequence[str]) -> str:
+    """The run's warnings as a block for the top of the report, beside the advice (they
+    change what the advice means: a scale warning says the exact score itself may be low)."""
+    if not warnings:
         return ""
+    # A flag is one unbreakable piece: "consider --" / "scale standard" across two lines
+    # does not read as a flag.
+    items = "".join("<li>" + _FLAG.sub(r'<code class="flag">\1</code>',
+                                        html.escape(w.removeprefix("warning:").strip()))
+                    + "</li>" for w in warnings)
+    return (f'<div class="warnings" role="alert"><strong>Warning{"s" if len(warnings) > 1 else ""}'
+            f"</strong><ul>{items}</ul></div>")
+
+
+def _advice_html(advice: Any, warnings: Sequence[str] = ()) -> str:
+    """The "What to use" section: the warnings first, then the advice's sentence, its table
+    and the rule; only the warnings when there is no advice."""
+    if advice is None:
+        return (f'<section class="advice"><h2>What to use</h2>{_warnings_html(warnings)}'
+                "</section>") if warnings else ""
     rows = [tuple(cell(row) for cell in _ADVICE_COLUMNS.values())
             for _, row in advice.iterrows()]
-    return (f"<h2>What to use</h2><p>{html.escape(advice_sentence(advice))}</p>"
+    return ('<section class="advice"><h2>What to use</h2>' + _warnings_html(warnings)
+            + f"<p>{html.escape(advice_sentence(advice))}</p>"
             + _html_table(list(_ADVICE_COLUMNS), rows, css="advice")
             + f"<p class=\"muted\">{html.escape(advice_rule_text(advice.attrs['tolerance']))}"
-              "</p>")
+              "</p></section>")
 
 
 def _versions() -> dict[str, str]:
@@ -370,11 +403,15 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
+.scroll{overflow-x:auto;max-width:100%}td.num,td:first-child{white-space:nowrap}
+.warnings{border-left:4px solid #d08c00;background:#fff6e0;padding:.4em 1em;margin:.6em 0}
+.warnings ul{margin:.2em 0;padding-left:1.2em}
 th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 tr.exact td{font-weight:bold;background:#fbf7e6}
 .plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:48%;min-width:420px;height:auto}
 .muted{color:#666;font-size:.9em}code{background:#f4f4f4;padding:0 .2em}
+code.flag{white-space:nowrap}
 table.kv td,table.kv th{text-align:left}
 table.advice td:last-child,table.advice th:last-child{text-align:left}
 """
@@ -382,20 +419,26 @@ table.advice td:last-child,table.advice th:last-child{text-align:left}
 
 def _html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
                 row_class: Sequence[str] | None = None, css: str = "") -> str:
+    """A table in a horizontally scrolling box. The cells of the first column (a name:
+    the method, the setting) and the number columns, ``class="num"`` — every column but
+    the wordy ones (:data:`_WRAPPING_COLUMNS`) — never wrap."""
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    cell_class = ["" if i == 0 or h in _WRAPPING_COLUMNS else ' class="num"'
+                  for i, h in enumerate(headers)]
     body = []
     for i, row in enumerate(rows):
         row_css = f' class="{row_class[i]}"' if row_class and row_class[i] else ""
-        body.append(f"<tr{row_css}>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in row)
-                    + "</tr>")
+        body.append(f"<tr{row_css}>" + "".join(f"<td{cell_class[j]}>{html.escape(str(c))}</td>"
+                                               for j, c in enumerate(row)) + "</tr>")
     table_class = f' class="{css}"' if css else ""
-    return (f"<table{table_class}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
-            "</table>")
+    return (f'<div class="scroll"><table{table_class}><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 def _render_html(title: str, summary: Any, settings: dict[str, Any],
                  versions: dict[str, str], images: dict[str, bytes], notes: list[str],
-                 advice: Any = None, alt: dict[str, str] | None = None) -> str:
+                 advice: Any = None, alt: dict[str, str] | None = None,
+                 warnings: Sequence[str] = ()) -> str:
     cells = _summary_cells(summary, list(_SUMMARY_COLUMNS))
     alt = alt or {}
     plots = "".join(
@@ -409,6 +452,7 @@ def _render_html(title: str, summary: Any, settings: dict[str, Any],
 <title>{html.escape(title)}</title><style>{_CSS}</style></head>
 <body>
 <h1>{html.escape(title)}</h1>
+{_advice_html(advice, warnings)}
 <p class="muted">kernelmaps compare — each feature map with a linear model on its features,
 next to the same model on the exact kernel. Kernel error: ‖K − ZZᵀ‖/‖K‖ on training rows
 (mean over seeds; 95% interval computed on the log scale — a Student-t interval of
@@ -425,7 +469,6 @@ difference on the test rows (above 2: beyond the split's noise).</p>
 {_html_table(list(_SUMMARY_COLUMNS), cells, ["exact" if c[0] == "exact" else "" for c in cells])}
 <p class="muted">Every run is in <code>results.csv</code>; this table is
 <code>summary.csv</code>.</p>
-{_advice_html(advice)}
 {notes_html}
 <h2>Settings</h2>
 {_html_table(("setting", "value"), list(settings.items()), css="kv")}
@@ -436,9 +479,14 @@ difference on the test rows (above 2: beyond the split's noise).</p>
 
 
 def write_report(out: Path, results: Any, summary: Any, title: str,
-                 settings: dict[str, Any], notes: list[str], advice: Any = None) -> Path:
+                 settings: dict[str, Any], notes: list[str], advice: Any = None, *,
+                 warnings: Sequence[str] = ()) -> Path:
     """Write ``report.html``, ``results.csv``, ``summary.csv`` and the plots into ``out``
     (and ``advice.csv``, with a "What to use" section, when ``advice`` is given).
+
+    The "What to use" section opens the report, with ``warnings`` (the scale warning, the
+    warnings the runs raised) in a block above the advice; every note, warnings included,
+    is listed again under Notes.
 
     Returns the path of ``report.html``.
     """
@@ -451,7 +499,7 @@ def write_report(out: Path, results: Any, summary: Any, title: str,
     report = out / "report.html"
     alt = {name: plot_alt_text(name, results) for name in images}
     report.write_text(_render_html(title, summary, settings, _versions(), images, notes,
-                                   advice, alt), encoding="utf-8")
+                                   advice, alt, warnings), encoding="utf-8")
     return report
 
 

@@ -143,13 +143,62 @@ def _plots(out: Path, result: TuneResult) -> dict[str, bytes]:
     return images
 
 
+def _tie_width(result: TuneResult, trials: list[Any]) -> float:
+    """The half standard error within which ``tune`` counts two accuracies at one D as a
+    tie, ½·√(p(1−p)/n) at the best score p of ``trials`` on their n rows (regression:
+    exact ties only) — the rule of :func:`kernelmaps.tuning.tune` (its γ is the middle of a
+    run of tied scales, not the highest score of the run)."""
+    if result.task != "classification" or not trials:
+        return 0.0
+    best = max(trials, key=lambda t: t.score)
+    p = min(max(best.score, 0.0), 1.0)
+    return 0.5 * math.sqrt(p * (1.0 - p) / max(best.n_rows, 1))
+
+
+def _trial_notes(result: TuneResult) -> tuple[list[str], float]:
+    """Per trial, why it was or was not kept: ``★ kept`` for the chosen (γ, D) of the
+    search, ``tie`` for a higher score at the chosen D within the tie width; and that
+    width."""
+    value, d = result.params[result.scale_name], result.params["n_components"]
+    at_d = [t for t in result.trials if t.n_components == d and t.stage != "final"]
+    width = _tie_width(result, at_d)
+    kept = min(at_d, key=lambda t: abs(math.log2(t.gamma / value)), default=None)
+    notes = []
+    for trial in result.trials:
+        if trial is kept or (trial.stage == "final" and kept is None):
+            notes.append("★ kept")
+        elif kept is not None and trial in at_d and trial.score > kept.score:
+            notes.append(f"tie (within ±{width:.4f})" if trial.score - kept.score <= 2 * width
+                         else "higher, not kept")
+        else:
+            notes.append("")
+    return notes, width
+
+
 def _trial_rows(result: TuneResult) -> list[tuple[str, ...]]:
+    notes, _ = _trial_notes(result)
     return [(t.stage, f"{t.gamma:.6g}", str(t.n_components), str(t.n_features_out),
-             str(t.n_rows), f"{t.alpha:.3g}", f"{t.score:.4f}", f"{t.time_s:.3f}")
-            for t in result.trials]
+             str(t.n_rows), f"{t.alpha:.3g}", f"{t.score:.4f}", f"{t.time_s:.3f}", note)
+            for t, note in zip(result.trials, notes, strict=True)]
 
 
-_TRIAL_HEADERS = ("stage", "scale", "D", "D out", "rows", "alpha", "score", "time s")
+_TRIAL_HEADERS = ("stage", "scale", "D", "D out", "rows", "alpha", "score", "time s", "kept")
+
+
+def _tie_text(result: TuneResult) -> str:
+    """The legend of the "kept" column: the tie rule that keeps a scale other than the
+    highest-scoring one."""
+    _, width = _trial_notes(result)
+    if result.task != "classification":
+        return "★ marks the configuration kept (the best score; the final row refits it on " \
+               "all rows)."
+    return (f"★ marks the configuration kept; the final row refits it on all rows. At one D, "
+            f"accuracies within half a standard error of the best, ½·√(p(1−p)/n) = "
+            f"{width:.4f} here, are ties (accuracy moves in steps of 1/n): of a run of tied "
+            "neighbouring scales tune keeps the one nearest the run's middle, since the "
+            "highest of a broad optimum is as likely to sit at its edge, next to where the "
+            "score falls off — so a tied row may score a little higher than the one kept "
+            "(docs/tuning.md).")
 
 
 def write_report(out: Path, result: TuneResult, title: str, choice: dict[str, str],
@@ -178,7 +227,7 @@ log scale around the median heuristic; D by doubling while it pays. See docs/tun
 <h2>Every configuration tried</h2>
 {report._html_table(_TRIAL_HEADERS, _trial_rows(result))}
 <p class="muted">Also in <code>trials.csv</code>. "scale" is {html.escape(result.scale_name)};
-the score of a row is at its best alpha.</p>
+the score of a row is at its best alpha. {html.escape(_tie_text(result))}</p>
 {"<h2>Notes</h2><ul>" + notes + "</ul>" if notes else ""}
 <h2>Settings</h2>
 {report._html_table(("setting", "value"), list(settings.items()), css="kv")}

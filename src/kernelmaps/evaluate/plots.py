@@ -26,7 +26,8 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
     from matplotlib.axes import Axes
 
-__all__ = ["pareto_front", "plot_error", "plot_pareto", "plot_score"]
+__all__ = ["dimension_ticks", "log_ticks", "pareto_front", "plot_error", "plot_error_time",
+           "plot_pareto", "plot_score"]
 
 
 def _axes(ax: Axes | None, title: str) -> Axes:
@@ -89,14 +90,85 @@ def _dimension_axis(ax: Axes, dimensions: Iterable[int]) -> None:
     ax.set_xlabel("output dimension D (n_features_out)")
 
 
-def _time_axis(ax: Axes, cpu: bool) -> None:
-    """Log time axis labelled at 1, 2, 5 × 10^k in plain numbers (times often span less
-    than a decade)."""
+#: The fewest and the most labelled ticks on a log axis of quality or time.
+MIN_LOG_TICKS, MAX_LOG_TICKS = 3, 8
+#: Mantissas tried for a log axis's labels, coarsest first: decades, 1-2-5, then finer.
+_MANTISSAS = ((1.0,), (1.0, 2.0, 5.0), (1.0, 2.0, 3.0, 5.0, 7.0),
+              (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0))
+
+
+def log_ticks(low: float, high: float, min_count: int = MIN_LOG_TICKS,
+              max_count: int = MAX_LOG_TICKS) -> list[float]:
+    """Choose the labelled values of a log axis spanning ``[low, high]``.
+
+    The coarsest of decades (every k-th decade when there are too many), 1-2-5 × 10^k,
+    1-2-3-5-7 × 10^k or every digit that puts at least ``min_count`` values in the range;
+    a range too narrow for any (under a factor of about 1.3) gets evenly spaced round
+    values instead (``matplotlib.ticker.MaxNLocator``). So a time axis spanning 0.015 to
+    0.06 s is labelled 0.02, 0.03, 0.05 rather than 0.02 and 0.05 alone.
+
+    Parameters
+    ----------
+    low, high : float
+        The axis limits, ``0 < low < high``.
+    min_count : int, default=3
+        The fewest labelled values wanted.
+    max_count : int, default=8
+        The most labelled values (decades are thinned to stay under it).
+
+    Returns
+    -------
+    list of float
+        The values to label, ascending, all within ``[low, high]``.
+
+    Examples
+    --------
+    >>> from kernelmaps.evaluate.plots import log_ticks
+    >>> log_ticks(0.015, 0.06)
+    [0.02, 0.03, 0.05]
+    >>> log_ticks(1e-9, 1.0)
+    [1e-09, 1e-07, 1e-05, 0.001, 0.1]
+    """
+    if not 0 < low < high:
+        raise ValueError(f"log_ticks needs 0 < low < high, got {low!r} and {high!r}.")
+    first, last = int(np.floor(np.log10(low))), int(np.ceil(np.log10(high)))
+    decades = range(first, last + 1)
+    for mantissas in _MANTISSAS:
+        values = [float(f"{m * 10.0 ** k:.12g}") for k in decades for m in mantissas]
+        inside = [v for v in values if low <= v <= high]
+        if len(inside) > max_count and len(mantissas) == 1:
+            step = -(-len(inside) // max_count)  # every step-th decade
+            inside = inside[::step]
+        if len(inside) >= min_count:
+            return inside
     ticker = import_optional("matplotlib.ticker")
+    for bins in range(min_count + 1, 3 * max_count):  # the coarsest round step with enough
+        linear = ticker.MaxNLocator(nbins=bins, steps=[1, 2, 2.5, 5, 10])
+        inside = [float(f"{v:.12g}") for v in linear.tick_values(low, high) if low <= v <= high]
+        if len(inside) >= min_count:
+            break
+    return inside
+
+
+def _log_axis(axis: Any) -> None:
+    """Label a log axis (``ax.xaxis`` or ``ax.yaxis``) at :func:`log_ticks` of its limits,
+    as plain numbers; call once everything is drawn (the limits are final)."""
+    ticker = import_optional("matplotlib.ticker")
+    low, high = sorted(axis.get_view_interval())
+    if not 0 < low < high:  # nothing drawn: leave matplotlib's ticks
+        return
+    axis.set_major_locator(ticker.FixedLocator(log_ticks(low, high)))
+    axis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
+    axis.set_minor_locator(ticker.LogLocator(subs="all"))
+    axis.set_minor_formatter(ticker.NullFormatter())
+
+
+def _time_axis(ax: Axes, cpu: bool) -> None:
+    """Log time axis labelled at :func:`log_ticks` in plain numbers (times often span
+    less than a decade: 1-2-5 × 10^k alone may leave two labels)."""
     ax.set_xscale("log")
-    ax.xaxis.set_major_locator(ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
-    ax.xaxis.set_major_formatter(ticker.FuncFormatter(lambda value, _: f"{value:g}"))
-    ax.xaxis.set_minor_formatter(ticker.NullFormatter())
+    ax.autoscale_view()
+    _log_axis(ax.xaxis)
     ax.set_xlabel("CPU time: map fit + transform + model fit (s, median of the runs)" if cpu
                   else "time: map fit + transform + model fit (s)")
 
@@ -112,12 +184,15 @@ def _times(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray | None]:
     return median, np.maximum(spread, 0.0)
 
 
-def _front_line(ax: Axes, times: np.ndarray, quality: np.ndarray, shown: np.ndarray) -> None:
+def _front_line(ax: Axes, times: np.ndarray, quality: np.ndarray,
+                shown: np.ndarray) -> np.ndarray:
     """The Pareto front over every point: a staircase through the points no other point
-    beats in both time and ``quality`` (higher is better), drawn at ``shown``."""
+    beats in both time and ``quality`` (higher is better), drawn at ``shown``; returns
+    the front's indices."""
     front = pareto_front(times, quality)
     ax.step(times[front], shown[front], where="post", color="grey", linestyle=":",
             label="Pareto front")
+    return front
 
 
 def _summary_by_method(results: pd.DataFrame) -> tuple[pd.DataFrame, list[tuple[str, Any]]]:
@@ -169,6 +244,8 @@ def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
                         color=line.get_color(), alpha=0.2, linewidth=0)
     _dimension_axis(ax, summary.loc[summary["method"] != EXACT, "n_features_out"])
     ax.set_yscale("log")
+    ax.autoscale_view()
+    _log_axis(ax.yaxis)
     metric = results["metric"].iloc[0] if "metric" in results else "fro"
     ax.set_ylabel(f"relative error ‖K − ZZᵀ‖/‖K‖ ({metric})")
     ax.legend()
@@ -285,15 +362,14 @@ def plot_pareto(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
                         label="exact kernel")
             continue
         ax.errorbar(times, rows["score"], xerr=spread, fmt="o", capsize=2, label=method)
-        labels += [ax.annotate(str(row["n_features_out"]), (time, row["score"]),
-                               textcoords="offset points", xytext=(4, -10), fontsize=7)
+        labels += [_point_label(ax, method, row, (time, row["score"]), (4, -10))
                    for time, (_, row) in zip(times, rows.iterrows(), strict=True)]
     scores = summary["score"].to_numpy(dtype=float)
-    _front_line(ax, _times(summary)[0], scores, scores)
+    front = _front_line(ax, _times(summary)[0], scores, scores)
     _time_axis(ax, "cpu_time_s" in summary.columns)
     ax.set_ylabel(_score_label(results))
     ax.legend()
-    _drop_overlapping(ax, labels)
+    _drop_overlapping(ax, labels, _keys(summary.iloc[front]))
     return ax
 
 
@@ -332,29 +408,67 @@ def plot_error_time(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
             continue
         times, spread = _times(rows)
         ax.errorbar(times, rows["error"], xerr=spread, fmt="o", capsize=2, label=method)
-        labels += [ax.annotate(str(row["n_features_out"]), (time, row["error"]),
-                               textcoords="offset points", xytext=(4, 4), fontsize=7)
+        labels += [_point_label(ax, method, row, (time, row["error"]), (4, 4))
                    for time, (_, row) in zip(times, rows.iterrows(), strict=True)]
     maps = summary[summary["method"] != EXACT]
     errors = maps["error"].to_numpy(dtype=float)
-    _front_line(ax, _times(maps)[0], -errors, errors)
-    _time_axis(ax, "cpu_time_s" in summary.columns)
+    front = _front_line(ax, _times(maps)[0], -errors, errors)
     ax.set_yscale("log")
+    _time_axis(ax, "cpu_time_s" in summary.columns)
+    _log_axis(ax.yaxis)
     metric = results["metric"].iloc[0] if "metric" in results else "fro"
     ax.set_ylabel(f"relative error ‖K − ZZᵀ‖/‖K‖ ({metric})")
     ax.legend()
-    _drop_overlapping(ax, labels)
+    _drop_overlapping(ax, labels, _keys(maps.iloc[front]))
     return ax
 
 
-def _drop_overlapping(ax: Axes, labels: list) -> None:
-    """Remove point labels that would print over an earlier one (close points of two
-    methods, e.g. D = 1000 next to 1008): a label the reader cannot read helps nobody."""
+def _keys(rows: pd.DataFrame) -> set[tuple[str, int]]:
+    """(method, D) of each row: what a point label is drawn for."""
+    return {(str(method), int(dimension))
+            for method, dimension in zip(rows["method"], rows["n_features_out"], strict=True)}
+
+
+def _point_label(ax: Axes, method: str, row: Any, xy: tuple[float, float],
+                 offset: tuple[int, int]) -> Any:
+    """The D label of a point, its (method, D) kept for :func:`_drop_overlapping`."""
+    label = ax.annotate(str(row["n_features_out"]), xy, textcoords="offset points",
+                        xytext=offset, fontsize=7)
+    label.point_key = (str(method), int(row["n_features_out"]))
+    return label
+
+
+#: Pixels of clear space kept around a point label and around every marker: labels closer
+#: than this read as one ("26 64") or as another point's.
+LABEL_PADDING_PX = 3.0
+
+
+def _drop_overlapping(ax: Axes, labels: list, front: set[tuple[str, int]] = frozenset()) -> None:
+    """Keep only the point labels a reader can read: the labels of the Pareto front's
+    points first (the ones worth reading), then the others in drawing order, each dropped
+    when its box, padded by :data:`LABEL_PADDING_PX`, overlaps a label already kept or
+    another point's marker. In a corner where many points
+    crowd (the fast, coarse maps), most labels go; the legend and the results table still
+    name every point."""
     ax.figure.canvas.draw()  # the final limits and scales place the labels
+    transform = ax.transData
+    markers = [transform.transform(label.xy) for label in labels]
+    blob = 6.0 * ax.figure.dpi / 72.0  # markers closer than a diameter (6 pt) overlap
+    radius = blob / 2 + LABEL_PADDING_PX
+    ordered = sorted(range(len(labels)),
+                     key=lambda i: getattr(labels[i], "point_key", None) not in front)
     kept: list = []
-    for label in labels:
-        box = label.get_window_extent()
-        if any(box.overlaps(other) for other in kept):
+    for i in ordered:
+        label = labels[i]
+        box = label.get_window_extent().padded(LABEL_PADDING_PX)
+        # Another point's marker, not one drawn over this label's own point (two methods
+        # with about the same time and quality make one blob: one label stands for both).
+        own = markers[i]
+        on_marker = any(np.hypot(x - own[0], y - own[1]) > blob
+                        and box.x0 - radius < x < box.x1 + radius
+                        and box.y0 - radius < y < box.y1 + radius
+                        for x, y in markers)
+        if on_marker or any(box.overlaps(other) for other in kept):
             label.remove()
         else:
             kept.append(box)
