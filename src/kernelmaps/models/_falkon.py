@@ -35,10 +35,21 @@ from sklearn.exceptions import ConvergenceWarning
 
 from kernelmaps._array_api import is_device_array
 from kernelmaps._engine import single_threaded_blas
-from kernelmaps.models._cg import Callback, Preconditioner, preconditioned_conjugate_gradient
+from kernelmaps.models._cg import (
+    TRUE_RESIDUAL_EVERY,
+    Callback,
+    Preconditioner,
+    preconditioned_conjugate_gradient,
+)
 from kernelmaps.models._preconditioner import DeviceFalkonPreconditioner, FalkonPreconditioner
 
-__all__ = ["SINGLE_THREAD_MAX_CENTRES", "FalkonResult", "falkon_solve"]
+__all__ = ["SINGLE_THREAD_MAX_CENTRES", "FalkonResult", "ToleranceBelowPrecisionWarning",
+           "falkon_solve"]
+
+
+class ToleranceBelowPrecisionWarning(UserWarning):
+    """``tol`` is below the relative residual the data's dtype lets CG reach: the solve
+    stops at that residual instead (see :func:`falkon_solve`)."""
 
 #: Up to this M the factorisations and triangular solves run on one BLAS thread: one core
 #: factorises a 4,096² matrix three times (potrf, lauum, potrf: M³ flops) in about 1.5 s,
@@ -65,7 +76,8 @@ class FalkonResult(NamedTuple):
 
 def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, alpha: float,
                  *, rhs: np.ndarray, total_weight: float, max_iter: int, tol: float,
-                 overwrite: bool = False, callback: Callback | None = None) -> FalkonResult:
+                 overwrite: bool = False, callback: Callback | None = None,
+                 attainable_residual: float = 0.0) -> FalkonResult:
     r"""Solve :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top W y` (FALKON).
 
     Conjugate gradient on the preconditioned system :math:`B^\top H B\,\gamma = B^\top r`,
@@ -78,6 +90,17 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
     constant kernel are indefinite at rounding level, and CG on an indefinite system
     diverges). Warns with a :class:`~sklearn.exceptions.ConvergenceWarning` if
     ``max_iter`` is reached first.
+
+    **Attainable residual.** With float32 data the passes multiply in float32
+    (:mod:`kernelmaps.models._nystrom`), so the operator is known to about
+    :math:`(\sqrt M + \sqrt b)\,\varepsilon_{32}` relative and CG cannot bring the relative
+    residual below :math:`10(\sqrt M+\sqrt b)\,\varepsilon_{32}` — 5e-5 to 8e-5 for M =
+    1,000-3,000 (:func:`~kernelmaps.models._nystrom.attainable_residual`; float64 data:
+    about 1e-13). A ``tol`` below ``attainable_residual`` warns with
+    :class:`ToleranceBelowPrecisionWarning` and CG stops there instead of iterating on
+    rounding noise. The residual is recomputed every
+    :data:`~kernelmaps.models._cg.TRUE_RESIDUAL_EVERY` iterations, so the stopping test
+    sees the true residual, not one that drifted below it.
 
     Parameters
     ----------
@@ -97,32 +120,50 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
     overwrite : bool, default=False
         Factorise in ``K_MM``'s memory (see
         :class:`~kernelmaps.models._preconditioner.FalkonPreconditioner`).
+    attainable_residual : float, default=0.0
+        The relative residual ``matvec``'s precision allows (the system's
+        ``attainable_residual``); a larger one replaces ``tol``, with a warning.
 
     Returns
     -------
     FalkonResult
         ``(coef, iterations, converged, jitter, preconditioner_s)``.
     """
+    if tol < attainable_residual:
+        warnings.warn(f"tol={tol:g} is below the relative residual {attainable_residual:.1g} "
+                      "that conjugate gradient can reach with this data's precision (float32 "
+                      "products); stopping there instead. Pass float64 data for a lower tol.",
+                      ToleranceBelowPrecisionWarning, stacklevel=3)
+        tol = attainable_residual
     start = time.perf_counter()
     if is_device_array(K_MM):
         preconditioner: Preconditioner = DeviceFalkonPreconditioner(K_MM, alpha, total_weight)
-        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start,
+                      attainable_residual)
     if K_MM.shape[0] > SINGLE_THREAD_MAX_CENTRES:
         preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
-        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start,
+                      attainable_residual)
     with single_threaded_blas():  # the data passes set their own threads
         preconditioner = FalkonPreconditioner(K_MM, alpha, total_weight, overwrite=overwrite)
-        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start)
+        return _solve(preconditioner, matvec, alpha, rhs, max_iter, tol, callback, start,
+                      attainable_residual)
 
 
 def _solve(preconditioner: Preconditioner, matvec: Callable, alpha: float, rhs: Any,
-           max_iter: int, tol: float, callback: Callback | None, start: float) -> FalkonResult:
+           max_iter: int, tol: float, callback: Callback | None, start: float,
+           attainable: float) -> FalkonResult:
     """CG on the system :func:`falkon_solve` describes, with a built preconditioner."""
     factorised = time.perf_counter() - start
     coef, iterations, converged = preconditioned_conjugate_gradient(
-        preconditioner, matvec, alpha, rhs, max_iter=max_iter, tol=tol, callback=callback)
+        preconditioner, matvec, alpha, rhs, max_iter=max_iter, tol=tol, callback=callback,
+        true_residual_every=TRUE_RESIDUAL_EVERY, attainable=attainable)
     if not converged:
-        warnings.warn(f"Conjugate gradient did not converge in max_iter={max_iter} "
-                      "iterations; increase max_iter or alpha, or loosen tol.",
+        stalled = ("" if iterations >= max_iter else
+                   " (it stopped where the true residual stopped decreasing: the precision "
+                   "floor of the kernel blocks' dtype)")
+        warnings.warn(f"Conjugate gradient did not converge in {iterations} iterations "
+                      f"(max_iter={max_iter}){stalled}; increase max_iter or alpha, or loosen "
+                      "tol.",
                       ConvergenceWarning, stacklevel=4)
     return FalkonResult(coef, iterations, converged, preconditioner.jitter, factorised)

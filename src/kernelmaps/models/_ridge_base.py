@@ -217,7 +217,8 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         # K_MM is a fresh array: the preconditioner factorises it in place (one M × M buffer).
         result = falkon_solve(system.gram_times, K_MM, alpha, rhs=system.rhs,
                               total_weight=total_weight, max_iter=self.max_iter, tol=self.tol,
-                              overwrite=True, callback=progress.iteration)
+                              overwrite=True, callback=progress.iteration,
+                              attainable_residual=getattr(system, "attainable_residual", 0.0))
         progress.finish(result.iterations, result.converged)
         self.kernel_ = kernel
         self.__dict__.pop("center_indices_", None)
