@@ -196,6 +196,10 @@ class NystromSystem:
         Targets (float64 where the device has it).
     cache_bytes : int or None, default=None
         Budget of the cache; ``None``: :func:`cache_budget`.
+    block_dtype : dtype or None, default=None
+        The dtype of the cached blocks (and so of the products over them); ``None``: X's.
+        :class:`~kernelmaps.models.KernelRidgeClassifier` passes float32 for float64 data
+        where its tolerance is far above float32's floor.
 
     Attributes
     ----------
@@ -210,7 +214,7 @@ class NystromSystem:
     """
 
     def __init__(self, kernel: Kernel, X: Any, columns: Any, weights: Any, Y: Any, *,
-                 cache_bytes: int | None = None) -> None:
+                 cache_bytes: int | None = None, block_dtype: Any = None) -> None:
         start = time.perf_counter()
         self.kernel, self.X, self.columns, self.weights = kernel, X, columns, weights
         n, M = X.shape[0], columns.shape[0]
@@ -223,9 +227,11 @@ class NystromSystem:
             dtype = None
         else:
             dtype = kernel.evaluate(X[:1], columns).dtype  # the blocks' dtype (X's)
+            if block_dtype is not None:  # cached blocks rounded to it (a classifier's float32)
+                dtype = np.dtype(block_dtype)
             cached = int(min(n, max(budget, 0) // max(1, M * dtype.itemsize)))
         self._cached_rows = cached
-        self._rbf = _rbf_operands(kernel, X, columns) if cached else None
+        self._rbf = _rbf_operands(kernel, X, columns, dtype) if cached else None
         product_dtype = np.float64 if dtype is None else dtype
         self.attainable_residual = attainable_residual(product_dtype, M)
         self._cache = np.empty((cached, M), dtype=dtype) if cached else None
@@ -259,7 +265,10 @@ class NystromSystem:
         w_b, Y_b = rest if len(rest) == 2 else (None, rest[0])
         if self._rbf is not None:
             return _rbf_first_pass(X_b, cache_b, w_b, Y_b, *self._rbf)
-        self.kernel.evaluate_into(X_b, self.columns, cache_b)  # straight into the cache
+        if self.kernel.evaluate(X_b[:1], self.columns).dtype != cache_b.dtype:
+            cache_b[...] = self.kernel.evaluate(X_b, self.columns)  # rounded to block_dtype
+        else:
+            self.kernel.evaluate_into(X_b, self.columns, cache_b)  # straight into the cache
         return cross_block(cache_b, w_b, Y_b)  # while the block is in cache
 
     def _sweep_cache(self, block_fn, *aligned: Any, fill: bool = False) -> np.ndarray:
@@ -306,10 +315,10 @@ class NystromSystem:
 FUSED_RBF_MAX_FEATURES = 64
 
 
-def _rbf_operands(kernel: Kernel, X: Any, columns: Any) -> tuple | None:
+def _rbf_operands(kernel: Kernel, X: Any, columns: Any, dtype: Any) -> tuple | None:
     """What the fused RBF first pass needs, computed once: the centres' side of the
-    augmented GEMM, ``[2γCᵀ; 1; −γ‖c‖²]`` of shape (d + 2, M) in X's dtype, and γ — for a
-    dense NumPy ``X`` with few features; ``None`` otherwise (the kernel's own
+    augmented GEMM, ``[2γCᵀ; 1; −γ‖c‖²]`` of shape (d + 2, M) in the blocks' ``dtype``, and
+    γ — for a dense NumPy ``X`` with few features; ``None`` otherwise (the kernel's own
     ``evaluate_into`` then fills the cache)."""
     if not (type(kernel) is RBFKernel and isinstance(X, np.ndarray)
             and isinstance(columns, np.ndarray) and X.dtype == columns.dtype
@@ -318,7 +327,7 @@ def _rbf_operands(kernel: Kernel, X: Any, columns: Any) -> tuple | None:
         return None
     gamma = kernel._gamma(X.shape[1])
     d, M = X.shape[1], columns.shape[0]
-    right = np.empty((d + 2, M), dtype=X.dtype)
+    right = np.empty((d + 2, M), dtype=dtype)
     right[:d] = (columns * (2.0 * gamma)).T
     right[d] = 1.0
     right[d + 1] = -gamma * row_sq_norms(columns)
