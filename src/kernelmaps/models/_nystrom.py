@@ -47,7 +47,7 @@ from kernelmaps.kernels._ops import row_sq_norms
 from kernelmaps.models._common import as_float64
 
 __all__ = ["KERNEL_CACHE_FRACTION", "NystromSystem", "attainable_residual", "cache_budget",
-           "cross_block", "gram_block", "kernel_times", "sweep_rows"]
+           "cross_block", "gram_block", "kernel_times", "sweep_rows", "widened_gram_block"]
 
 #: ``kernel_cache_bytes=None`` (the default) lets the kernel blocks use this fraction of the
 #: memory available when a fit starts.
@@ -120,6 +120,19 @@ def _operand(V: np.ndarray, dtype: Any) -> np.ndarray:
     return np.ascontiguousarray(V, dtype=dtype)
 
 
+def _scaled_operand(V: np.ndarray, dtype: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(V / s, s)`` with ``V / s`` in the blocks' dtype and ``s`` a power of two per column
+    (exact to divide and multiply back) that brings the column's largest entry to [0.5, 1):
+    a float64 CG vector beyond float32's range (the preconditioner's T⁻¹ of a numerically
+    singular K_MM reaches 1e40 and more) or below its normal range is then represented to
+    float32's relative precision instead of overflowing. ``s`` is None for float64."""
+    if np.dtype(dtype) == np.float64:
+        return _operand(V, dtype), None
+    peak = np.max(np.abs(V), axis=0) if V.size else np.ones(V.shape[1])
+    scale = np.exp2(np.ceil(np.log2(np.where(peak > 0, peak, 1.0)))).astype(np.float64)
+    return _operand(V / scale, dtype), scale
+
+
 def cross_block(K_b: Any, w_b: Any, Y_b: Any) -> Any:
     r""":math:`K_b^\top W_b Y_b` (float64): a product in K_b's dtype per sub-block of
     :func:`sweep_rows` rows, the sub-blocks summed in float64. ``w_b`` may be ``None``
@@ -130,15 +143,14 @@ def cross_block(K_b: Any, w_b: Any, Y_b: Any) -> Any:
         return xp.astype(K_b, Y_b.dtype, copy=False).T @ WY
     M, t = K_b.shape[1], Y_b.shape[1]
     total = np.zeros((M, t))
-    WY = Y_b if w_b is None else Y_b * w_b[:, None]
-    WY = _operand(WY, K_b.dtype)
-    if K_b.dtype == np.float64:
+    WY, scale = _scaled_operand(Y_b if w_b is None else Y_b * w_b[:, None], K_b.dtype)
+    if scale is None:
         return np.matmul(K_b.T, WY, out=total)
     part = scratch_buffer("nystrom_part", (M, t), K_b.dtype)
     for start, sub in _sub_blocks(K_b):
         np.matmul(sub.T, WY[start:start + sub.shape[0]], out=part)
         total += part
-    return total
+    return total * scale
 
 
 def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
@@ -157,7 +169,9 @@ def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
         return K_b.T @ KV
     dtype = K_b.dtype
     M, t = K_b.shape[1], V.shape[1]
-    V = _operand(V, dtype)
+    scale = None
+    if V.dtype != dtype:
+        V, scale = _scaled_operand(V, dtype)
     if w_b is not None and w_b.dtype != dtype:
         w_b = w_b.astype(dtype)
     total = np.zeros((M, t))
@@ -168,6 +182,27 @@ def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
         if w_b is not None:
             KV *= w_b[start:start + sub.shape[0], None]
         np.matmul(sub.T, KV, out=part)
+        total += part
+    return total if scale is None else total * scale
+
+
+def widened_gram_block(K_b: np.ndarray, w_b: Any, V: np.ndarray) -> np.ndarray:
+    r""":math:`K_b^\top W_b K_b V` with float64 products whatever K_b's dtype: each sub-block
+    widened into a per-thread float64 scratch buffer first (the path before issue 26, kept
+    for systems whose preconditioner would amplify float32 products' rounding, see
+    :meth:`NystromSystem.widen`)."""
+    M, t = K_b.shape[1], V.shape[1]
+    V = _operand(V, np.float64)
+    total = np.zeros((M, t))
+    part = scratch_buffer("nystrom_part", (M, t), np.float64)
+    for start, sub in _sub_blocks(K_b):
+        wide = scratch_buffer("nystrom_float64", sub.shape, np.float64)
+        np.copyto(wide, sub)
+        KV = scratch_buffer("nystrom_kv", (sub.shape[0], t), np.float64)
+        np.matmul(wide, V, out=KV)
+        if w_b is not None:
+            KV *= w_b[start:start + sub.shape[0], None]
+        np.matmul(wide.T, KV, out=part)
         total += part
     return total
 
@@ -231,6 +266,7 @@ class NystromSystem:
                 dtype = np.dtype(block_dtype)
             cached = int(min(n, max(budget, 0) // max(1, M * dtype.itemsize)))
         self._cached_rows = cached
+        self._wide = False
         self._rbf = _rbf_operands(kernel, X, columns, dtype) if cached else None
         product_dtype = np.float64 if dtype is None else dtype
         self.attainable_residual = attainable_residual(product_dtype, M)
@@ -281,26 +317,44 @@ class NystromSystem:
         return reduce_blocks(source, block_fn, aligned=extra + aligned,
                              bytes_per_row=bytes_per_row, n_threads=resolve_n_threads())
 
-    def gram_times(self, V: Any) -> Any:
-        r""":math:`K_{nM}^\top W K_{nM} V` (float64), in one pass over the rows."""
+    def gram_times(self, V: Any, *, wide: bool | None = None) -> Any:
+        r""":math:`K_{nM}^\top W K_{nM} V` (float64), in one pass over the rows; ``wide``:
+        float64 products (default: as :meth:`widen` left them)."""
         cached = self._cached_rows
         total = None
+        operand = V
+        wide = self._wide if wide is None else wide
+        product = widened_gram_block if wide else gram_block
         if self._block_weights is None:
             def block(K_b, w_b=None):
-                return gram_block(K_b, w_b, V)
+                return product(K_b, w_b, operand)
         else:
             def block(K_b, w_b):
-                return gram_block(K_b, w_b, V)
+                return product(K_b, w_b, operand)
         if cached:
-            if self._cache.dtype != V.dtype:  # rounded once per pass, not per block
-                V = _operand(V, self._cache.dtype)
+            scale = None
+            if self._cache.dtype != V.dtype and not wide:  # scaled and rounded once
+                operand, scale = _scaled_operand(V, self._cache.dtype)
             total = self._sweep_cache(block, *self._weights_to(cached))
+            if scale is not None:
+                total *= scale
+            operand = V
         if cached < self.X.shape[0]:
             X, weights = _rows_from(cached, self.X, self.weights)
             aligned = () if self._block_weights is None else (weights,)
             rest = self.kernel.reduce(X, self.columns, block, *aligned)
             total = rest if total is None else total + rest
         return total
+
+    def widen(self) -> float:
+        """Multiply in float64 from now on (each float32 sub-block widened first) and return
+        the new :attr:`attainable_residual`: for a system whose preconditioner's factor T
+        is so ill-conditioned that float32 products' rounding would swamp CG (a numerically
+        singular K_MM: a tiny ``gamma``, more centres than the kernel's rank; see
+        :func:`~kernelmaps.models._falkon.falkon_solve`)."""
+        self._wide = True
+        self.attainable_residual = attainable_residual(np.float64, self.columns.shape[0])
+        return self.attainable_residual
 
     def release(self) -> None:
         """Drop the cached blocks (the fitted model keeps no reference to the system)."""
@@ -345,7 +399,7 @@ def _rbf_first_pass(X_b: np.ndarray, cache_b: np.ndarray, w_b: Any, Y_b: np.ndar
     once, and the right-hand side's product reads the rows back while they are in cache."""
     dtype, M = cache_b.dtype, cache_b.shape[1]
     d = X_b.shape[1]
-    WY = _operand(Y_b if w_b is None else Y_b * w_b[:, None], dtype)
+    WY, scale = _scaled_operand(Y_b if w_b is None else Y_b * w_b[:, None], dtype)
     t = WY.shape[1]
     rows = sweep_rows(M, dtype.itemsize)
     left = scratch_buffer("nystrom_rows", (X_b.shape[0], d + 2), dtype)
@@ -363,7 +417,7 @@ def _rbf_first_pass(X_b: np.ndarray, cache_b: np.ndarray, w_b: Any, Y_b: np.ndar
         np.exp(e, out=cache_b[start:stop])
         np.matmul(cache_b[start:stop].T, WY[start:stop], out=part)
         total += part
-    return total
+    return total if scale is None else total * scale
 
 
 def _copy_into(out: np.ndarray, a: np.ndarray) -> np.ndarray:

@@ -223,7 +223,8 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         result = falkon_solve(system.gram_times, K_MM, alpha, rhs=system.rhs,
                               total_weight=total_weight, max_iter=self.max_iter, tol=self.tol,
                               overwrite=True, callback=progress.iteration,
-                              attainable_residual=getattr(system, "attainable_residual", 0.0))
+                              attainable_residual=getattr(system, "attainable_residual", 0.0),
+                              widen=getattr(system, "widen", None))
         progress.finish(result.iterations, result.converged)
         self.kernel_ = kernel
         self.__dict__.pop("center_indices_", None)
