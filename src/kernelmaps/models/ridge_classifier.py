@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight
@@ -92,9 +93,9 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         Where ``tol`` is at least :data:`~kernelmaps.models._cg.STALL_FACTOR` times the
         relative residual float32 products can reach (``1e-2`` against 2e-3 at M = 3,000;
         :func:`~kernelmaps.models._nystrom.attainable_residual`), a Nyström fit of float64
-        NumPy data caches its kernel blocks in float32 and multiplies them in float32 with
-        float64 sums (the float32 data path): half the memory traffic and twice the SIMD
-        width per pass, decisions unchanged (the rounding is ~1e-6 of the scores, the
+        NumPy data (dense or sparse) caches its kernel blocks in float32 and multiplies them
+        in float32 with float64 sums (the float32 data path): half the memory traffic and
+        twice the SIMD width per pass, decisions unchanged (the rounding is ~1e-6 of the scores, the
         tolerance 1e-2). The centres, the M × M solves and ``predict`` stay in float64.
     random_state : int, RandomState instance or None, default=None
         Controls the choice of centres.
@@ -188,7 +189,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     def _nystrom_block_dtype(self, X: Any, n_centres: int) -> Any:
         """float32 blocks for float64 NumPy data when ``tol`` is far above float32's floor
         (see ``tol``); else X's dtype."""
-        if (isinstance(X, np.ndarray) and X.dtype == np.float64
+        if ((isinstance(X, np.ndarray) or sp.issparse(X)) and X.dtype == np.float64
                 and self.tol >= STALL_FACTOR * attainable_residual(np.float32, n_centres)):
             return np.float32
         return None
