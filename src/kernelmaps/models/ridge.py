@@ -98,7 +98,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         CG stops when every target's preconditioned residual norm is below ``tol`` times
         its initial norm. For float32 data the attainable relative residual is
         :math:`10(\sqrt M + \sqrt{64})\,\varepsilon_{32}` (4.7e-5 at M = 1,000, 7.5e-5 at
-        M = 3,000; :func:`kernelmaps.models._nystrom.attainable_residual`): a smaller
+        M = 3,000; docs/models.md, "Precision: float32 data"): a smaller
         ``tol`` warns with ``ToleranceBelowPrecisionWarning`` and CG stops there; near it,
         CG checks its true residual every 10 iterations and stops where that stalls.
     random_state : int, RandomState instance or None, default=None

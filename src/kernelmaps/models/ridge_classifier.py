@@ -90,13 +90,13 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         iterations of ``1e-3`` and a quarter of ``1e-6``; ``3e-2`` lost 0.13 % on
         Fashion-MNIST and ``1e-1`` 0.65 % (docs/models.md).
 
-        Where ``tol`` is at least :data:`~kernelmaps.models._cg.STALL_FACTOR` times the
-        relative residual float32 products can reach (``1e-2`` against 2e-3 at M = 3,000;
-        :func:`~kernelmaps.models._nystrom.attainable_residual`), a Nyström fit of float64
-        NumPy data (dense or sparse) caches its kernel blocks in float32 and multiplies them
-        in float32 with float64 sums (the float32 data path): half the memory traffic and
-        twice the SIMD width per pass, decisions unchanged (the rounding is ~1e-6 of the scores, the
-        tolerance 1e-2). The centres, the M × M solves and ``predict`` stay in float64.
+        Where ``tol`` is at least 30 times the relative residual float32 products can reach
+        (``1e-2`` against 2e-3 at M = 3,000; docs/models.md, "Precision: float32 data"), a
+        Nyström fit of float64 NumPy data (dense or sparse) caches its kernel blocks in
+        float32 and multiplies them in float32 with float64 sums (the float32 data path):
+        half the memory traffic and twice the SIMD width per pass, decisions unchanged (the
+        rounding is ~1e-6 of the scores, the tolerance 1e-2). The centres, the M × M solves
+        and ``predict`` stay in float64.
     random_state : int, RandomState instance or None, default=None
         Controls the choice of centres.
     verbose : int, default=0
