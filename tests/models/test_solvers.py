@@ -40,6 +40,68 @@ def test_conjugate_gradient_equals_a_direct_solve():
     assert converged and 0 < iterations < 500
 
 
+def test_recomputing_the_true_residual_keeps_an_exact_cg_exact():
+    H = spd_matrix(60, condition=1e4)
+    b = np.random.RandomState(3).normal(size=(60, 2))
+    applied = []
+
+    def operator(V):
+        applied.append(V.shape[1])
+        return H @ V
+
+    x, iterations, converged = conjugate_gradient(operator, b, max_iter=2000, tol=1e-10,
+                                                  true_residual_every=5)
+    assert converged
+    np.testing.assert_allclose(x, np.linalg.solve(H, b), rtol=1e-7)
+    # Every 5th application carries [p, x] together: one pass, no extra one.
+    assert len(applied) == iterations
+    assert applied[4] == 4 and applied[3] == 2
+
+
+def test_cg_stops_where_an_inexact_operator_stops_it_improving():
+    # An operator with relative rounding noise (float32 products): the updated residual
+    # keeps falling while the true one stalls near the noise; with the true residual
+    # recomputed, CG stops there (not converged) instead of running to max_iter, and what
+    # it returns is as good as the best it saw.
+    H = spd_matrix(80, condition=1e3)
+    b = np.random.RandomState(4).normal(size=(80, 1))
+    noise = np.random.RandomState(5)
+
+    def inexact(V):
+        HV = H @ V
+        return HV + 1e-6 * np.abs(H) @ np.abs(V) * noise.uniform(-1, 1, size=V.shape)
+
+    x, iterations, converged = conjugate_gradient(inexact, b, max_iter=3000, tol=1e-14,
+                                                  true_residual_every=10, attainable=1e-5)
+    assert not converged and iterations < 3000
+    relative = np.linalg.norm(H @ x - b) / np.linalg.norm(b)
+    assert relative < 1e-3
+    # Without the recomputation the reported residual passes 1e-14 while the true one
+    # cannot: CG would call this converged.
+    noise = np.random.RandomState(5)
+    x_blind, _, blind = conjugate_gradient(inexact, b, max_iter=3000, tol=1e-14)
+    assert blind and np.linalg.norm(H @ x_blind - b) / np.linalg.norm(b) > 1e-10
+
+
+def test_falkon_warns_on_a_tol_below_the_attainable_residual_and_stops_there():
+    from kernelmaps.models._falkon import ToleranceBelowPrecisionWarning
+
+    K_nM, K_MM, alpha = centres_problem()
+    rhs = K_nM.T @ np.ones((K_nM.shape[0], 1))
+
+    def solve(tol, attainable):
+        return falkon_solve(lambda V: K_nM.T @ (K_nM @ V), K_MM.copy(), alpha, rhs=rhs,
+                            total_weight=K_nM.shape[0], max_iter=200, tol=tol,
+                            attainable_residual=attainable)
+
+    with pytest.warns(ToleranceBelowPrecisionWarning):
+        low = solve(1e-12, 1e-5)
+    floor = solve(1e-5, 1e-5)
+    assert low.iterations == floor.iterations
+    np.testing.assert_array_equal(low.coef, floor.coef)
+    assert solve(1e-12, 0.0).iterations > floor.iterations
+
+
 def test_conjugate_gradient_stops_each_column_at_its_tolerance():
     H = spd_matrix(40, condition=1e4)
     b = np.random.RandomState(2).normal(size=(40, 2))

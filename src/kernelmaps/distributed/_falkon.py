@@ -32,7 +32,7 @@ from kernelmaps._engine import threads_per_task
 from kernelmaps.distributed._collections import SPLIT_EVERY, aligned_rows, as_dask_rows, ship
 from kernelmaps.distributed._fit import sample_landmarks
 from kernelmaps.models._common import fit_kernel
-from kernelmaps.models._nystrom import NystromSystem, cache_budget
+from kernelmaps.models._nystrom import NystromSystem, attainable_residual, cache_budget
 from kernelmaps.models._progress import FitProgress
 from kernelmaps.models._ridge_base import check_alpha
 
@@ -125,9 +125,14 @@ class DaskNystromSystem:
         # The systems (their rows' references and cached blocks) stay on the workers.
         self._systems = list(dask.persist(*systems))
         self._shape = (M, Y.shape[1])
-        rhs, total_weight, infos = dask.compute(
+        rhs, total_weight, infos, floors = dask.compute(
             self._sum(_chunk_rhs), weights.sum(),
-            [dask.delayed(_chunk_info)(system) for system in self._systems])
+            [dask.delayed(_chunk_info)(system) for system in self._systems],
+            [dask.delayed(_chunk_floor)(system) for system in self._systems])
+        #: The chunks' attainable relative residual (their products' precision), and whether
+        #: :meth:`widen` switched them to float64 products.
+        self.attainable_residual = max(floors)
+        self._wide = False
         self.rhs, self.total_weight = rhs, float(total_weight)
         cached = sum(info["cached_rows"] for info in infos)
         n = sum(self.chunk_rows)
@@ -150,7 +155,15 @@ class DaskNystromSystem:
     def gram_times(self, V: np.ndarray) -> np.ndarray:
         r""":math:`K_{nM}^\top W K_{nM} V`: V (M × t) travels to every chunk, the M × t
         partial sums back."""
-        return self._sum(_chunk_gram_times, ship(V)).compute()
+        return self._sum(_chunk_gram_times, ship(V), self._wide).compute()
+
+    def widen(self) -> float:
+        """Float64 products on every chunk from now on (see
+        :meth:`~kernelmaps.models._nystrom.NystromSystem.widen`); the new attainable
+        residual."""
+        self._wide = True
+        self.attainable_residual = attainable_residual(np.float64, self._shape[0])
+        return self.attainable_residual
 
     def release(self) -> None:
         """Let the workers drop the systems and their cached blocks."""
@@ -204,6 +217,10 @@ def _chunk_info(system: NystromSystem) -> dict:
     return system.info
 
 
-def _chunk_gram_times(system: NystromSystem, V: np.ndarray) -> np.ndarray:
+def _chunk_floor(system: NystromSystem) -> float:
+    return system.attainable_residual
+
+
+def _chunk_gram_times(system: NystromSystem, V: np.ndarray, wide: bool) -> np.ndarray:
     with threads_per_task(1):
-        return system.gram_times(V)
+        return system.gram_times(V, wide=wide)

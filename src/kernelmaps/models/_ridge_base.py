@@ -119,7 +119,8 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         centres, indices = select_centres(self, X, self.kernel_, min(self.n_components, n))
         columns = kernel_columns(self.kernel_, centres, indices)
         weights = as_float64(np.ones(n), X) if sample_weight is None else sample_weight
-        system = NystromSystem(self.kernel_, X, columns, weights, Y)
+        system = NystromSystem(self.kernel_, X, columns, weights, Y,
+                               block_dtype=self._nystrom_block_dtype(X, columns.shape[0]))
         progress.phase(f"first pass over K_nM ({system.info['path']})")
         self._solve_nystrom(system, self.kernel_, centres, indices, float(alpha[0]), ravel,
                             total_weight=float(array_api_compat.array_namespace(weights)
@@ -179,6 +180,10 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         self.fit_info_ = {"solver": "exact", "path": "direct", "iterations": 1,
                           "converged": True}
 
+    def _nystrom_block_dtype(self, X: Any, n_centres: int) -> Any:
+        """The dtype of the cached kernel blocks of a Nyström fit (``None``: X's)."""
+        return None
+
     def _solve_nystrom(self, system: Any, kernel: Any, centres: Any, indices: Any,
                        alpha: float, ravel: bool, *, total_weight: float, n_features_in: int,
                        feature_names_in: Any, progress: FitProgress) -> None:
@@ -197,7 +202,9 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         # K_MM is a fresh array: the preconditioner factorises it in place (one M × M buffer).
         result = falkon_solve(system.gram_times, K_MM, alpha, rhs=system.rhs,
                               total_weight=total_weight, max_iter=self.max_iter, tol=self.tol,
-                              overwrite=True, callback=progress.iteration)
+                              overwrite=True, callback=progress.iteration,
+                              attainable_residual=getattr(system, "attainable_residual", 0.0),
+                              widen=getattr(system, "widen", None))
         progress.finish(result.iterations, result.converged)
         self.kernel_ = kernel
         self.__dict__.pop("center_indices_", None)
