@@ -12,6 +12,10 @@ those classes, so every fitted kernelmaps estimator loads with no extra trust. T
 cannot be loaded safely, by design: a user's kernel function (``kernel=callable``) and any
 foreign object placed in an estimator; :func:`load` refuses them.
 
+:func:`iter_batches` reads the other way round: a Parquet, CSV or ``.npy`` data file larger
+than memory as a stream of ``(X, y)`` row batches for ``partial_fit`` (see
+:mod:`kernelmaps._batches` and the "Online and out-of-core" guide).
+
 Examples
 --------
 >>> import numpy as np, tempfile, os
@@ -39,10 +43,11 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import LabelBinarizer, MinMaxScaler, StandardScaler
 
 from kernelmaps import distributed, kernels, maps, models
+from kernelmaps._batches import iter_batches
 from kernelmaps.kernels import CallableKernel, Kernel
 from kernelmaps.maps._registry import projection_types
 
-__all__ = ["UntrustedTypeError", "dump", "load", "trusted_types"]
+__all__ = ["UntrustedTypeError", "dump", "iter_batches", "load", "trusted_types"]
 
 _INSTALL_HINT = (
     "kernelmaps.io needs skops: pip install 'kernelmaps[persist]' (or pip install skops)."
