@@ -20,6 +20,8 @@ structure × sampling on real data, the default against ORF, fit and transform t
 :mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
 ``python -m benchmarks ridge [options]`` runs :mod:`benchmarks.bench_ridge` instead (FALKON
 with the cached kernel block beside the recompute path, ``KernelRidgeClassifier``).
+``python -m benchmarks stream [options]`` runs :mod:`benchmarks.bench_stream` instead (the
+one-pass FeatureRidge fit and partial_fit beside a bare BLAS syrk, one thread and every core).
 ``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
 tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 ``python -m benchmarks dask [options]`` runs :mod:`benchmarks.bench_dask` instead (Dask).
@@ -46,6 +48,7 @@ from benchmarks import (
     bench_polynomial,
     bench_random_features,
     bench_ridge,
+    bench_stream,
     bench_tune,
 )
 from benchmarks._harness import Case, main
@@ -53,7 +56,7 @@ from benchmarks._harness import Case, main
 #: Benchmarks with their own table, run as ``python -m benchmarks NAME [options]``.
 FAMILIES = {"kernel_methods": bench_kernel_methods.main, "ridge": bench_ridge.main,
             "tune": bench_tune.main, "random_features": bench_random_features.main,
-            "engine": bench_engine.main}
+            "engine": bench_engine.main, "stream": bench_stream.main}
 
 _FAMILIES = (bench_fourier, bench_histogram, bench_nystroem, bench_polynomial)
 CASES: list[Case] = [case for family in _FAMILIES for case in family.CASES]

@@ -7,6 +7,7 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
+from sklearn.frozen import FrozenEstimator
 
 from kernelmaps.distributed._collections import (
     aligned_rows,
@@ -17,7 +18,8 @@ from kernelmaps.distributed._collections import (
 )
 from kernelmaps.distributed._fit import fit
 from kernelmaps.maps._base import FeatureMap
-from kernelmaps.models.feature_ridge import encode_labels, normal_statistics
+from kernelmaps.models._accumulator import RidgeStatistics
+from kernelmaps.models.feature_ridge import encode_labels
 
 __all__ = ["dask_score", "fit_feature_ridge"]
 
@@ -50,11 +52,17 @@ def fit_feature_ridge(model: Any, X: Any, y: Any, sample_weight: Any) -> None:
         model._n_targets = Y.shape[1]
     weights = da.ones((X.shape[0], 1), chunks=(X.chunks[0], 1)) if sample_weight is None \
         else aligned_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
-    model.feature_map_ = fit(model._new_map(), X)
-    size = model.feature_map_._n_out(X) + 1 + model._n_targets
+    # A prefitted map (in sklearn.frozen.FrozenEstimator) is used as it is.
+    frozen = isinstance(model.feature_map, FrozenEstimator)
+    model.feature_map_ = model._new_map() if frozen else fit(model._new_map(), X)
+    D = model.feature_map_._n_out(X)
+    size = D + 1 + model._n_targets
+    # Each chunk's RidgeStatistics.gram (upper triangle) where the chunk lives; Dask's tree
+    # reduction adds them: the accumulator's exact merge.
     gram = chunk_sums(_chunk_statistics, (size, size), X, Y, weights,
                       static=(ship(model.feature_map_), classes))
-    model._set_solution(gram.compute())
+    n_rows = X.shape[0] if isinstance(X.shape[0], int) else 0  # (unknown chunk sizes)
+    model._set_solution(RidgeStatistics.from_gram(gram.compute(), D, n_rows))
 
 
 def _chunk_statistics(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
@@ -68,8 +76,10 @@ def _chunk_statistics(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
     weights = weights[:, 0]
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise ValueError("sample_weight must be finite and non-negative.")
-    return in_task(feature_map, X, lambda block: normal_statistics(feature_map, block, Y,
-                                                                   weights))
+    statistics = RidgeStatistics(feature_map._n_out(X), Y.shape[1])
+    # One thread per chunk: the worker runs one task per core already.
+    return in_task(feature_map, X, lambda block: statistics.add(
+        feature_map, block, Y, weights, n_threads=1).gram)
 
 
 def dask_score(model: Any, X: Any, y: Any, sample_weight: Any = None) -> float:

@@ -47,6 +47,7 @@ from sklearn.base import (
     _fit_context,
 )
 from sklearn.utils import check_random_state
+from sklearn.utils._available_if import available_if
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
@@ -187,6 +188,60 @@ class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transform
             return collection_handler("fit")(self, X)
         X = self._validate_X(X, reset=True)
         self._fit_validated(X)
+        return self
+
+    # ------------------------------------------------------------------ online
+    def _fit_reads_rows(self) -> bool:
+        """Whether ``fit`` reads the rows of ``X`` (landmarks, ``gamma="scale"``, principal
+        axes) and not only its width. Maps whose fit is data-free override this; the default
+        is the safe answer."""
+        return True
+
+    def _has_partial_fit(self) -> bool:
+        try:
+            reads_rows = self._fit_reads_rows()
+        except (TypeError, ValueError):  # invalid parameters: fit will say which
+            return False
+        if reads_rows:
+            raise AttributeError(
+                f"This {type(self).__name__} has no partial_fit: with these parameters its "
+                "fit reads the rows of X (landmarks, gamma='scale' or principal axes), so a "
+                "fit on one batch would silently depend on that batch. Fit it on a sample of "
+                "rows instead (then wrap it in sklearn.frozen.FrozenEstimator to pass it to "
+                "a model), give a numeric gamma, or let FeatureRidge(...).partial_fit fit it "
+                "on the first batch.")
+        return True
+
+    @available_if(_has_partial_fit)
+    def partial_fit(self, X: Any, y: Any = None) -> FeatureMap:
+        """Fit on the first call; afterwards only check ``X``'s width (online learning).
+
+        Available on the maps whose fit reads only the width of ``X`` — random features
+        with a numeric (or ``"auto"``) γ and a data-free structure, the sketches, the
+        histogram maps — so that a chunk loop is ``map.partial_fit(X_b)`` then
+        ``map.transform(X_b)``: the first call is :meth:`fit` on that batch (the same numbers
+        as ``fit``, and as scikit-learn's ``fit`` for its five maps), later calls change
+        nothing and raise if the number of features (or their names) changed. Maps whose
+        fit reads rows (Nyström's landmarks, ``gamma="scale"``, the principal axes) have no
+        ``partial_fit`` (an ``AttributeError`` says what to do instead).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One batch of rows.
+        y : None
+            Ignored; present for API consistency.
+
+        Returns
+        -------
+        self : object
+            The fitted map.
+        """
+        if "_n_features_out" not in self.__dict__:
+            return self.fit(X)
+        if is_dask_collection(X):
+            raise TypeError(f"{type(self).__name__}.partial_fit takes in-memory batches.")
+        self._validate_X(X, reset=False)  # the width and feature names fit saw
         return self
 
     @_fit_context(prefer_skip_nested_validation=True)

@@ -105,6 +105,9 @@ class ArcCosineSampler(FeatureMap):
         self.n_components = n_components
         self.random_state = random_state
 
+    def _fit_reads_rows(self) -> bool:
+        return False  # fit reads X's width only
+
     def _fit(self, X, random_state):
         self.kernel_ = resolve_kernel("arccos", kernel_params={"degree": int(self.degree)},
                                       owner="ArcCosineSampler")

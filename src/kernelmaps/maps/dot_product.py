@@ -171,6 +171,9 @@ class RandomMaclaurin(FeatureMap):
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
 
+    def _fit_reads_rows(self) -> bool:
+        return isinstance(self.gamma, str) and self.gamma == "scale"  # "auto" is 1/d
+
     def _fit(self, X, random_state):
         self.kernel_ = resolve_kernel(self.kernel, gamma=self.gamma, degree=self.degree,
                                       coef0=float(self.coef0),
@@ -325,6 +328,9 @@ class TensorSRHT(FeatureMap):
         self.random_state = random_state
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+
+    def _fit_reads_rows(self) -> bool:
+        return isinstance(self.gamma, str) and self.gamma == "scale"  # "auto" is 1/d
 
     def _fit(self, X, random_state):
         self.kernel_ = resolve_kernel("poly", gamma=self.gamma, degree=self.degree,

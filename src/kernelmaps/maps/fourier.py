@@ -128,6 +128,9 @@ class RBFSampler(FeatureMap):
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
 
+    def _fit_reads_rows(self) -> bool:
+        return isinstance(self.gamma, str) and self.gamma == "scale"  # "auto" is 1/d
+
     def _fit(self, X, random_state):
         n_features = X.shape[1]
         self._gamma = gamma_value(self.gamma, X)  # 'scale' / 'auto': scikit-learn's values
@@ -581,6 +584,20 @@ class RandomFourierFeatures(FeatureMap):
         return ("principal" if self.structure == "auto" else self.structure), frame.axes
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+
+    def _fit_reads_rows(self) -> bool:
+        kernel = self._resolve_kernel()
+        if isinstance(self.gamma, str) and self.gamma == "scale" and not kernel.is_resolved():
+            return True  # γ from the rows' variance
+        if self.structure != "auto":
+            return STRUCTURES[self.structure].reads_data
+        if self.sampling == "mc":
+            return False
+        if not kernel.is_resolved():
+            kernel = type(kernel)(**{**kernel.get_params(), "gamma": 1.0})
+        # "auto" reads the principal axes of isotropic densities (up to AUTO_MAX_FEATURES
+        # inputs: the width is unknown here, so the answer is the safe one).
+        return self._spectral_density(kernel, 2).isotropic
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]

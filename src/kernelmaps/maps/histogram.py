@@ -131,6 +131,9 @@ class AdditiveChi2Sampler(FeatureMap):
                 "clip the features (e.g. sklearn.preprocessing.MinMaxScaler) first."
             )
 
+    def _fit_reads_rows(self) -> bool:
+        return False  # fit reads X's width only
+
     def _fit(self, X, random_state):
         self._resolved_interval()
         self.kernel_ = resolve_kernel("additive_chi2_psd", owner="AdditiveChi2Sampler")
@@ -353,6 +356,9 @@ class SkewedChi2Sampler(FeatureMap):
         self.random_state = random_state
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+
+    def _fit_reads_rows(self) -> bool:
+        return False  # fit reads X's width only
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]

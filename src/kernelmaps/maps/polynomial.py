@@ -141,6 +141,9 @@ class PolynomialCountSketch(FeatureMap):
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
 
+    def _fit_reads_rows(self) -> bool:
+        return isinstance(self.gamma, str) and self.gamma == "scale"  # "auto" is 1/d
+
     def _fit(self, X, random_state):
         if self.coef0 < 0:
             raise ValueError(
@@ -334,6 +337,9 @@ class PolynomialKernelMap(FeatureMap):
         self.degree = degree
         self.coef0 = coef0
         self.max_bytes = max_bytes
+
+    def _fit_reads_rows(self) -> bool:
+        return isinstance(self.gamma, str) and self.gamma == "scale"  # "auto" is 1/d
 
     def _fit(self, X, random_state):
         self.kernel_ = resolve_kernel("poly", gamma=self.gamma, degree=self.degree,

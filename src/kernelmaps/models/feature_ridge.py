@@ -15,13 +15,14 @@ chunk gives its :math:`G_c` where it lives and Dask's tree reduction sums them: 
 
 from __future__ import annotations
 
-from numbers import Real
+import warnings
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context, clone
+from sklearn.frozen import FrozenEstimator
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
@@ -34,17 +35,16 @@ from kernelmaps._array_api import (
     to_numpy,
 )
 from kernelmaps._engine import (
-    block_rows_for,
     collection_handler,
     is_dask_collection,
     run_blocks,
 )
-from kernelmaps._linalg import solve_psd
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
+from kernelmaps.models._accumulator import RidgeStatistics
 from kernelmaps.models._common import as_float64, check_fitted_placement, labels_from_scores
 
 __all__ = ["FeatureRidge", "FeatureRidgeClassifier", "encode_labels", "normal_statistics",
@@ -55,54 +55,28 @@ def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
                       weights: np.ndarray) -> np.ndarray:
     r"""The Gram matrix :math:`G = A^\top A` of :math:`A = \sqrt{s}\,[z(X),\ 1,\ Y]`, by blocks.
 
-    Row blocks of ``X`` are sized so a block's features and augmented copy stay near the
-    engine's ``block_bytes``; only :math:`G`, :math:`(D+1+t)^2` float64 values, is kept.
-    The update is BLAS ``syrk`` (half the flops of a general product) in float64 whatever
-    the features' dtype. On an array-API device the features of each block are made there
-    and copied to the host, where the normal equations are accumulated (a D × D system:
-    small beside the features).
+    The full symmetric matrix of :class:`~kernelmaps.models._accumulator.RidgeStatistics`
+    after adding every row of ``X`` (row blocks near the engine's ``block_bytes``; only
+    :math:`G`, :math:`(D+1+t)^2` float64 values, is kept; BLAS ``syrk`` in float64 whatever
+    the features' dtype; on an array-API device the features of each block are made there
+    and copied to the host, where the normal equations are accumulated).
     """
-    n, n_targets = X.shape[0], Y.shape[1]
-    D = feature_map._n_out(X)
-    P = D + 1 + n_targets
-    gram = np.zeros((P, P), order="F")
-    syrk = scipy.linalg.get_blas_funcs("syrk", (gram,))
-    root = np.sqrt(weights)
-    rows = block_rows_for(n, 8 * (2 * P + D))
-    for start in range(0, n, rows):
-        stop = min(start + rows, n)
-        Z = feature_map.transform(X[start:stop, :])  # (array API: every axis indexed)
-        A = np.empty((stop - start, P))
-        A[:, :D] = Z.toarray() if sp.issparse(Z) else to_numpy(Z)
-        A[:, D] = 1.0
-        A[:, D + 1:] = Y[start:stop]
-        A *= root[start:stop, None]
-        # A.T is Fortran-ordered (P × b), so syrk reads A in place: G += (Aᵀ)(Aᵀ)ᵀ.
-        gram = syrk(1.0, A.T, beta=1.0, c=gram, trans=0, lower=0, overwrite_c=1)
-    return np.triu(gram) + np.triu(gram, 1).T
+    statistics = RidgeStatistics(feature_map._n_out(X), Y.shape[1])
+    return statistics.add(feature_map, X, Y, weights).symmetric()
 
 
 def ridge_solve(gram: np.ndarray, n_features: int, alpha: float,
                 fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
     r"""``(coef (D, t), intercept (t,))`` from the Gram matrix of :func:`normal_statistics`.
 
-    With weighted means :math:`\mu = Z^\top s / \sum s` and :math:`\bar y`, the centred system
-    :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y -
+    :meth:`RidgeStatistics.solve <kernelmaps.models._accumulator.RidgeStatistics.solve>`:
+    with weighted means :math:`\mu = Z^\top s / \sum s` and :math:`\bar y`, the centred
+    system :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y -
     (\textstyle\sum s)\,\mu\bar y^\top`, :math:`b = \bar y - \mu^\top w` is scikit-learn's
     ``Ridge`` (Cholesky; least squares if the matrix is singular, with
     :data:`kernelmaps._linalg.SINGULAR_WARNING`).
     """
-    D = n_features
-    S, ZY = gram[:D, :D].copy(), gram[:D, D + 1:].copy()
-    total = gram[D, D]
-    if fit_intercept:
-        mean, target_mean = gram[:D, D] / total, gram[D, D + 1:] / total
-        S -= total * np.outer(mean, mean)
-        ZY -= total * np.outer(mean, target_mean)
-    S.flat[:: D + 1] += alpha
-    coef = solve_psd(S, ZY, overwrite=True, stacklevel=3)  # S is this function's copy
-    intercept = target_mean - mean @ coef if fit_intercept else np.zeros(ZY.shape[1])
-    return coef, intercept
+    return RidgeStatistics.from_gram(gram, n_features).solve(alpha, fit_intercept)
 
 
 def encode_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
@@ -123,7 +97,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
     #: Regression: numeric targets, several columns allowed; classification: 1-D labels.
     _y_numeric: bool
     _parameter_constraints: dict = {
-        "feature_map": [FeatureMap, None],
+        "feature_map": [FeatureMap, FrozenEstimator, None],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "fit_intercept": ["boolean"],
         "random_state": ["random_state"],
@@ -138,14 +112,50 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fit
     def _new_map(self) -> FeatureMap:
+        """The map to fit: a clone of ``feature_map`` (or the default), or — for a map
+        wrapped in :class:`sklearn.frozen.FrozenEstimator` — the fitted map itself."""
+        if isinstance(self.feature_map, FrozenEstimator):
+            check_is_fitted(self.feature_map.estimator)
+            return self.feature_map.estimator
         feature_map = _default_map() if self.feature_map is None else clone(self.feature_map)
         if self.random_state is not None and "random_state" in feature_map.get_params():
             feature_map.set_params(random_state=self.random_state)
         return feature_map
 
+    def _fit_map(self, X: Any, weights: np.ndarray, sample_weight: Any) -> FeatureMap:
+        feature_map = self._new_map()
+        if isinstance(self.feature_map, FrozenEstimator):
+            if feature_map.n_features_in_ != X.shape[1]:
+                raise ValueError(f"X has {X.shape[1]} features, but the frozen feature_map "
+                                 f"is expecting {feature_map.n_features_in_} features as "
+                                 "input.")
+            return feature_map  # prefitted: used as it is, never refitted
+        gamma = feature_map.get_params().get("gamma")
+        if sample_weight is not None and isinstance(gamma, str) and gamma in GAMMA_HEURISTICS:
+            # The map's fit takes no weights: resolve its gamma="scale" here, with the rows
+            # weighted, so that a weight of 2 still equals a repeated row.
+            feature_map.set_params(gamma=gamma_value(gamma, X, weights))
+        return feature_map.fit(X)
+
+    def _host_targets(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, np.ndarray]:
+        """``y`` and the weights on the host (they may be arrays of X's namespace, under
+        scikit-learn's array_api_dispatch): the normal equations and labels live there."""
+        if array_placement(y) is not None:
+            y = to_numpy(y)
+        if array_placement(sample_weight) is not None:
+            sample_weight = to_numpy(sample_weight)
+        rows = np.empty((X.shape[0], 0)) if is_device_array(X) else X  # (only its length)
+        return y, _check_sample_weight(sample_weight, rows, dtype=np.float64,
+                                       ensure_non_negative=True)
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> _FeatureRidgeBase:
         """Fit the map, then ridge on its features, in one pass over ``X``.
+
+        The pass runs on the engine's threads (:func:`kernelmaps.set_config`): each thread
+        folds its own row blocks into its own statistics and the sums are added (see
+        :class:`~kernelmaps.models._accumulator.RidgeStatistics`). The statistics are kept,
+        so :meth:`partial_fit` can go on adding rows to them.
 
         Parameters
         ----------
@@ -168,31 +178,75 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             return self
         X, y = validate_input(self, X, y, reset=True, multi_output=self._y_numeric,
                               y_numeric=self._y_numeric)
-        # y and the weights may be arrays of X's namespace (scikit-learn's convention under
-        # array_api_dispatch): the normal equations and the labels live on the host.
-        if array_placement(y) is not None:
-            y = to_numpy(y)
-        if array_placement(sample_weight) is not None:
-            sample_weight = to_numpy(sample_weight)
-        rows = np.empty((X.shape[0], 0)) if is_device_array(X) else X  # (only its length)
-        weights = _check_sample_weight(sample_weight, rows, dtype=np.float64,
-                                       ensure_non_negative=True)
+        y, weights = self._host_targets(X, y, sample_weight)
         self._set_targets(y)
-        feature_map = self._new_map()
-        gamma = feature_map.get_params().get("gamma")
-        if sample_weight is not None and isinstance(gamma, str) and gamma in GAMMA_HEURISTICS:
-            # The map's fit takes no weights: resolve its gamma="scale" here, with the rows
-            # weighted, so that a weight of 2 still equals a repeated row.
-            feature_map.set_params(gamma=gamma_value(gamma, X, weights))
-        self.feature_map_ = feature_map.fit(X)
-        gram = normal_statistics(self.feature_map_, X, self._encode(y), weights)
-        self._set_solution(gram, X)
+        self.feature_map_ = self._fit_map(X, weights, sample_weight)
+        statistics = RidgeStatistics(self.feature_map_._n_out(X), self._n_targets)
+        self._set_solution(statistics.add(self.feature_map_, X, self._encode(y), weights), X)
         return self
 
-    def _set_solution(self, gram: np.ndarray, X: Any = None) -> None:
+    def _partial_fit(self, X: Any, y: Any, sample_weight: Any, classes: Any) -> None:
+        """Add the rows of one batch to the statistics (fitting the map on the first)."""
+        first = "_gram" not in self.__dict__
+        X, y = validate_input(self, X, y, reset=first, multi_output=self._y_numeric,
+                              y_numeric=self._y_numeric)
+        y, weights = self._host_targets(X, y, sample_weight)
+        if first:
+            self._start_targets(y, classes)
+            self._warn_if_small_first_batch(X)
+            self.feature_map_ = self._fit_map(X, weights, sample_weight)
+            self.kernel_ = self.feature_map_.kernel_
+            self._keep(RidgeStatistics(self.feature_map_._n_out(X), self._n_targets))
+        else:
+            self._check_more_targets(y, classes)
+            check_fitted_placement(self, X, self._placement, "partial_fit")
+        self._keep(self._statistics.add(self.feature_map_, X, self._encode(y), weights))
+        # X[:0]: where the coefficients will live (X's namespace and device), without rows.
+        self._placement = X[:0, ...] if is_device_array(X) else None
+        # Solved lazily: coef_ and intercept_ are made on their next use (__getattr__).
+        self.__dict__.pop("coef_", None)
+        self.__dict__.pop("intercept_", None)
+
+    def _warn_if_small_first_batch(self, X: Any) -> None:
+        if isinstance(self.feature_map, FrozenEstimator):
+            return
+        feature_map = self._new_map()
+        n_components = feature_map.get_params().get("n_components")
+        if feature_map._fit_reads_rows() and isinstance(n_components, Integral) \
+                and X.shape[0] < n_components:
+            warnings.warn(
+                f"{type(self).__name__}.partial_fit fits its map {type(feature_map).__name__} "
+                f"on the first batch only, and that batch has {X.shape[0]} rows, fewer than "
+                f"its n_components={n_components}: the map (landmarks, gamma='scale', "
+                "principal axes) is fitted on too few rows. Pass a first batch of at least "
+                "n_components rows, or a map fitted on a sample, wrapped in "
+                "sklearn.frozen.FrozenEstimator.", UserWarning, stacklevel=4)
+
+    def __getattr__(self, name: str) -> Any:
+        # After partial_fit, coef_ and intercept_ are solved on first use: once per change
+        # of the statistics, however many batches came in between.
+        if name in ("coef_", "intercept_") and "_gram" in self.__dict__ \
+                and "coef_" not in self.__dict__:
+            self._set_solution(self._statistics, self._placement)
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    @property
+    def _statistics(self) -> RidgeStatistics:
+        """The accumulator of the rows seen so far (its state: ``_gram``, ``_n_rows``)."""
+        D = self._gram.shape[0] - 1 - self._n_targets
+        return RidgeStatistics.wrap(self._gram, D, self._n_rows)
+
+    def _keep(self, statistics: RidgeStatistics) -> None:
+        # Kept as plain arrays and numbers, so a fitted model persists with kernelmaps.io
+        # (which trusts estimators, not helpers) and pickles as before.
+        self._gram, self._n_rows = statistics.gram, statistics.n_samples
+
+    def _set_solution(self, statistics: RidgeStatistics, X: Any = None) -> None:
+        self._keep(statistics)
+        self._placement = X[:0, ...] if is_device_array(X) else None
         self.kernel_ = self.feature_map_.kernel_  # the kernel z(x)·z(y) approximates
-        D = gram.shape[0] - 1 - self._n_targets
-        coef, intercept = ridge_solve(gram, D, float(self.alpha), self.fit_intercept)
+        coef, intercept = statistics.solve(float(self.alpha), self.fit_intercept)
         # As scikit-learn's Ridge/RidgeClassifier: one target column gives a 1-D coef_; the
         # intercept is a float only for a 1-D y.
         coef = coef[:, 0] if coef.shape[1] == 1 else coef.T
@@ -341,6 +395,73 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     def _encode(self, y: np.ndarray) -> np.ndarray:
         return np.asarray(y, dtype=np.float64).reshape(y.shape[0], -1)
 
+    def _start_targets(self, y: Any, classes: Any) -> None:
+        self._set_targets(y)
+
+    def _check_more_targets(self, y: Any, classes: Any) -> None:
+        n_targets = 1 if y.ndim == 1 else y.shape[1]
+        if (y.ndim == 1) != self._ravel or n_targets != self._n_targets:
+            raise ValueError(
+                f"y has shape {y.shape}, but the first call to partial_fit had "
+                f"{'a 1-D y' if self._ravel else f'{self._n_targets} target columns'}: "
+                "every batch needs the same targets.")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X: Any, y: Any, sample_weight: Any = None) -> FeatureRidge:
+        r"""Add one batch of rows to the fit: online, exact ridge in O(D²) memory.
+
+        The statistics :math:`G \mathrel{+}= A_b^\top A_b`,
+        :math:`A_b = \sqrt{s_b}\,[z(X_b), 1, Y_b]`, are summed over the batches, so after
+        any number of calls the model is :meth:`fit` on all the rows so far, to rounding —
+        whatever the batches' sizes and order. ``coef_`` and ``intercept_`` are solved
+        lazily (one :math:`D\times D` Cholesky) on their next use, once per change of the
+        statistics. A call after :meth:`fit` goes on from the statistics ``fit`` kept.
+
+        The map is fitted on the **first batch** (it is fixed afterwards, so every batch
+        gets the same features). Random maps with a numeric γ read only its width. Maps
+        that read rows — Nyström's landmarks, ``gamma="scale"``, the principal axes of
+        ``RandomFourierFeatures(structure="auto"/"principal")`` — see only that batch:
+        a :class:`UserWarning` says so when it has fewer rows than ``n_components``. To fit
+        the map on a sample of your choice, fit it yourself and pass it wrapped in
+        :class:`sklearn.frozen.FrozenEstimator` (scikit-learn's convention for a prefitted
+        estimator): it is then used as it is, by ``fit`` too.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One batch of rows (NumPy, sparse, or an array-API array under
+            ``array_api_dispatch``).
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
+            Their targets (the same number of columns in every batch).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the squared errors.
+
+        Returns
+        -------
+        self : object
+            The estimator, updated.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from kernelmaps import RBFSampler
+        >>> from kernelmaps.models import FeatureRidge
+        >>> rng = np.random.RandomState(0)
+        >>> X = rng.uniform(-3, 3, size=(3000, 1)); y = np.sin(X[:, 0])
+        >>> rbf = RBFSampler(gamma=0.5, n_components=100, random_state=0)
+        >>> online = FeatureRidge(rbf, alpha=1e-3)
+        >>> for start in range(0, 3000, 1000):
+        ...     online = online.partial_fit(X[start:start + 1000], y[start:start + 1000])
+        >>> batch = FeatureRidge(rbf, alpha=1e-3).fit(X, y)
+        >>> bool(np.allclose(online.coef_, batch.coef_, rtol=0, atol=1e-9))
+        True
+        """
+        if is_dask_collection(X):
+            raise TypeError(f"{type(self).__name__}.partial_fit takes in-memory batches; for "
+                            "a Dask collection call fit (one tree-reduced pass).")
+        self._partial_fit(X, y, sample_weight, None)
+        return self
+
     def predict(self, X: Any) -> Any:
         """Predict ``z(X) w + b``.
 
@@ -429,6 +550,73 @@ class FeatureRidgeClassifier(ClassifierMixin, _FeatureRidgeBase):
 
     def _encode(self, y: np.ndarray) -> np.ndarray:
         return encode_labels(y, self.classes_)
+
+    def _start_targets(self, y: Any, classes: Any) -> None:
+        if classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit (all "
+                             "the labels any batch may hold, as SGDClassifier takes them).")
+        if y.ndim != 1:
+            raise ValueError("FeatureRidgeClassifier takes one label per sample (1-D y); got "
+                             f"y of shape {y.shape}.")
+        check_classification_targets(y)
+        self._set_classes(np.unique(np.asarray(classes)))
+        self._check_labels(y)
+
+    def _check_more_targets(self, y: Any, classes: Any) -> None:
+        if classes is not None and not np.array_equal(np.unique(np.asarray(classes)),
+                                                      self.classes_):
+            raise ValueError(f"classes={np.asarray(classes).tolist()!r} is not the same as on "
+                             f"the first call to partial_fit: {self.classes_.tolist()!r}.")
+        if y.ndim != 1:
+            raise ValueError("FeatureRidgeClassifier takes one label per sample (1-D y); got "
+                             f"y of shape {y.shape}.")
+        self._check_labels(y)
+
+    def _check_labels(self, y: np.ndarray) -> None:
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(
+                f"y has the label(s) {unknown.tolist()!r}, not among the classes "
+                f"{self.classes_.tolist()!r} fixed by the first call (fit, or partial_fit's "
+                "classes=): the one-vs-rest targets of a new class would change every row "
+                "already added. Pass every class in classes= on the first call.")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def partial_fit(self, X: Any, y: Any, classes: Any = None,
+                    sample_weight: Any = None) -> FeatureRidgeClassifier:
+        r"""Add one batch of labelled rows to the fit: online, exact, O(D²) memory.
+
+        As :meth:`FeatureRidge.partial_fit` on the ±1 one-vs-rest targets: after any number
+        of calls the model is :meth:`fit` on all the rows so far, to rounding; ``coef_``
+        and ``intercept_`` are solved lazily, once per change of the statistics. The map is
+        fitted on the first batch (a :class:`UserWarning` when a map that reads rows gets
+        fewer than ``n_components`` of them; pass a prefitted map in
+        :class:`sklearn.frozen.FrozenEstimator` to choose its sample yourself).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One batch of rows.
+        y : array-like of shape (n_samples,)
+            Their labels, all among ``classes``.
+        classes : array-like of shape (n_classes,), default=None
+            Every label any batch may hold: required on the first call (as
+            :meth:`sklearn.linear_model.SGDClassifier.partial_fit`), optional afterwards
+            (then it must be the same). A label outside it raises a ``ValueError`` naming
+            the label.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative weights of the squared errors.
+
+        Returns
+        -------
+        self : object
+            The estimator, updated.
+        """
+        if is_dask_collection(X):
+            raise TypeError(f"{type(self).__name__}.partial_fit takes in-memory batches; for "
+                            "a Dask collection call fit (one tree-reduced pass).")
+        self._partial_fit(X, y, sample_weight, classes)
+        return self
 
     def decision_function(self, X: Any) -> Any:
         """Class scores ``z(X) W + b``.

@@ -1,0 +1,156 @@
+"""Streaming and one-pass fits: ``python -m benchmarks stream [options]``.
+
+Every rate is taken in one process and set beside its floor, measured in the same process on
+the same shapes, so the ratios stand even on a loaded machine (the load average is printed;
+the absolute rows/s are only comparable at equal load).
+
+The in-memory ``FeatureRidge`` cases (``case_feature_ridge_*``) time the one-pass fit of
+ridge on D random Fourier features against a bare BLAS ``syrk`` of the same
+``(D + 2) × n`` shape — the Gram update that is the fit's floor — per core: ``fit`` and
+``partial_fit`` over 10⁴-row batches on one thread, then on every core (the accumulator's
+threads each fold their own blocks; the sums are added exactly), float32 input (float32
+features, float64 statistics), and ``partial_fit`` against ``fit`` (the relative difference
+of ``coef_``, rounding only).
+
+Options: ``--n-samples N`` (default 100,000; ``--quick``: 20,000), ``--n-features d``
+(20), ``--n-components D`` (1,000), ``--batch B`` (10,000), ``--repeats R`` (best of R, 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+from threadpoolctl import threadpool_limits
+
+import kernelmaps
+from kernelmaps import RBFSampler
+from kernelmaps.models import FeatureRidge
+
+__all__ = ["case_feature_ridge_floor", "case_feature_ridge_rates", "main"]
+
+
+def _best(fn: Callable[[], Any], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def _data(n: int, d: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n, d))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2] + 0.1 * rng.normal(size=n)
+    return X, y
+
+
+# ======================================================================= FeatureRidge (stream25)
+def case_feature_ridge_floor(n: int, D: int, batch: int, repeats: int) -> float:
+    """Seconds of the floor: ``syrk`` rank-``batch`` updates of a (D+2)² Gram over n rows,
+    on one BLAS thread (the caller sets the limit)."""
+    A = np.asfortranarray(np.random.RandomState(1).normal(size=(D + 2, min(n, batch))))
+    syrk = scipy.linalg.get_blas_funcs("syrk", (A,))
+
+    def run() -> None:
+        gram = np.zeros((D + 2, D + 2), order="F")
+        for start in range(0, n, batch):
+            width = min(batch, n - start)
+            gram = syrk(1.0, A[:, :width], beta=1.0, c=gram, trans=0, lower=0,
+                        overwrite_c=1)
+
+    return _best(run, repeats)
+
+
+def case_feature_ridge_rates(n: int = 100_000, d: int = 20, D: int = 1000,
+                             batch: int = 10_000, repeats: int = 2) -> list[dict[str, Any]]:
+    """The rows/s of FeatureRidge's one-pass fit, each with its ratio to the floor.
+
+    Returns
+    -------
+    list of dict
+        One row per path: ``path``, ``threads``, ``rows_per_s``, ``vs_syrk`` (seconds over
+        the same-thread-count floor: 1.0 is the floor), ``vs_one_thread`` where it applies,
+        and ``partial_vs_fit`` (max relative difference of ``coef_``) for ``partial_fit``.
+    """
+    X, y = _data(n, d)
+    rbf = RBFSampler(gamma=1.0 / d, n_components=D, random_state=0)
+    cores = kernelmaps.get_config()["n_threads"] or os.cpu_count() or 1
+    rows: list[dict[str, Any]] = []
+
+    def fit(X_: np.ndarray) -> FeatureRidge:
+        return FeatureRidge(rbf, alpha=1e-3).fit(X_, y)
+
+    def partial(X_: np.ndarray) -> FeatureRidge:
+        model = FeatureRidge(rbf, alpha=1e-3)
+        for start in range(0, n, batch):
+            model.partial_fit(X_[start:start + batch], y[start:start + batch])
+        model.coef_  # noqa: B018 - the (lazy) solve, as fit does it
+        return model
+
+    one: dict[str, float] = {}
+    for threads in sorted({1, cores}):
+        with kernelmaps.config_context(n_threads=threads), threadpool_limits(1):
+            floor = case_feature_ridge_floor(n, D, batch, repeats) / threads
+            transform = _best(lambda: rbf.fit(X[:10]).transform(X), repeats)
+            paths = [("syrk (floor, per core × threads)", lambda: None, floor),
+                     ("RBFSampler.transform alone", lambda: None, transform),
+                     ("FeatureRidge.fit", lambda: fit(X), None),
+                     (f"FeatureRidge.partial_fit ({batch:,}-row batches)",
+                      lambda: partial(X), None),
+                     ("FeatureRidge.fit, float32 X", lambda: fit(X.astype(np.float32)), None)]
+            for name, run, seconds in paths:
+                if seconds is None:
+                    seconds = _best(run, repeats)
+                row = {"path": name, "threads": threads, "rows_per_s": n / seconds,
+                       "vs_syrk": seconds / floor}
+                if threads == 1:
+                    one[name] = seconds
+                elif name in one:
+                    row["vs_one_thread"] = one[name] / seconds
+                rows.append(row)
+            coef_fit, coef_partial = fit(X).coef_, partial(X).coef_
+            rows[-2]["partial_vs_fit"] = float(np.abs(coef_partial - coef_fit).max()
+                                               / np.abs(coef_fit).max())
+    return rows
+
+
+def _print_feature_ridge(rows: Sequence[dict[str, Any]]) -> None:
+    print(f"{'path':<46} {'threads':>7} {'rows/s':>10} {'× syrk':>7} {'× 1 thr':>8}"
+          f" {'partial vs fit':>15}")
+    for row in rows:
+        speedup = f"{row['vs_one_thread']:.2f}" if "vs_one_thread" in row else ""
+        agree = f"{row['partial_vs_fit']:.1e}" if "partial_vs_fit" in row else ""
+        print(f"{row['path']:<46} {row['threads']:>7} {row['rows_per_s']:>10,.0f} "
+              f"{row['vs_syrk']:>7.2f} {speedup:>8} {agree:>15}")
+
+
+# ======================================================================= the command
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m benchmarks stream``: print every case's table with the load."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks stream", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--n-samples", type=int, default=None)
+    parser.add_argument("--n-features", type=int, default=20)
+    parser.add_argument("--n-components", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=2)
+    args = parser.parse_args(argv)
+    n = args.n_samples or (20_000 if args.quick else 100_000)
+    load = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"FeatureRidge one-pass fit vs BLAS syrk: n={n:,}, d={args.n_features}, "
+          f"D={args.n_components}, cores={os.cpu_count()}, load average {load}")
+    _print_feature_ridge(case_feature_ridge_rates(n, args.n_features, args.n_components,
+                                                  args.batch, args.repeats))
+    # (ooc25: the SGD recipe, river and file cases print their tables here.)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,255 @@
+r"""The one accumulator of ridge's sufficient statistics on explicit features.
+
+Weighted ridge on features :math:`z(x)` with an intercept needs only
+
+.. math::
+
+    G = \sum_b A_b^\top A_b, \qquad A_b = \sqrt{s_b}\,[\,z(X_b),\ 1,\ Y_b\,],
+
+a :math:`(D+1+t)\times(D+1+t)` matrix whose blocks are :math:`Z^\top S Z`,
+:math:`Z^\top S\,1`, :math:`\sum s`, :math:`Z^\top S\,Y` and :math:`1^\top S\,Y` (plus the
+number of rows seen). It is a sum over rows, so it is an exact merge: the statistics of two
+sets of rows add, and rows arriving in any chunking give the same :math:`G` to rounding.
+:class:`RidgeStatistics` is that sum; ``FeatureRidge.fit`` (all rows, on threads),
+``FeatureRidge.partial_fit`` (one batch per call) and the Dask tree reduction (one per chunk,
+added by Dask) are three drivers of it, and :meth:`RidgeStatistics.solve` turns any of them
+into the coefficients.
+
+Precision: the features follow the data (float32 features for float32 ``X``, as every map
+makes them); the statistics are accumulated in float64 whatever the features' dtype, on the
+host — on an array-API device each block's features are made there and copied over.
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import nullcontext
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+
+from kernelmaps._array_api import is_device_array, to_numpy
+from kernelmaps._config import resolve_n_threads
+from kernelmaps._engine import block_rows_for, single_threaded_blas, threads_per_task
+from kernelmaps._linalg import solve_psd
+
+__all__ = ["RidgeStatistics"]
+
+#: Rows per Gram update at least: a rank-b ``syrk`` update reads and writes the whole upper
+#: triangle, so blocks much thinner than this spend their time on memory, not on flops.
+MIN_BLOCK_ROWS = 256
+
+
+class RidgeStatistics:
+    r"""Sufficient statistics of weighted ridge on ``n_features`` features and ``n_targets``
+    targets: :math:`G = \sum A_b^\top A_b` with :math:`A_b = \sqrt{s_b}\,[z(X_b), 1, Y_b]`.
+
+    Only the upper triangle of :attr:`gram` is accumulated (BLAS ``syrk``, half the flops of
+    a general product); :meth:`symmetric` gives the full matrix. Two accumulators of the same
+    shape add exactly (``a + b``, ``a += b``): that is how threads, ``partial_fit`` calls and
+    Dask chunks combine.
+
+    Parameters
+    ----------
+    n_features : int
+        D, the number of features z(x).
+    n_targets : int
+        t, the number of target columns.
+
+    Attributes
+    ----------
+    gram : ndarray of shape (D + 1 + t, D + 1 + t), Fortran order, float64
+        The upper triangle of :math:`G` (the strict lower triangle is zero).
+    n_samples : int
+        Rows added so far (the weights' total is ``gram[D, D]``).
+    """
+
+    def __init__(self, n_features: int, n_targets: int) -> None:
+        self.n_features = int(n_features)
+        self.n_targets = int(n_targets)
+        size = self.n_features + 1 + self.n_targets
+        self.gram = np.zeros((size, size), order="F")
+        self.n_samples = 0
+
+    @classmethod
+    def from_gram(cls, gram: np.ndarray, n_features: int, n_samples: int = 0
+                  ) -> RidgeStatistics:
+        """The accumulator holding ``gram`` (upper triangle or full, as a Dask sum gives)."""
+        statistics = cls(n_features, gram.shape[0] - 1 - int(n_features))
+        statistics.gram[...] = np.triu(gram)
+        statistics.n_samples = int(n_samples)
+        return statistics
+
+    @classmethod
+    def wrap(cls, gram: np.ndarray, n_features: int, n_samples: int) -> RidgeStatistics:
+        """The accumulator whose state is ``gram`` (an upper triangle kept elsewhere, e.g. by
+        an estimator as plain arrays), without a copy: adding rows updates it."""
+        statistics = cls.__new__(cls)
+        statistics.n_features = int(n_features)
+        statistics.n_targets = gram.shape[0] - 1 - int(n_features)
+        statistics.gram = gram
+        statistics.n_samples = int(n_samples)
+        return statistics
+
+    # ------------------------------------------------------------------ adding rows
+    def add_features(self, Z: Any, Y: np.ndarray, root_weights: np.ndarray) -> None:
+        r"""Add the rows of one block of features: :math:`G \mathrel{+}= A^\top A`.
+
+        Parameters
+        ----------
+        Z : ndarray, sparse matrix or array-API array of shape (b, D)
+            The block's features (any dtype; copied into a float64 :math:`A`).
+        Y : ndarray of shape (b, t)
+            The block's targets.
+        root_weights : ndarray of shape (b,)
+            :math:`\sqrt{s}` of the block's sample weights.
+        """
+        D = self.n_features
+        A = np.empty((Y.shape[0], self.gram.shape[0]))
+        A[:, :D] = Z.toarray() if sp.issparse(Z) else to_numpy(Z)
+        A[:, D] = 1.0
+        A[:, D + 1:] = Y
+        A *= root_weights[:, None]
+        # A.T is Fortran-ordered ((D+1+t) × b), so syrk reads A in place: G += (Aᵀ)(Aᵀ)ᵀ.
+        syrk = scipy.linalg.get_blas_funcs("syrk", (self.gram,))
+        self.gram = syrk(1.0, A.T, beta=1.0, c=self.gram, trans=0, lower=0, overwrite_c=1)
+        self.n_samples += Y.shape[0]
+
+    def add(self, feature_map: Any, X: Any, Y: np.ndarray, weights: np.ndarray, *,
+            n_threads: int | None = None) -> RidgeStatistics:
+        """Add the rows of ``X`` (features made block by block with ``feature_map``).
+
+        Row blocks hold about the engine's ``block_bytes`` of features and augmented copy
+        (at least :data:`MIN_BLOCK_ROWS` rows). With several threads (the engine's setting,
+        or ``n_threads``) each thread makes the features of its own blocks and folds them
+        into its own accumulator — the transform of one block runs while another thread's
+        Gram update runs — and the per-thread sums are added at the end in thread order: the
+        exact merge, so the result equals the one-thread result to rounding. Each thread
+        runs BLAS and the map's transform on one thread. Device arrays use one thread.
+
+        Parameters
+        ----------
+        feature_map : FeatureMap
+            The fitted map z.
+        X : {ndarray, sparse matrix, array-API array} of shape (n, d)
+            The rows.
+        Y : ndarray of shape (n, t)
+            Their targets (float64, on the host).
+        weights : ndarray of shape (n,)
+            Their non-negative sample weights.
+        n_threads : int, default=None
+            Threads; ``None``: :func:`kernelmaps.set_config`'s ``n_threads``.
+
+        Returns
+        -------
+        self : RidgeStatistics
+        """
+        n, D, P = X.shape[0], self.n_features, self.gram.shape[0]
+        if n == 0:
+            return self
+        rows = max(block_rows_for(n, 8 * (2 * P + D)), min(n, MIN_BLOCK_ROWS))
+        starts = list(range(0, n, rows))
+        root = np.sqrt(weights)
+        threads = 1 if is_device_array(X) else min(resolve_n_threads(n_threads), len(starts))
+
+        def fold(target: RidgeStatistics, start: int) -> None:
+            stop = min(start + rows, n)
+            Z = feature_map.transform(X[start:stop, :])  # (array API: every axis indexed)
+            target.add_features(Z, Y[start:stop], root[start:stop])
+
+        if threads == 1:
+            for start in starts:
+                fold(self, start)
+            return self
+        parts = [RidgeStatistics(D, self.n_targets) for _ in range(threads)]
+        errors: list[BaseException] = []
+
+        def work(index: int) -> None:
+            try:
+                with threads_per_task(1):
+                    for start in starts[index::threads]:  # fixed blocks: deterministic
+                        fold(parts[index], start)
+            except BaseException as error:  # re-raised on the caller's thread
+                errors.append(error)
+
+        with single_threaded_blas() if threads > 1 else nullcontext():
+            workers = [threading.Thread(target=work, args=(index,), daemon=True)
+                       for index in range(1, threads)]
+            for worker in workers:
+                worker.start()
+            work(0)
+            for worker in workers:
+                worker.join()
+        if errors:
+            raise errors[0]
+        for part in parts:
+            self += part
+        return self
+
+    # ------------------------------------------------------------------ merging
+    def _check_same_shape(self, other: RidgeStatistics) -> None:
+        if (other.n_features, other.n_targets) != (self.n_features, self.n_targets):
+            raise ValueError(
+                f"Cannot add ridge statistics of {other.n_features} features and "
+                f"{other.n_targets} targets to statistics of {self.n_features} features and "
+                f"{self.n_targets} targets.")
+
+    def __iadd__(self, other: RidgeStatistics) -> RidgeStatistics:
+        self._check_same_shape(other)
+        self.gram += other.gram
+        self.n_samples += other.n_samples
+        return self
+
+    def __add__(self, other: RidgeStatistics) -> RidgeStatistics:
+        total = RidgeStatistics(self.n_features, self.n_targets)
+        total += self
+        total += other
+        return total
+
+    # ------------------------------------------------------------------ solving
+    def symmetric(self) -> np.ndarray:
+        """The full symmetric :math:`G` (a new array)."""
+        return np.triu(self.gram) + np.triu(self.gram, 1).T
+
+    @property
+    def weight_total(self) -> float:
+        r""":math:`\sum s`, the total sample weight."""
+        return float(self.gram[self.n_features, self.n_features])
+
+    def solve(self, alpha: float, fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
+        r"""``(coef (D, t), intercept (t,))`` of ridge with penalty ``alpha``.
+
+        With weighted means :math:`\mu = Z^\top s / \sum s` and :math:`\bar y`, the centred
+        system :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y
+        - (\textstyle\sum s)\,\mu\bar y^\top`, :math:`b = \bar y - \mu^\top w` is
+        scikit-learn's ``Ridge`` (Cholesky; least squares if the matrix is singular, with
+        :data:`kernelmaps._linalg.SINGULAR_WARNING`).
+
+        Parameters
+        ----------
+        alpha : float
+            The penalty α ≥ 0 on the weights (not on the intercept).
+        fit_intercept : bool
+            Centre features and targets with their weighted means and fit ``b``.
+
+        Returns
+        -------
+        coef : ndarray of shape (D, t)
+        intercept : ndarray of shape (t,)
+        """
+        D = self.n_features
+        gram = self.gram  # upper triangle: rows ≤ columns are the sums
+        S = np.triu(gram[:D, :D])
+        S += np.triu(gram[:D, :D], 1).T
+        ZY = gram[:D, D + 1:].copy()
+        total = gram[D, D]
+        if fit_intercept:
+            mean, target_mean = gram[:D, D] / total, gram[D, D + 1:] / total
+            S -= total * np.outer(mean, mean)
+            ZY -= total * np.outer(mean, target_mean)
+        S.flat[:: D + 1] += alpha
+        coef = solve_psd(S, ZY, overwrite=True, stacklevel=4)  # S is this method's copy
+        intercept = target_mean - mean @ coef if fit_intercept else np.zeros(ZY.shape[1])
+        return coef, intercept
