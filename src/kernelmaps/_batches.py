@@ -98,8 +98,8 @@ def iter_batches(path: str | PathLike[str], target: str | int | PathLike[str] | 
         (strings stay strings for a classifier).
     progress : bool, default=False
         Draw a progress bar (rows read, rows/s, ETA when the number of rows is known:
-        Parquet and ``.npy``) with kernelmaps' one progress renderer (rich, tqdm or
-        logging: :class:`kernelmaps._progress.Progress`).
+        Parquet and ``.npy``) with kernelmaps' one progress renderer: rich when it is
+        installed, else tqdm, else records on the ``"kernelmaps"`` logger.
 
     Yields
     ------

@@ -14,7 +14,7 @@ foreign object placed in an estimator; :func:`load` refuses them.
 
 :func:`iter_batches` reads the other way round: a Parquet, CSV or ``.npy`` data file larger
 than memory as a stream of ``(X, y)`` row batches for ``partial_fit`` (see
-:mod:`kernelmaps._batches` and the "Online and out-of-core" guide).
+the "Online and out-of-core" guide).
 
 Examples
 --------
