@@ -1,6 +1,6 @@
 """
 Online learning on Fashion-MNIST: the guide's SGD recipe against exact streaming ridge
-=====================================================================================
+======================================================================================
 
 scikit-learn's *Kernel Approximation* guide recommends explicit feature maps for online
 learning, with a map and :class:`~sklearn.linear_model.SGDClassifier` fed chunk by chunk.
