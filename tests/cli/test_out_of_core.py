@@ -48,6 +48,7 @@ def test_a_file_that_fits_is_loaded(monkeypatch, parquet_file):
     monkeypatch.setattr(_out_of_core, "available_memory", lambda: 60_001)  # 3 × 20 kB fits
     _out_of_core.check_fits_in_memory(str(parquet_file), "compare")
     _out_of_core.check_fits_in_memory("digits", "compare")  # not a file: nothing to check
+    _out_of_core.check_fits_in_memory(None, "compare")  # no --data: the default data set
 
 
 def test_max_rows_says_how_to_use_every_row(parquet_file):

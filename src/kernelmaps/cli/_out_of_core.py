@@ -43,11 +43,11 @@ def available_memory() -> int | None:
         return None
 
 
-def check_fits_in_memory(source: str, command: str) -> None:
+def check_fits_in_memory(source: str | None, command: str) -> None:
     """Refuse (:class:`DataError`) a data file too large to load, before loading it."""
+    if source is None or not Path(source).is_file():
+        return  # the default or a bundled data set, a directory of IDX files: the loader's
     path = Path(source)
-    if not path.is_file():
-        return  # a bundled data set or a directory of IDX files: small, or the loader's
     needed = estimated_bytes(path)
     available = available_memory()
     if needed is None or available is None or LOAD_FACTOR * needed <= available:
