@@ -8,7 +8,9 @@ Part 1 — ``FeatureRidge(RBFSampler(n_components=D))`` on 5,000,000 × 20 float
 (z(X) would be 5,000,000 × 1,000 × 8 B = 40 GB), on a ``LocalCluster`` of 1 and of 2
 single-threaded worker processes (each a fresh cluster, memory limit 2 GB per worker):
 wall time of ``fit``, rows/s, 1 → 2 worker speed-up, and each worker's peak resident memory
-(``ru_maxrss`` read on the worker: the whole process, Python and NumPy included). Agreement:
+(``ru_maxrss`` read on the worker: the whole process, Python and NumPy included), and beside
+them the same fit in memory on the first ``--subset`` rows with one thread, in the same run:
+the ratio of a single-threaded worker to the in-memory per-core rate. Agreement:
 the coefficients of a Dask fit on the first 200,000 rows against scikit-learn's
 ``Ridge(solver="cholesky")`` on the materialised features of the same rows, in memory.
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import resource
 import time
 from contextlib import contextmanager
@@ -94,6 +97,26 @@ def feature_ridge_run(n_workers: int, args, X_test, y_test) -> dict:
     return {"workers": n_workers, "rows": args.rows, "D": args.features, "fit_s": seconds,
             "rows_per_s": args.rows / seconds, "peak_worker_gb": [p / 1e9 for p in peaks],
             "test_rmse": rmse(model.predict(X_test), y_test)}
+
+
+def feature_ridge_in_memory(args) -> dict:
+    """The same FeatureRidge fit in memory on the first ``--subset`` rows, one thread: the
+    per-core rate a single-threaded Dask worker is compared with, in the same run (so the
+    ratio holds on a loaded machine)."""
+    from threadpoolctl import threadpool_limits
+
+    from kernelmaps import RBFSampler, config_context
+    from kernelmaps.models import FeatureRidge
+
+    X, y = make_dask_data(args.rows, args.chunk_rows, SEED)
+    X_mem, y_mem = X[: args.subset].compute(), y[: args.subset].compute()
+    model = FeatureRidge(RBFSampler(gamma=GAMMA, n_components=args.features, random_state=SEED),
+                         alpha=LAMBDA * args.subset)
+    with threadpool_limits(1), config_context(n_threads=1):
+        start = time.perf_counter()
+        model.fit(X_mem, y_mem)
+        seconds = time.perf_counter() - start
+    return {"rows": args.subset, "fit_s": seconds, "rows_per_s": args.subset / seconds}
 
 
 def feature_ridge_agreement(args) -> dict:
@@ -189,8 +212,11 @@ def main(argv: list[str] | None = None) -> None:
     results: dict = {"machine": info, "settings": vars(args)}
 
     if "scaling" not in args.skip:
+        load_before = os.getloadavg()
+        in_memory = feature_ridge_in_memory(args)
         runs = [feature_ridge_run(n, args, X_test, y_test) for n in (1, 2)]
         results["feature_ridge"] = runs
+        results["feature_ridge_in_memory"] = in_memory
         print(f"FeatureRidge(RBFSampler(n_components={args.features})) on {args.rows:,} × "
               f"{N_FEATURES} float64 (z(X) would be {8 * args.rows * args.features / 1e9:.1f} GB)")
         print(f"  {'workers':>7s} {'fit s':>8s} {'rows/s':>10s} {'peak GB/worker':>16s} "
@@ -199,7 +225,11 @@ def main(argv: list[str] | None = None) -> None:
             peaks = "/".join(f"{p:.2f}" for p in run["peak_worker_gb"])
             print(f"  {run['workers']:7d} {run['fit_s']:8.1f} {run['rows_per_s']:10,.0f} "
                   f"{peaks:>16s} {run['test_rmse']:10.4f}")
-        print(f"  1 → 2 workers: {runs[0]['fit_s'] / runs[1]['fit_s']:.2f}× faster\n")
+        print(f"  1 → 2 workers: {runs[0]['fit_s'] / runs[1]['fit_s']:.2f}× faster")
+        print(f"  in memory, one thread, first {in_memory['rows']:,} rows: "
+              f"{in_memory['rows_per_s']:,.0f} rows/s; Dask 1 worker / in memory = "
+              f"{in_memory['rows_per_s'] / runs[0]['rows_per_s']:.2f}× slower "
+              f"(load average {load_before[0]:.1f} before, {os.getloadavg()[0]:.1f} after)\n")
 
     if "agreement" not in args.skip:
         agreement = feature_ridge_agreement(args)

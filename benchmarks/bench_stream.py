@@ -12,6 +12,14 @@ threads each fold their own blocks; the sums are added exactly), float32 input (
 features, float64 statistics), and ``partial_fit`` against ``fit`` (the relative difference
 of ``coef_``, rounding only).
 
+The peers (:mod:`benchmarks._stream_peers`: ``case_sgd_*``, ``case_river``,
+``case_file_*``) follow: scikit-learn's recipe (its ``RBFSampler`` + ``SGDRegressor`` /
+``SGDClassifier.partial_fit``, one pass over the same chunks) beside
+``FeatureRidge(Classifier).partial_fit`` with rows/s and test R² / accuracy, river's online
+``RBFSampler`` where river is installed, and a Parquet file streamed by
+:func:`kernelmaps.io.iter_batches` (rows/s, peak RSS). ``--only feature_ridge|peers`` runs one
+part.
+
 Options: ``--n-samples N`` (default 100,000; ``--quick``: 20,000), ``--n-features d``
 (20), ``--n-components D`` (1,000), ``--batch B`` (10,000), ``--repeats R`` (best of R, 2).
 """
@@ -29,6 +37,7 @@ import scipy.linalg
 from threadpoolctl import threadpool_limits
 
 import kernelmaps
+from benchmarks import _stream_peers
 from kernelmaps import RBFSampler
 from kernelmaps.models import FeatureRidge
 
@@ -154,14 +163,21 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--n-components", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--only", choices=["feature_ridge", "peers"], default=None,
+                        help="run one part: FeatureRidge vs syrk, or the peers (the SGD "
+                             "recipe, river, a Parquet file: benchmarks._stream_peers)")
     args = parser.parse_args(argv)
     n = args.n_samples or (20_000 if args.quick else 100_000)
+    if args.only == "peers":
+        _stream_peers.main_tables(n, args.n_components, args.batch, args.quick)
+        return
     load = " ".join(f"{value:.2f}" for value in os.getloadavg())
     print(f"FeatureRidge one-pass fit vs BLAS syrk: n={n:,}, d={args.n_features}, "
           f"D={args.n_components}, cores={os.cpu_count()}, load average {load}")
     _print_feature_ridge(case_feature_ridge_rates(n, args.n_features, args.n_components,
                                                   args.batch, args.repeats))
-    # (ooc25: the SGD recipe, river and file cases print their tables here.)
+    if args.only is None:  # the SGD recipe, river and the Parquet file
+        _stream_peers.main_tables(n, args.n_components, args.batch, args.quick)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,10 @@ scikit-learn steps — loads with no extra trust. A user's kernel function
 refuse is a model lost later, far from where it could be fixed), unless the types are named
 in ``trusted=``, which :func:`load` then needs too.
 
+:func:`iter_batches` reads the other way round: a Parquet, CSV or ``.npy`` data file larger
+than memory as a stream of ``(X, y)`` row batches for ``partial_fit`` (see
+the "Online and out-of-core" guide).
+
 Examples
 --------
 >>> import numpy as np, tempfile, os
@@ -73,10 +77,12 @@ from sklearn.preprocessing import (
 from sklearn.svm import LinearSVC, LinearSVR
 
 from kernelmaps import distributed, kernels, maps, models
+from kernelmaps._batches import iter_batches
 from kernelmaps.kernels import CallableKernel, Kernel
 from kernelmaps.maps._registry import projection_types
 
-__all__ = ["SKLEARN_TRUSTED", "UntrustedTypeError", "dump", "load", "trusted_types"]
+__all__ = ["SKLEARN_TRUSTED", "UntrustedTypeError", "dump", "iter_batches", "load",
+           "trusted_types"]
 
 _INSTALL_HINT = (
     "kernelmaps.io needs skops: pip install 'kernelmaps[persist]' (or pip install skops)."

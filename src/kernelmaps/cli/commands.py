@@ -48,6 +48,7 @@ from kernelmaps._optional import import_optional
 from kernelmaps.cli import report, tune
 from kernelmaps.cli._checks import InputError, check_data
 from kernelmaps.cli._kernel_args import kernel_params_from_args
+from kernelmaps.cli._out_of_core import check_fits_in_memory, subsample_hint
 from kernelmaps.cli._parser import build_parser
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
 from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer, resolve_kernel
@@ -100,6 +101,7 @@ def _kernel_from_args(args: argparse.Namespace, X: Any, scale: str = "none") -> 
 # =========================================================================== data
 def _load(args: argparse.Namespace, *, require_target: bool) -> Dataset:
     try:
+        check_fits_in_memory(args.data, args.command)
         return load_dataset(args.data, target=args.target, require_target=require_target)
     except DataError as error:
         raise InputError(error.describe(_DATA_OPTIONS)) from error
@@ -244,7 +246,8 @@ def _subsample(data: Dataset, args: argparse.Namespace) -> tuple[Dataset, str]:
                                random_state=args.random_state)
     keep = np.sort(keep)
     kind = "stratified by class" if stratify is not None else "uniform"
-    stated = f"--max-rows: using {args.max_rows} of {n} rows ({kind} random subsample)."
+    stated = (f"--max-rows: using {args.max_rows} of {n} rows ({kind} random subsample). "
+              + subsample_hint(n))
     return dataclasses.replace(data, X=data.X[keep], y=data.y[keep]), stated
 
 

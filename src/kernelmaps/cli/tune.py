@@ -35,6 +35,7 @@ from kernelmaps._optional import import_optional
 from kernelmaps.cli import report
 from kernelmaps.cli._checks import InputError, check_data
 from kernelmaps.cli._kernel_args import kernel_params_from_args
+from kernelmaps.cli._out_of_core import check_fits_in_memory
 from kernelmaps.cli._parser import DEFAULT_TUNE_OUT
 from kernelmaps.cli.data import DataError, Dataset, load_dataset
 from kernelmaps.evaluate import median_heuristic_parameter
@@ -293,6 +294,7 @@ def run(args: argparse.Namespace) -> int:
     out_console = report.console(quiet=args.quiet or args.json)
     err_console = report.console(stderr=True, quiet=args.quiet)
     try:
+        check_fits_in_memory(args.data, "tune")
         data = load_dataset(args.data, target=args.target, require_target=True)
     except DataError as error:
         raise ValueError(error.describe({"target": "--target COLUMN"})) from error

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 from sklearn.datasets import load_svmlight_file
 
+from kernelmaps._batches import CSV_SUFFIXES, PARQUET_SUFFIXES
 from kernelmaps._optional import import_optional
 from kernelmaps._suggest import did_you_mean
 from kernelmaps.cli.data._base import (
@@ -46,8 +47,8 @@ __all__ = ["PARQUET_SUFFIXES", "SVMLIGHT_SUFFIXES", "TABLE_SUFFIXES", "TARGET_NA
 
 #: Column names taken as the target when none is given (case-insensitive).
 TARGET_NAMES = ("target", "label", "labels", "class", "y")
-TABLE_SUFFIXES = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
-PARQUET_SUFFIXES = (".parquet", ".pq")
+# The table suffixes are the streaming reader's (kernelmaps.io.iter_batches): one list.
+TABLE_SUFFIXES = CSV_SUFFIXES
 SVMLIGHT_SUFFIXES = (".svm", ".svmlight", ".libsvm")
 #: Bytes of a table read to count its header's columns before pandas parses it.
 _HEAD_BYTES = 16 << 20
