@@ -30,7 +30,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``kernelmaps`` command line.
 
     The arguments are parsed first (an error or ``--help`` exits here, status 2 or 0), then
-    :func:`kernelmaps.cli.commands.run` runs the subcommand.
+    ``kernelmaps.cli.commands.run`` runs the subcommand.
 
     Parameters
     ----------

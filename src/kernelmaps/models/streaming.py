@@ -39,7 +39,7 @@ class StreamingPipeline(Pipeline):
     every batch gets the same features. Maps whose fit reads rows (Nyström,
     ``gamma="scale"``, principal axes) have no ``partial_fit``: fit them on a sample first.
     Everything else — ``fit``, ``predict``, ``score``, ``set_output``, parameters as
-    ``step__param`` — is :class:`~sklearn.pipeline.Pipeline`'s.
+    ``step__param``, ``named_steps`` — is :class:`~sklearn.pipeline.Pipeline`'s.
 
     Parameters
     ----------
@@ -54,8 +54,6 @@ class StreamingPipeline(Pipeline):
 
     Attributes
     ----------
-    named_steps : :class:`~sklearn.utils.Bunch`
-        The steps by name.
     classes_ : ndarray of shape (n_classes,)
         The final classifier's classes.
     n_features_in_ : int
