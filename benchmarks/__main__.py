@@ -22,6 +22,8 @@ structure × sampling on real data, the default against ORF, fit and transform t
 with the cached kernel block beside the recompute path, ``KernelRidgeClassifier``).
 ``python -m benchmarks stream [options]`` runs :mod:`benchmarks.bench_stream` instead (the
 one-pass FeatureRidge fit and partial_fit beside a bare BLAS syrk, one thread and every core).
+``python -m benchmarks exact [options]`` runs :mod:`benchmarks.bench_exact` instead (compare's
+exact baseline beside one Cholesky factorisation of the same kernel matrix).
 ``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
 tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 ``python -m benchmarks dask [options]`` runs :mod:`benchmarks.bench_dask` instead (Dask).
@@ -41,6 +43,7 @@ if sys.argv[1:2] == ["gpu"]:
 
 from benchmarks import (
     bench_engine,
+    bench_exact,
     bench_fourier,
     bench_histogram,
     bench_kernel_methods,
@@ -56,7 +59,8 @@ from benchmarks._harness import Case, main
 #: Benchmarks with their own table, run as ``python -m benchmarks NAME [options]``.
 FAMILIES = {"kernel_methods": bench_kernel_methods.main, "ridge": bench_ridge.main,
             "tune": bench_tune.main, "random_features": bench_random_features.main,
-            "engine": bench_engine.main, "stream": bench_stream.main}
+            "engine": bench_engine.main, "stream": bench_stream.main,
+            "exact": bench_exact.main}
 
 _FAMILIES = (bench_fourier, bench_histogram, bench_nystroem, bench_polynomial)
 CASES: list[Case] = [case for family in _FAMILIES for case in family.CASES]

@@ -1,0 +1,109 @@
+"""compare's exact baseline beside one Cholesky factorisation of the same kernel matrix.
+
+``python -m benchmarks exact [--sizes 4000,20000] [--repeats R] [--threads T]``
+
+The baseline of ``kernelmaps compare --exact`` (ridge with α chosen per row) is one kernel
+matrix, α by exact leave-one-out on m training rows (one m × m eigendecomposition), one
+Cholesky factorisation of the n × n matrix in place and the test rows' predictions
+(docs/cli.md, "How α is chosen for the exact baseline"). Its floor is the factorisation it
+cannot avoid: one LAPACK ``potrf`` of the same n × n matrix, timed in the same process on the
+same threads. The table gives both, their ratio, the baseline's phases (from
+``compare(on_phase=...)``), the exact score and α, the process's peak RSS against the n × n
+matrix's bytes, and the load average — the ratio is the figure to report, the seconds are
+only as good as the load beside them.
+
+Data: ``make_classification`` with 16 features and 26 classes, integer-valued like the UCI
+letter set (what issue 24 measured the regression on), 75 % training rows; the Gaussian
+kernel with the median-heuristic γ, unscaled, as ``kernelmaps compare`` uses it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import time
+import warnings
+
+import numpy as np
+import scipy.linalg
+from sklearn.datasets import make_classification
+from threadpoolctl import threadpool_limits
+
+import kernelmaps
+from kernelmaps.evaluate import main_kernel
+
+
+def letters(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` rows of 16 integer features in 0…15 and 26 classes (like UCI letter)."""
+    X, y = make_classification(n_samples=n, n_features=16, n_informative=12, n_redundant=2,
+                               n_classes=26, n_clusters_per_class=1, class_sep=1.5,
+                               random_state=seed)
+    lo, hi = np.percentile(X, 1, axis=0), np.percentile(X, 99, axis=0)
+    return np.clip(np.round((X - lo) / (hi - lo) * 15), 0, 15), y
+
+
+def _cholesky_seconds(kernel, X_train: np.ndarray, alpha: float) -> float:
+    """One ``potrf`` of ``k(X_train, X_train) + αI`` in place (the matrix built outside the
+    timing)."""
+    K = np.asfortranarray(kernel(X_train))
+    K.flat[:: K.shape[0] + 1] += alpha
+    start = time.perf_counter()
+    scipy.linalg.cholesky(K, lower=True, overwrite_a=True, check_finite=False)
+    return time.perf_counter() - start
+
+
+def run(n: int, threads: int) -> dict[str, float | str]:
+    X, y = letters(n)
+    kernel, _ = main_kernel("rbf", X)  # the median heuristic, as compare chooses it
+    phases: list[tuple[str, float]] = []
+
+    def on_phase(name: str) -> None:
+        phases.append((name, time.perf_counter()))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        start = time.perf_counter()
+        table = kernelmaps.compare(X, y, kernel=kernel, methods=["rbf_sampler"],
+                                   n_components=(25,), n_seeds=1, exact=True,
+                                   error_sample=200, n_jobs=threads, on_phase=on_phase)
+        whole = time.perf_counter() - start
+    exact = table[table["method"] == "exact"].iloc[0]
+    baseline = float(exact["fit_time_s"] + exact["model_time_s"] + exact["transform_time_s"])
+    n_train = int(exact["n_train"])
+    exact_phases = [(name, at) for name, at in phases if name.startswith("exact")]
+    split = {name: later - then for (name, then), (_, later)
+             in zip(exact_phases, exact_phases[1:], strict=False)}
+    # the last phase (the test rows) runs to the baseline's end: its share of the total
+    split[exact_phases[-1][0]] = baseline - sum(split.values())
+    with threadpool_limits(limits=threads):
+        cholesky = _cholesky_seconds(kernel, X[:n_train], float(exact["alpha"]))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return {"n_train": n_train, "baseline_s": baseline, "cholesky_s": cholesky,
+            "ratio": baseline / cholesky, "whole_s": whole, "score": float(exact["score"]),
+            "alpha": float(exact["alpha"]), "peak_over_n2": peak / (8.0 * n_train**2),
+            "phases": "; ".join(f"{name.removeprefix('exact: ')} {s:.2f} s"
+                                for name, s in split.items())}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks exact")
+    parser.add_argument("--sizes", default="4000,20000",
+                        help="rows of the data sets (75 %% train), comma-separated")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                        help="compare's --threads: the baseline's BLAS threads")
+    args = parser.parse_args(argv)
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; "
+          f"threads {args.threads}")
+    print(f"{'n_train':>8} {'baseline s':>11} {'1 Cholesky s':>13} {'ratio':>6} "
+          f"{'compare s':>10} {'score':>7} {'alpha':>8} {'peak/n²':>8}  phases")
+    for size in (int(s) for s in args.sizes.split(",")):
+        row = run(size, args.threads)
+        print(f"{row['n_train']:>8} {row['baseline_s']:>11.2f} {row['cholesky_s']:>13.2f} "
+              f"{row['ratio']:>6.2f} {row['whole_s']:>10.2f} {row['score']:>7.4f} "
+              f"{row['alpha']:>8.2g} {row['peak_over_n2']:>8.2f}  {row['phases']}")
+    print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
+
+
+if __name__ == "__main__":
+    main()
