@@ -20,6 +20,7 @@ kernel with the median-heuristic γ, unscaled, as ``kernelmaps compare`` uses it
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
 import resource
 import time
@@ -73,7 +74,7 @@ def run(n: int, threads: int) -> dict[str, float | str]:
     n_train = int(exact["n_train"])
     exact_phases = [(name, at) for name, at in phases if name.startswith("exact")]
     split = {name: later - then for (name, then), (_, later)
-             in zip(exact_phases, exact_phases[1:], strict=False)}
+             in itertools.pairwise(exact_phases)}
     # the last phase (the test rows) runs to the baseline's end: its share of the total
     split[exact_phases[-1][0]] = baseline - sum(split.values())
     with threadpool_limits(limits=threads):
