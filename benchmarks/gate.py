@@ -459,7 +459,9 @@ def main(argv: list[str] | None = None) -> int:
             "load": _load(),
             "factor": FACTOR,
             "threads": args.threads,
-            "note": "recorded while other jobs shared the machine: re-record on a quiet one",
+            "note": (f"median of {len(runs)} runs; the load beside it says whether the machine "
+                     "was quiet (re-record only then, and only for a change meant to move a "
+                     "ratio)"),
             "cases": cases,
         }
         args.record_path.write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
