@@ -26,7 +26,11 @@ from kernelmaps._ridge.checks import (
     check_cv,
     check_fixed_alpha,
 )
-from kernelmaps._ridge.exact import centred_dual_in_place, solve_shifted_in_place
+from kernelmaps._ridge.exact import (
+    centred_dual_in_place,
+    lower_factor_in_place,
+    solve_shifted_in_place,
+)
 from kernelmaps._ridge.kernel_path import (
     KernelAlphaPath,
     alpha_subsample_rows,
@@ -43,9 +47,29 @@ from kernelmaps._ridge.labels import (
 from kernelmaps._ridge.path import DEFAULT_ALPHAS, AlphaPath, honest_rows, ridge_alpha_path
 from kernelmaps._ridge.scoring import best_index, path_scores, ranking_score, row_losses
 
-__all__ = ["DEFAULT_ALPHAS", "AlphaPath", "KernelAlphaPath", "alpha_subsample_rows",
-           "best_index", "centre_kernel_in_place", "centred_dual_in_place", "check_alpha",
-           "check_alphas", "check_cv", "check_fixed_alpha", "check_target", "encode_targets",
-           "honest_rows", "kernel_alpha_path", "label_binarizer", "labels_from_scores",
-           "path_scores", "ranking_score", "ridge_alpha_path", "row_losses",
-           "solve_shifted_in_place", "subsample_kernel_alpha"]
+__all__ = [
+    "DEFAULT_ALPHAS",
+    "AlphaPath",
+    "KernelAlphaPath",
+    "alpha_subsample_rows",
+    "best_index",
+    "centre_kernel_in_place",
+    "centred_dual_in_place",
+    "check_alpha",
+    "check_alphas",
+    "check_cv",
+    "check_fixed_alpha",
+    "check_target",
+    "encode_targets",
+    "honest_rows",
+    "kernel_alpha_path",
+    "label_binarizer",
+    "labels_from_scores",
+    "lower_factor_in_place",
+    "path_scores",
+    "ranking_score",
+    "ridge_alpha_path",
+    "row_losses",
+    "solve_shifted_in_place",
+    "subsample_kernel_alpha",
+]

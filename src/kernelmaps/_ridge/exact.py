@@ -20,7 +20,8 @@ import scipy.linalg
 
 from kernelmaps._linalg import cholesky_in_place, restore_symmetric, solve_psd
 
-__all__ = ["alpha_groups", "centred_dual_in_place", "solve_shifted_in_place"]
+__all__ = ["alpha_groups", "centred_dual_in_place", "lower_factor_in_place",
+           "solve_shifted_in_place"]
 
 
 def alpha_groups(alpha: np.ndarray, n_targets: int) -> Iterator[tuple[slice | np.ndarray,
@@ -58,12 +59,24 @@ def centred_dual_in_place(K_centred: np.ndarray, Y_centred: np.ndarray, alpha: f
     ``K_centred``'s memory (overwritten). If rounding makes :math:`K_c + \alpha I`
     numerically singular, a jitter grown from :math:`n\,\epsilon\,\overline{\mathrm{diag}}`
     is added and said in ``notes``."""
-    n = K_centred.shape[0]
-    floor = n * np.finfo(np.float64).eps * max(float(np.mean(K_centred.diagonal())), 1e-300)
-    R, used = cholesky_in_place(K_centred, alpha, floor=floor)
-    if used > alpha:
+    # The lower factor is a Fortran-ordered view of K_centred's memory, which LAPACK's potrs
+    # reads without a copy of n² doubles.
+    L = lower_factor_in_place(K_centred, alpha, notes)
+    return scipy.linalg.cho_solve((L, True), Y_centred, check_finite=False)
+
+
+def lower_factor_in_place(K: np.ndarray, shift: float, notes: list[str]) -> np.ndarray:
+    r"""The lower Cholesky factor of :math:`K + 	ext{shift}\cdot I`, in ``K``'s memory.
+
+    If rounding makes the matrix numerically singular, a jitter grown from
+    :math:`n\,\epsilon\,\overline{\mathrm{diag}\,K}` (:func:`kernelmaps._linalg.cholesky_in_place`)
+    is added and said in ``notes``. Returns a Fortran-ordered view of ``K`` (its upper
+    triangle holds the factor's transpose; the strict upper part of the view is not zeroed).
+    """
+    n = K.shape[0]
+    floor = n * np.finfo(np.float64).eps * max(float(np.mean(K.diagonal())), 1e-300)
+    R, used = cholesky_in_place(K, shift, floor=floor)
+    if used > shift:
         notes.append(f"exact baseline: the kernel matrix is numerically singular; a jitter "
-                     f"{used - alpha:.3g}·I was added to factorise it")
-    # R is K_centred's memory with the upper factor (RᵀR); R.T is the lower factor as a
-    # Fortran-ordered view, which LAPACK's potrs reads without a copy of n² doubles.
-    return scipy.linalg.cho_solve((R.T, True), Y_centred, check_finite=False)
+                     f"{used - shift:.3g}·I was added to factorise it")
+    return R.T

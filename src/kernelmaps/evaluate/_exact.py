@@ -56,7 +56,6 @@ from kernelmaps import _cost
 from kernelmaps._config import available_memory as _available_memory
 from kernelmaps._cost import BLOCK_ROWS
 from kernelmaps._engine import single_threaded_blas
-from kernelmaps._linalg import cholesky_in_place
 from kernelmaps._ridge import (
     alpha_subsample_rows,
     centre_kernel_in_place,
@@ -64,6 +63,7 @@ from kernelmaps._ridge import (
     encode_targets,
     kernel_alpha_path,
     labels_from_scores,
+    lower_factor_in_place,
     subsample_kernel_alpha,
 )
 from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
@@ -119,18 +119,6 @@ def _train_kernel(kernel: Kernel, X: Any) -> np.ndarray:
     return K
 
 
-def _factor(K: np.ndarray, jitter: float, notes: list[str]) -> np.ndarray:
-    """Factorise ``K + jitter·I`` in place (growing the jitter from n·eps·mean diag if
-    needed); returns the lower factor as a Fortran-ordered view of ``K``'s memory."""
-    n = K.shape[0]
-    floor = n * np.finfo(np.float64).eps * max(float(np.mean(K.diagonal())), 1e-300)
-    R, used = cholesky_in_place(K, jitter, floor=floor)
-    if used > jitter:
-        notes.append(f"exact baseline: the kernel matrix is numerically singular; a jitter "
-                     f"{used - jitter:.3g}·I was added to factorise it")
-    return R.T
-
-
 def _timed(on_phase: Callable[[str], None] | None, phase: str) -> float:
     if on_phase is not None:
         on_phase(phase)
@@ -151,7 +139,7 @@ def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
         return _closed_form(K, kernel, split, model, alpha, alphas, kernel_time, on_phase,
                             notes)
     _timed(on_phase, PHASES[1])
-    L = _factor(K, 0.0, notes)
+    L = lower_factor_in_place(K, 0.0, notes)
     del K  # L is K's memory
     n = L.shape[0]
     for begin in range(0, n, BLOCK_ROWS):  # zero the strict upper triangle of L
