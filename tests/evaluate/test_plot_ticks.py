@@ -7,8 +7,10 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+from sklearn.datasets import load_wine
 
 from kernelmaps.evaluate import (
+    compare,
     dimension_ticks,
     plot_error,
     plot_error_time,
@@ -178,3 +180,17 @@ def test_plots_read_at_150_and_60000_rows(times):
                     assert not box.contains(x, y), (plot.__name__, text.get_text())
         if plot in (plot_pareto, plot_error_time):
             assert texts, plot.__name__  # some labels survive, the front's first
+
+
+def test_every_plot_draws_when_no_map_has_an_error_to_show(tmp_path):
+    # compare on 6 rows: nystroem's 25 landmarks exceed the training rows, so only the exact
+    # row is left; the error plots had no positive value for their log axes and savefig
+    # raised "Data cannot be log-scaled" after the whole run.
+    X, y = load_wine(return_X_y=True)
+    rows = np.concatenate([np.flatnonzero(y == label)[:3] for label in range(3)])
+    with pytest.warns(UserWarning, match="skipped"):
+        table = compare(X[rows], y[rows], methods=["nystroem"], n_components=[25], n_seeds=1)
+    assert set(table["method"]) == {"exact"}
+    for plot in (plot_error, plot_error_time, plot_pareto, plot_score):
+        ax = plot(table)
+        ax.figure.savefig(tmp_path / "plot.png")

@@ -150,6 +150,17 @@ def log_ticks(low: float, high: float, min_count: int = MIN_LOG_TICKS,
     return inside
 
 
+def _nothing_to_draw(ax: Axes) -> Axes:
+    """Say so on ``ax`` when no map row has a positive error (every map skipped, e.g. more
+    landmarks asked for than training rows, or exact maps of a tiny training set): a log
+    axis of nothing cannot be drawn."""
+    ax.text(0.5, 0.5, "no feature map with a non-zero error to show", ha="center",
+            va="center", transform=ax.transAxes)
+    ax.set_xticks([])
+    ax.set_yticks([])
+    return ax
+
+
 def _log_axis(axis: Any) -> None:
     """Label a log axis (``ax.xaxis`` or ``ax.yaxis``) at :func:`log_ticks` of its limits,
     as plain numbers; call once everything is drawn (the limits are final)."""
@@ -236,6 +247,8 @@ def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """
     ax = _axes(ax, "Kernel approximation error")
     summary, by_method = _summary_by_method(results)
+    if not (summary.loc[summary["method"] != EXACT, "error"] > 0).any():
+        return _nothing_to_draw(ax)
     for method, rows in by_method:
         if method == EXACT:
             continue
@@ -411,6 +424,8 @@ def plot_error_time(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
         labels += [_point_label(ax, method, row, (time, row["error"]), (4, 4))
                    for time, (_, row) in zip(times, rows.iterrows(), strict=True)]
     maps = summary[summary["method"] != EXACT]
+    if not (maps["error"] > 0).any():
+        return _nothing_to_draw(ax)
     errors = maps["error"].to_numpy(dtype=float)
     front = _front_line(ax, _times(maps)[0], -errors, errors)
     ax.set_yscale("log")
