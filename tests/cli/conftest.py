@@ -37,10 +37,11 @@ def run_main(capsys, *argv: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def run_in_pty(*argv: str, columns: int = 80, cwd: Path | None = None) -> tuple[int, list[str]]:
+def pty_output(*argv: str, columns: int = 80, cwd: Path | None = None) -> tuple[int, str]:
     """``python -m kernelmaps ARGV`` in a real pseudo-terminal ``columns`` wide (its size set
-    with ``TIOCSWINSZ``, as a terminal emulator does): ``(exit code, the lines it showed)``,
-    escape sequences removed. POSIX only (the callers skip elsewhere)."""
+    with ``TIOCSWINSZ``, as a terminal emulator does): ``(exit code, what it showed)``, escape
+    sequences removed and line ends as ``\\n`` (a lone ``\\r`` is a redraw, kept). POSIX only
+    (the callers skip elsewhere)."""
     import fcntl
     import pty
     import re
@@ -70,4 +71,10 @@ def run_in_pty(*argv: str, columns: int = 80, cwd: Path | None = None) -> tuple[
     code = process.wait(timeout=300)
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07", "",
                   b"".join(chunks).decode("utf-8", errors="replace"))
-    return code, [line for line in text.replace("\r\n", "\n").split("\n") if line.strip()]
+    return code, text.replace("\r\n", "\n")
+
+
+def run_in_pty(*argv: str, columns: int = 80, cwd: Path | None = None) -> tuple[int, list[str]]:
+    """:func:`pty_output` as ``(exit code, the non-blank lines it showed)``."""
+    code, text = pty_output(*argv, columns=columns, cwd=cwd)
+    return code, [line for line in text.split("\n") if line.strip()]

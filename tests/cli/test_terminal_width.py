@@ -11,11 +11,7 @@ from __future__ import annotations
 
 import io
 import itertools
-import os
 import re
-import struct
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +21,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from kernelmaps.cli import report
+from tests.cli.conftest import pty_output
 
 pty = pytest.importorskip("pty")  # pseudo-terminals: POSIX only
 fcntl = pytest.importorskip("fcntl")
@@ -35,35 +32,15 @@ termios = pytest.importorskip("termios")
 #: score, so the advice has an estimate per method and its "no method" sentence.
 ARGS = ["compare", "--data", "digits", "--methods", "nystroem,rbf_sampler,structured",
         "--n-components", "25,50", "--seeds", "2", "--threads", "1"]
-ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 
 def run_in_terminal(columns: int, *extra: str, out: Path) -> list[str]:
     """Run ``python -m kernelmaps`` on a pseudo-terminal ``columns`` wide; the lines it
     showed (escape sequences removed; of a line redrawn with carriage returns — the
     progress bar — each state)."""
-    leader, follower = pty.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, columns, 0, 0))
-    env = {**os.environ, "COLUMNS": str(columns), "TERM": "xterm-256color",
-           "OPENBLAS_NUM_THREADS": "1"}
-    env.pop("NO_COLOR", None)
-    process = subprocess.Popen([sys.executable, "-m", "kernelmaps", *ARGS, *extra,
-                                "--out", str(out)], stdin=follower, stdout=follower,
-                               stderr=follower, env=env, close_fds=True)
-    os.close(follower)
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the command ended and closed the terminal
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-    os.close(leader)
-    assert process.wait(timeout=300) == 0, b"".join(chunks).decode(errors="replace")
-    # The terminal ends lines with CRLF; a lone CR redraws a line (the progress bar).
-    text = ANSI.sub("", b"".join(chunks).decode("utf-8")).replace("\r\n", "\n")
+    code, text = pty_output(*ARGS, *extra, "--out", str(out), columns=columns)
+    assert code == 0, text
+    # A lone CR redraws a line (the progress bar): each state of a line is kept.
     return [state for line in text.split("\n") for state in line.split("\r")]
 
 
