@@ -337,3 +337,19 @@ def test_a_forked_child_runs_threaded_calls_on_a_pool_of_its_own():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             timeout=120, check=True)
     assert result.stdout.strip() == "0", result.stderr
+
+
+def test_run_blocks_fills_a_given_output_and_refuses_a_wrong_one(rng):
+    X = rng.normal(size=(300, 5))
+
+    def double(X_block, out):
+        np.multiply(X_block, 2.0, out=out)
+
+    buffer = np.full((300, 5), np.nan)
+    assert run_blocks(X, n_out=5, dtype=np.dtype(np.float64), block_fn=double,
+                      out=buffer) is buffer
+    np.testing.assert_array_equal(buffer, 2.0 * X)
+    for wrong in (np.empty((299, 5)), np.empty((300, 5), dtype=np.float32),
+                  np.empty((300, 5), order="F")):
+        with pytest.raises(ValueError, match=r"out must be a C-contiguous \(300, 5\) array"):
+            run_blocks(X, n_out=5, dtype=np.dtype(np.float64), block_fn=double, out=wrong)

@@ -490,6 +490,7 @@ def run_blocks(
     n_threads: int = 1,
     name: str = "transform",
     nonfinite_hint: str = _OVERFLOW_HINT,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """The chunked transform engine.
 
@@ -503,13 +504,25 @@ def run_blocks(
     as about 10); by default it is estimated as one inner product over the row's features
     per 8 bytes of working set. An array on a device (array API dispatch) goes to
     :func:`kernelmaps._array_api.run_blocks_device` instead.
+
+    ``out``, if given, is the output to fill (host arrays only): a C-contiguous
+    ``(n_samples, n_out)`` array of ``dtype``, e.g. a buffer a caller reuses across calls
+    (a fresh multi-megabyte output is fresh memory from the OS, whose first touch costs page
+    faults on every call).
     """
     if is_device_array(X):
         return run_blocks_device(X, n_out=n_out, dtype=dtype, block_fn=block_fn,
                                  temp_bytes_per_row=temp_bytes_per_row, name=name,
                                  nonfinite_hint=nonfinite_hint)
     n_samples = X.shape[0]
-    out = np.empty((n_samples, n_out), dtype=dtype)
+    if out is None:
+        out = np.empty((n_samples, n_out), dtype=dtype)
+    elif (out.shape != (n_samples, n_out) or out.dtype != dtype
+          or not out.flags.c_contiguous):
+        raise ValueError(
+            f"{name}: out must be a C-contiguous ({n_samples}, {n_out}) array of {dtype}, "
+            f"got a {'C' if out.flags.c_contiguous else 'non-C'}-contiguous {out.shape} "
+            f"array of {out.dtype}.")
     if n_samples == 0:
         return out
     plan = _Plan(X, n_samples, n_out * dtype.itemsize + temp_bytes_per_row, flops_per_row,

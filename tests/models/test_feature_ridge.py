@@ -169,3 +169,23 @@ def test_threads_give_the_one_thread_fit_to_rounding():
         two = FeatureRidge(MAP, alpha=0.1).fit(big_X, big_Y)
     # The two threads' sums are added at the end: another order of the same n = 4000 terms.
     assert_equal_to_rounding(two.coef_, one.coef_, ulps=4 * 4000 * _condition(one))
+
+
+def test_the_accumulator_adds_weighted_blocks_without_touching_the_callers_features():
+    from kernelmaps.models._accumulator import Workspace
+
+    Z = MAP.fit(X).transform(X)
+    before = Z.copy()
+    root = np.sqrt(WEIGHTS)
+    reused, fresh = RidgeStatistics(30, 1), RidgeStatistics(30, 1)
+    workspace = Workspace(30)
+    for rows in (slice(0, 50), slice(50, 400), slice(0, 10)):  # the buffer grows, then shrinks
+        reused.add_features(Z[rows], Y[rows, None], root[rows], workspace=workspace)
+        fresh.add_features(Z[rows], Y[rows, None], root[rows])
+    np.testing.assert_array_equal(Z, before)
+    np.testing.assert_array_equal(reused.gram, fresh.gram)  # the same operations, bitwise
+    A = np.hstack([Z, np.ones((400, 1)), Y[:, None]]) * root[:, None]
+    A = np.vstack([A, A[:10]])
+    # Each entry sums 410 products: 410 ulps of max|G| (written per block, then added).
+    assert_equal_to_rounding(reused.symmetric(), A.T @ A, ulps=410)
+    assert reused.n_samples == 410

@@ -34,6 +34,7 @@ device with
 
 from __future__ import annotations
 
+import inspect
 from numbers import Integral
 from typing import Any
 
@@ -289,7 +290,25 @@ class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transform
         X = self._validate_X(X, reset=False)
         return self._transform_validated(X)
 
-    def _transform_validated(self, X: Any) -> Any:
+    def _transform_into(self, X: Any, out: np.ndarray) -> np.ndarray | None:
+        """``transform(X)`` written into ``out[:len(X)]`` (a caller's reused float buffer of
+        ``n_features_out_`` columns), or None where this map cannot: ``X`` on a device or
+        lazy, features of another dtype than ``out``'s, or a subclass whose ``transform`` is
+        not the engine's (it would be bypassed). The same validation and numbers as
+        :meth:`transform`."""
+        cls = type(self)
+        if (inspect.unwrap(cls.transform) is not inspect.unwrap(FeatureMap.transform)
+                or cls._transform_validated is not FeatureMap._transform_validated
+                or is_dask_collection(X) or is_device_array(X)):
+            return None
+        check_is_fitted(self)
+        X = self._validate_X(X, reset=False)
+        if (is_device_array(X) or self._output_dtype(X) != out.dtype
+                or self._n_out(X) != out.shape[1]):
+            return None
+        return self._transform_validated(X, out=out[: X.shape[0]])
+
+    def _transform_validated(self, X: Any, out: np.ndarray | None = None) -> Any:
         self._check_same_placement(X)
         if is_device_array(X):
             return self._transform_device(X)
@@ -304,6 +323,7 @@ class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transform
                 getattr(self, self._n_jobs_attr) if self._n_jobs_attr else None
             ),
             name=f"{type(self).__name__}.transform",
+            out=out,
         )
 
     # ------------------------------------------------------------------ on a device

@@ -34,7 +34,7 @@ from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import block_rows_for, single_threaded_blas, threads_per_task
 from kernelmaps._linalg import solve_psd
 
-__all__ = ["RidgeStatistics"]
+__all__ = ["RidgeStatistics", "Workspace"]
 
 #: Rows per Gram update at least: a rank-b update reads and writes the whole (D+1+t)² Gram
 #: (and NumPy's AᵀA adds a product of that size), so thin blocks spend their time on memory,
@@ -53,6 +53,34 @@ MAX_LANES = 4
 #: The lanes' Gram matrices together stay within this many bytes (D = 1,000: four lanes of
 #: 8 MB; D = 4,000: two of 128 MB; beyond D ≈ 5,800 one lane, no threads).
 LANE_BYTES = 256 * 2**20
+
+
+class Workspace:
+    """Buffers one thread reuses across the blocks it adds: the block's float64 features
+    (rows × D, grown on demand) and the D × D product :math:`Z^\top Z`. A new multi-megabyte
+    array per block would be fresh memory from the OS each time (glibc serves it with
+    ``mmap``), whose first touch costs page faults on every block."""
+
+    def __init__(self, n_features: int) -> None:
+        self.n_features = int(n_features)
+        self._features = np.empty((0, self.n_features))
+        self._square: np.ndarray | None = None
+
+    def features(self, rows: int) -> np.ndarray:
+        """A C-contiguous float64 ``(rows, D)`` buffer (a view of the kept one)."""
+        if self._features.shape[0] < rows:
+            self._features = np.empty((rows, self.n_features))
+        return self._features[:rows]
+
+    def owns(self, Z: Any) -> bool:
+        """Whether ``Z`` is (a view of) this workspace's feature buffer."""
+        return isinstance(Z, np.ndarray) and Z.base is self._features
+
+    def square(self) -> np.ndarray:
+        """The ``(D, D)`` float64 buffer of one block's :math:`Z^\top Z`."""
+        if self._square is None:
+            self._square = np.empty((self.n_features, self.n_features))
+        return self._square
 
 
 class RidgeStatistics:
@@ -107,31 +135,55 @@ class RidgeStatistics:
         return statistics
 
     # ------------------------------------------------------------------ adding rows
-    def add_features(self, Z: Any, Y: np.ndarray, root_weights: np.ndarray | None) -> None:
+    def add_features(self, Z: Any, Y: np.ndarray, root_weights: np.ndarray | None, *,
+                     workspace: Workspace | None = None) -> None:
         r"""Add the rows of one block of features: :math:`G \mathrel{+}= A^\top A`.
+
+        :math:`A^\top A` is added block by block of :math:`A = \sqrt{s}\,[Z, B]`,
+        :math:`B = [1, Y]`: :math:`Z^\top Z` (BLAS ``syrk``: the floor, D² flops per row),
+        :math:`Z^\top B` and :math:`B^\top B` (thin products) — :math:`A` itself is never
+        assembled, so the features are not copied.
 
         Parameters
         ----------
         Z : ndarray, sparse matrix or array-API array of shape (b, D)
-            The block's features (any dtype; copied into a float64 :math:`A`).
+            The block's features (any dtype; float64 C-contiguous features are used in
+            place — and scaled in place by the weights, when that is the workspace's own
+            buffer — anything else is copied into a float64 buffer).
         Y : ndarray of shape (b, t)
             The block's targets.
         root_weights : ndarray of shape (b,) or None
             :math:`\sqrt{s}` of the block's sample weights (``None``: all 1).
+        workspace : Workspace, default=None
+            Buffers reused across blocks (one per thread); ``None``: fresh ones.
         """
-        D = self.n_features
-        A = np.empty((Y.shape[0], self.gram.shape[0]))
-        A[:, :D] = Z.toarray() if sp.issparse(Z) else to_numpy(Z)
-        A[:, D] = 1.0
-        A[:, D + 1:] = Y
-        if root_weights is not None:  # (unit weights: one pass over A saved)
-            A *= root_weights[:, None]
-        # NumPy's matmul recognises AᵀA and calls BLAS syrk (half a product's flops), and it
-        # releases the GIL, so the accumulator's threads run their updates side by side;
-        # SciPy's syrk wrapper holds the GIL (two threads: 1.05× one, against 2.1× here). Both
-        # triangles come back; only the upper one is read.
-        self.gram += A.T @ A
-        self.n_samples += Y.shape[0]
+        D, b = self.n_features, Y.shape[0]
+        workspace = Workspace(D) if workspace is None else workspace
+        if not workspace.owns(Z) and not (isinstance(Z, np.ndarray) and Z.dtype == np.float64
+                                          and Z.flags.c_contiguous and root_weights is None):
+            own = workspace.features(b)
+            np.copyto(own, Z.toarray() if sp.issparse(Z) else to_numpy(Z))
+            Z = own
+        B = np.empty((b, 1 + self.n_targets), order="F")  # Bᵀ C-contiguous for BᵀZ
+        B[:, 0] = 1.0
+        B[:, 1:] = Y
+        if root_weights is not None:  # (unit weights: the passes are saved)
+            Z *= root_weights[:, None]  # the workspace's buffer, never the caller's array
+            B *= root_weights[:, None]
+        gram = self.gram
+        # NumPy's matmul recognises ZᵀZ and calls BLAS syrk (half a product's flops, both
+        # triangles written back) into the reused buffer, and it releases the GIL, so the
+        # accumulator's threads run their updates side by side (SciPy's syrk wrapper holds
+        # the GIL: two threads ran at 1.05× one). Only the upper triangle of G is read.
+        # (G is Fortran-ordered: adding the symmetric product's transpose, and (BᵀZ)ᵀ,
+        # walks both operands in memory order; BᵀZ, a (1+t) × D product, is one streaming
+        # read of Z, where NumPy's ZᵀB ran 3× slower.)
+        square = workspace.square()
+        np.matmul(Z.T, Z, out=square)
+        gram[:D, :D] += square.T
+        gram[:D, D:] += (B.T @ Z).T
+        gram[D:, D:] += B.T @ B
+        self.n_samples += b
 
     def add(self, feature_map: Any, X: Any, Y: np.ndarray, weights: np.ndarray, *,
             n_threads: int | None = None) -> RidgeStatistics:
@@ -175,24 +227,34 @@ class RidgeStatistics:
         lanes = min(MAX_LANES, len(starts), max(1, LANE_BYTES // (8 * P * P)))
         threads = 1 if is_device_array(X) else min(resolve_n_threads(n_threads), lanes)
 
-        def fold(target: RidgeStatistics, start: int) -> None:
+        into = getattr(feature_map, "_transform_into", None)
+
+        def fold(target: RidgeStatistics, start: int, workspace: Workspace) -> None:
             stop = min(start + rows, n)
-            Z = feature_map.transform(X[start:stop, :])  # (array API: every axis indexed)
-            target.add_features(Z, Y[start:stop], None if root is None else root[start:stop])
+            X_b = X[start:stop, :]  # (array API: every axis indexed)
+            # Features straight into the thread's reused buffer where the map can (a fresh
+            # 30 MB block per call is fresh memory: page faults, measured 1-5 µs a row).
+            Z = None if into is None else into(X_b, workspace.features(stop - start))
+            if Z is None:
+                Z = feature_map.transform(X_b)
+            target.add_features(Z, Y[start:stop], None if root is None else root[start:stop],
+                                workspace=workspace)
 
         if lanes == 1:
+            workspace = Workspace(D)
             for start in starts:
-                fold(self, start)
+                fold(self, start, workspace)
             return self
         parts = [RidgeStatistics(D, self.n_targets) for _ in range(lanes)]
         errors: list[BaseException] = []
 
         def work(index: int) -> None:
             try:
+                workspace = Workspace(D)
                 with threads_per_task(1):
                     for lane in range(index, lanes, threads):
                         for start in starts[lane::lanes]:
-                            fold(parts[lane], start)
+                            fold(parts[lane], start, workspace)
             except BaseException as error:  # re-raised on the caller's thread
                 errors.append(error)
 
