@@ -189,3 +189,19 @@ def test_the_accumulator_adds_weighted_blocks_without_touching_the_callers_featu
     # Each entry sums 410 products: 410 ulps of max|G| (written per block, then added).
     assert_equal_to_rounding(reused.symmetric(), A.T @ A, ulps=410)
     assert reused.n_samples == 410
+
+
+def test_partial_fit_keeps_its_buffers_between_batches_but_never_pickles_them():
+    model = FeatureRidge(RBFSampler(gamma=0.3, n_components=30, random_state=0), alpha=0.1)
+    with kernelmaps.config_context(block_bytes=64 * 1024):  # several lanes per batch
+        for rows in (slice(0, 200), slice(200, 400)):
+            model.partial_fit(X[rows], Y[rows])
+    workspaces = model._workspaces
+    assert workspaces._threads and workspaces._threads[0].n_features == 30
+    restored = pickle.loads(pickle.dumps(model))
+    assert "_workspaces" not in restored.__dict__
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    whole = FeatureRidge(RBFSampler(gamma=0.3, n_components=30, random_state=0),
+                         alpha=0.1).fit(X, Y)
+    assert_equal_to_rounding(model.coef_, whole.coef_, ulps=4 * 400 * _condition(whole))
+    assert "_workspaces" not in model.fit(X, Y).__dict__  # a refit drops them

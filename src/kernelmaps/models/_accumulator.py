@@ -34,7 +34,7 @@ from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import block_rows_for, single_threaded_blas, threads_per_task
 from kernelmaps._linalg import solve_psd
 
-__all__ = ["RidgeStatistics", "Workspace"]
+__all__ = ["RidgeStatistics", "Workspace", "Workspaces"]
 
 #: Rows per Gram update at least: a rank-b update reads and writes the whole (D+1+t)² Gram
 #: (and NumPy's AᵀA adds a product of that size), so thin blocks spend their time on memory,
@@ -81,6 +81,36 @@ class Workspace:
         if self._square is None:
             self._square = np.empty((self.n_features, self.n_features))
         return self._square
+
+
+class Workspaces:
+    """The buffers of :meth:`RidgeStatistics.add`, kept by a caller that adds many batches
+    (``partial_fit``): one :class:`Workspace` per thread and the lanes' partial Gram
+    matrices, so a batch allocates nothing of the size of D² or of a block. Holds about
+    (threads × (block + D²) + lanes × (D+1+t)²) × 8 bytes between batches — what one batch
+    needs at its peak anyway."""
+
+    def __init__(self) -> None:
+        self._threads: list[Workspace] = []
+        self._lanes: list[np.ndarray] = []
+
+    def thread(self, index: int, n_features: int) -> Workspace:
+        """Thread ``index``'s workspace for ``n_features`` features."""
+        while len(self._threads) <= index:
+            self._threads.append(Workspace(n_features))
+        if self._threads[index].n_features != n_features:
+            self._threads[index] = Workspace(n_features)
+        return self._threads[index]
+
+    def lane(self, index: int, size: int) -> np.ndarray:
+        """Lane ``index``'s ``(size, size)`` Fortran-ordered Gram, zeroed."""
+        while len(self._lanes) <= index:
+            self._lanes.append(np.zeros((size, size), order="F"))
+        if self._lanes[index].shape != (size, size):
+            self._lanes[index] = np.zeros((size, size), order="F")
+        else:
+            self._lanes[index].fill(0.0)
+        return self._lanes[index]
 
 
 class RidgeStatistics:
@@ -186,7 +216,8 @@ class RidgeStatistics:
         self.n_samples += b
 
     def add(self, feature_map: Any, X: Any, Y: np.ndarray, weights: np.ndarray, *,
-            n_threads: int | None = None) -> RidgeStatistics:
+            n_threads: int | None = None, workspaces: Workspaces | None = None
+            ) -> RidgeStatistics:
         """Add the rows of ``X`` (features made block by block with ``feature_map``).
 
         Row blocks hold about the engine's ``block_bytes`` of features and augmented copy
@@ -209,6 +240,9 @@ class RidgeStatistics:
             Their non-negative sample weights.
         n_threads : int, default=None
             Threads; ``None``: :func:`kernelmaps.set_config`'s ``n_threads``.
+        workspaces : Workspaces, default=None
+            The buffers to reuse (a caller adding many batches keeps one, e.g.
+            ``partial_fit``); ``None``: new ones for this call.
 
         Returns
         -------
@@ -240,17 +274,18 @@ class RidgeStatistics:
             target.add_features(Z, Y[start:stop], None if root is None else root[start:stop],
                                 workspace=workspace)
 
+        pool = Workspaces() if workspaces is None else workspaces
         if lanes == 1:
-            workspace = Workspace(D)
+            workspace = pool.thread(0, D)
             for start in starts:
                 fold(self, start, workspace)
             return self
-        parts = [RidgeStatistics(D, self.n_targets) for _ in range(lanes)]
+        parts = [RidgeStatistics.wrap(pool.lane(lane, P), D, 0) for lane in range(lanes)]
         errors: list[BaseException] = []
 
         def work(index: int) -> None:
             try:
-                workspace = Workspace(D)
+                workspace = pool.thread(index, D)
                 with threads_per_task(1):
                     for lane in range(index, lanes, threads):
                         for start in starts[lane::lanes]:

@@ -45,7 +45,7 @@ from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
-from kernelmaps.models._accumulator import RidgeStatistics
+from kernelmaps.models._accumulator import RidgeStatistics, Workspaces
 from kernelmaps.models._common import as_float64, check_fitted_placement
 
 __all__ = ["FeatureRidge", "FeatureRidgeClassifier", "encode_labels", "normal_statistics",
@@ -181,11 +181,18 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         X, y = validate_input(self, X, y, reset=True, multi_output=self._y_numeric,
                               y_numeric=self._y_numeric)
         y, weights = self._host_targets(X, y, sample_weight)
+        self.__dict__.pop("_workspaces", None)  # a previous partial_fit's buffers
         self._set_targets(y)
         self.feature_map_ = self._fit_map(X, weights, sample_weight)
         statistics = RidgeStatistics(self.feature_map_._n_out(X), self._n_targets)
         self._set_solution(statistics.add(self.feature_map_, X, self._encode(y), weights), X)
         return self
+
+    def __getstate__(self) -> dict:
+        # partial_fit's reused buffers are scratch, not state: never pickled or persisted.
+        state = super().__getstate__()
+        state.pop("_workspaces", None)
+        return state
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any, classes: Any) -> None:
         """Add the rows of one batch to the statistics (fitting the map on the first)."""
@@ -202,7 +209,10 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         else:
             self._check_more_targets(y, classes)
             check_fitted_placement(self, X, self._placement, "partial_fit")
-        self._keep(self._statistics.add(self.feature_map_, X, self._encode(y), weights))
+        # The batches' buffers are kept between calls (never pickled, see __getstate__).
+        workspaces = self.__dict__.setdefault("_workspaces", Workspaces())
+        self._keep(self._statistics.add(self.feature_map_, X, self._encode(y), weights,
+                                        workspaces=workspaces))
         # X[:0]: where the coefficients will live (X's namespace and device), without rows.
         self._placement = X[:0, ...] if is_device_array(X) else None
         # Solved lazily: coef_ and intercept_ are made on their next use (__getattr__).
