@@ -35,6 +35,12 @@ average before and after. Times are wall-clock ``fit`` times (centre selection i
     python -m benchmarks ridge                     # the three target cases
     python -m benchmarks ridge --cases fashion     # one case
     python -m benchmarks ridge --quick             # small smoke run of every case
+
+``--peer falkon`` also fits Falkon 0.9.0 on ``fashion`` and ``million`` (benchmark-only, in
+another Python): float32 like kernelmaps, ``penalty = α/n``, y centred by its training mean
+and ``pc_epsilon_32 = ε₃₂``, so that both solve the same system; Falkon's defaults on
+uncentred float32 y gave RMSE 0.51-0.56 on ``million`` against 0.18 (the comment "Falkon's
+system" before :func:`falkon_child` has why).
 """
 
 from __future__ import annotations
@@ -403,6 +409,37 @@ def large_m(args: argparse.Namespace) -> dict:
 #: ``--peer-python``, else ``$KERNELMAPS_FALKON_PYTHON``, else this interpreter.
 FALKON_PYTHON_ENV = "KERNELMAPS_FALKON_PYTHON"
 
+# Falkon's system. Falkon 0.9.0 (falkon/optim/conjgrad.py, FalkonConjugateGradient.solve and
+# falkon_mmv; falkon/preconditioner/flk_preconditioner.py, init) runs CG on
+#     (K_nMᵀK_nM/n + λ·TᵀT) β = K_nMᵀy/n,   TᵀT = K_MM + pc_epsilon·M·I
+# (rhs ``kernel.mmv(M, X, Y / n)``; operator ``T⁻ᵀ(cc / n) + penalty·v``; T the Cholesky
+# factor of K_MM after ``inplace_add_diag_th(C, eps * M)``), in the dtype of X, with no
+# intercept. kernelmaps' KernelRidge(solver="nystrom") solves
+#     (K_nMᵀK_nM + α·K_MM) β = K_nMᵀy
+# with float32 kernel blocks summed in float64 and the M × M work in float64 (jitter
+# M·ε₆₄·mean diag K_MM ≈ 4e-13). So ``penalty = α/n`` is the same λ, but three things of the
+# first version of this peer made its float32 Falkon solve something else:
+#   * y not centred (mean ≈ 0.6 on ``million``, −0.8 per one-vs-rest column on ``fashion``):
+#     the constant dominates K_nMᵀy, and Falkon's float32 CG (float32 sums over all n rows)
+#     resolves the rest only to float32 rounding of that (its passes accumulate K_nMᵀ(K_nM v)
+#     in float32: falkon/mmv_ops/fmmv.py, dmmv_run_thread): the main cause;
+#   * pc_epsilon_32 = 1e-5 (default): 1e-5·M = 0.02 on K_MM's diagonal at M = 2,000 is in the
+#     regulariser too (λ·(K_MM + 0.02·I)), an extra ridge that damps the directions of K_MM's
+#     eigenvalues below ≈ 0.02. ε₃₂ (jitter M·ε₃₂, kernelmaps' rule at float32's precision)
+#     factorised every case here;
+#   * float32 throughout: float64 data needs neither change (pc_epsilon_64 = 1e-13), but
+#     costs Falkon 1.6-2× the time, so the timed peer is float32 like kernelmaps' fit. Its
+#     float32 sums still cost accuracy that grows with n (below): ``--peer-dtype float64``
+#     is the check of the error column.
+# Centring y changes the problem itself by less than 2e-4 RMSE (an unpenalised constant; the
+# float64 direct solve of both systems: 0.17897 both at 100,000 rows, M = 2,000). Measured
+# there (kernelmaps' centres, 20 iterations; kernelmaps 0.17896, seeds 0-2 0.1790-0.1808):
+# Falkon float32 as first configured 0.2869, y centred 0.1924, centred with
+# pc_epsilon_32 = 1e-6 0.1831, 1e-7 0.1800; not centred with 1e-7 0.3602; float64 0.1790.
+# At 300,000 rows: kernelmaps 0.18052, Falkon float32 (this configuration) 0.18630, float64
+# 0.18051; the whole case (1M rows): kernelmaps 0.1793, Falkon float32 0.1905 / 0.1902 (its
+# centres / kernelmaps'), against 0.5568 / 0.5088 as first configured.
+
 
 def _case_data(case: str, quick: bool) -> dict:
     """The data, M, iterations, γ and λ of a case, as the kernelmaps fits use them."""
@@ -432,18 +469,27 @@ def _score(case: dict, prediction: np.ndarray) -> float:
     return float(np.sqrt(np.mean((prediction.ravel() - case["y_test"]) ** 2)))
 
 
-def falkon_child(name: str, quick: bool, centres: str) -> dict:
+def falkon_child(name: str, quick: bool, centres: str, dtype: str = "float32") -> dict:
     """One Falkon fit of a case (run under the Python that has Falkon): its own uniform
-    centres (``centres="falkon"``) or kernelmaps' (``"kernelmaps"``, FixedSelector)."""
+    centres (``centres="falkon"``) or kernelmaps' (``"kernelmaps"``, FixedSelector), on
+    float32 data (as kernelmaps' fit) or float64 (``dtype``).
+
+    Configured to solve kernelmaps' problem (see the section's comment, "Falkon's system"):
+    ``penalty = α/n``, y centred by its training mean (added back to the predictions) and
+    float32's jitter at the rounding level (``pc_epsilon_32 = ε₃₂``)."""
     import torch
     from falkon import Falkon, FalkonOptions
     from falkon.center_selection import FixedSelector
     from falkon.kernels import GaussianKernel
 
     case = _case_data(name, quick)
-    X, Y = case["X"], case["Y"].astype(np.float32)
+    X = case["X"].astype(dtype)
+    # y centred (float64 mean, one per target), its mean added back to the predictions.
+    offset = case["Y"].mean(axis=0)
+    Y = (case["Y"] - offset).astype(dtype)
     n = X.shape[0]
-    options = FalkonOptions(use_cpu=True, keops_active="no")
+    options = FalkonOptions(use_cpu=True, keops_active="no",
+                            pc_epsilon_32=float(np.finfo(np.float32).eps))
     kernel = GaussianKernel(sigma=1.0 / np.sqrt(2.0 * case["gamma"]), opt=options)
     selection: Any = "uniform"
     if centres == "kernelmaps":
@@ -451,21 +497,22 @@ def falkon_child(name: str, quick: bool, centres: str) -> dict:
 
         model = KernelRidge(alpha=LAMBDA * n, kernel="rbf", gamma=case["gamma"],
                             solver="nystrom", n_components=case["M"], random_state=SEED)
-        points, _ = select_centres(model, X, km.get_kernel("rbf", gamma=case["gamma"]),
+        points, _ = select_centres(model, case["X"], km.get_kernel("rbf", gamma=case["gamma"]),
                                    case["M"])
-        selection = FixedSelector(torch.from_numpy(np.ascontiguousarray(points)))
-    # Falkon solves (K_nMᵀK_nM/n + λK_MM)β = K_nMᵀy/n: kernelmaps' α = λn.
+        selection = FixedSelector(torch.from_numpy(np.asarray(points, dtype=dtype, order="C")))
+    # penalty λ = α/n: Falkon divides the data term by n (its system is below).
     model = Falkon(kernel=kernel, penalty=LAMBDA, M=case["M"], maxiter=case["iterations"],
                    center_selection=selection, seed=SEED, options=options)
     X_t, Y_t = torch.from_numpy(X), torch.from_numpy(Y)
     start = time.perf_counter()
     model.fit(X_t, Y_t)
     seconds = time.perf_counter() - start
-    prediction = model.predict(torch.from_numpy(case["X_test"])).numpy()
+    prediction = model.predict(torch.from_numpy(case["X_test"].astype(dtype))).numpy() + offset
+    epsilon = options.pc_epsilon(torch.float32 if dtype == "float32" else torch.float64)
     return {"fit_s": seconds, case["metric"]: _score(case, prediction),
             "falkon": __import__("falkon").__version__, "torch": torch.__version__,
-            "torch_threads": torch.get_num_threads(), "centres": centres,
-            "jitter": f"pc_epsilon_32·M = {options.pc_epsilon_32 * case['M']:g}",
+            "torch_threads": torch.get_num_threads(), "centres": centres, "dtype": dtype,
+            "jitter": f"{dtype}, jitter pc_epsilon·M = {epsilon * case['M']:.2g}",
             "load": os.getloadavg()[0]}
 
 
@@ -486,8 +533,8 @@ def falkon_peer(name: str, args: argparse.Namespace, ours: dict) -> dict | None:
     rows = {}
     for centres in args.peer_centres:
         child = subprocess.run(
-            [python, "-m", "benchmarks.bench_ridge", "--falkon-child", name, centres]
-            + (["--quick"] if args.quick else []),
+            [python, "-m", "benchmarks.bench_ridge", "--falkon-child", name, centres,
+             args.peer_dtype] + (["--quick"] if args.quick else []),
             capture_output=True, text=True, env=env, cwd=root)
         if child.returncode != 0:
             print(f"  peer falkon ({centres} centres): failed — "
@@ -497,7 +544,8 @@ def falkon_peer(name: str, args: argparse.Namespace, ours: dict) -> dict | None:
         rows[centres] = row
         metric = next(k for k in ("test error", "test RMSE") if k in row)
         print(f"  peer falkon {row['falkon']} (torch {row['torch']}, {row['torch_threads']} "
-              f"threads, {centres} centres, {row['jitter']}): fit {row['fit_s']:.2f} s, "
+              f"threads, {centres} centres, {row['jitter']}, y centred): fit "
+              f"{row['fit_s']:.2f} s, "
               f"{metric} {row[metric]:.4f}; falkon / kernelmaps cached = "
               f"{row['fit_s'] / ours['fit_s']:.1f}× (target ≥ {PEER_TARGETS[name]}×); "
               f"load {row['load']:.1f}")
@@ -530,8 +578,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--peer-centres", nargs="+", default=["falkon"],
                         choices=["falkon", "kernelmaps"],
                         help="Falkon's own uniform centres, and/or kernelmaps' (FixedSelector)")
+    parser.add_argument("--peer-dtype", default="float32", choices=["float32", "float64"],
+                        help="the dtype of Falkon's data (float32: as kernelmaps' fit)")
     parser.add_argument("--million-child", nargs=4, help=argparse.SUPPRESS)
-    parser.add_argument("--falkon-child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--falkon-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.million_child:  # the subprocess of the million case
         n, M, budget, with_floors = args.million_child
@@ -541,7 +591,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.falkon_child:  # the subprocess of --peer falkon (the Python with Falkon)
         print(json.dumps(falkon_child(args.falkon_child[0], args.quick,
-                                      args.falkon_child[1])))
+                                      args.falkon_child[1], args.falkon_child[2])))
         return
     if args.quick:
         args.repeats = min(args.repeats, 2)
