@@ -205,3 +205,29 @@ def test_partial_fit_keeps_its_buffers_between_batches_but_never_pickles_them():
                          alpha=0.1).fit(X, Y)
     assert_equal_to_rounding(model.coef_, whole.coef_, ulps=4 * 400 * _condition(whole))
     assert "_workspaces" not in model.fit(X, Y).__dict__  # a refit drops them
+
+
+def test_a_batch_is_cut_into_an_even_number_of_equal_blocks_for_two_threads():
+    from kernelmaps.models._accumulator import MIN_BLOCK_ROWS
+
+    rbf = RBFSampler(gamma=0.3, n_components=30, random_state=0).fit(X)
+    sizes: list[int] = []
+
+    class Recording(RBFSampler):
+        def _transform_into(self, X_block, out):
+            sizes.append(X_block.shape[0])
+            return super()._transform_into(X_block, out)
+
+    recording = Recording(**rbf.get_params()).fit(X)
+    n = 2 * MIN_BLOCK_ROWS + 1808  # three blocks of at most MIN_BLOCK_ROWS rows
+    rows = np.tile(X, (-(-n // 400), 1))[:n]
+    targets = np.tile(Y, (-(-n // 400)))[:n, None]
+    for threads in (1, 2):
+        sizes.clear()
+        with kernelmaps.config_context(block_bytes=64 * 1024):  # blocks at their floor
+            statistics = RidgeStatistics(30, 1).add(recording, rows, targets, np.ones(n),
+                                                    n_threads=threads)
+        assert sorted(sizes) == [n // 4] * 4, sizes  # four equal blocks, whatever the threads
+        if threads == 1:
+            first = statistics.gram.copy()
+    np.testing.assert_array_equal(statistics.gram, first)  # lanes fixed by the sizes
