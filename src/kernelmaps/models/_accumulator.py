@@ -55,6 +55,18 @@ MAX_LANES = 4
 LANE_BYTES = 256 * 2**20
 
 
+def _on_threads(task: Any, threads: int) -> None:
+    """``task(0)`` on this thread and ``task(1)``… ``task(threads - 1)`` on new ones, joined.
+    ``task`` catches its own errors (a thread cannot raise into the caller)."""
+    workers = [threading.Thread(target=task, args=(index,), daemon=True)
+               for index in range(1, threads)]
+    for worker in workers:
+        worker.start()
+    task(0)
+    for worker in workers:
+        worker.join()
+
+
 class Workspace:
     """Buffers one thread reuses across the blocks it adds: the block's float64 features
     (rows × D, grown on demand) and the D × D product :math:`Z^\top Z`. A new multi-megabyte
@@ -287,7 +299,10 @@ class RidgeStatistics:
             for start in starts:
                 fold(self, start, workspace)
             return self
-        parts = [RidgeStatistics.wrap(pool.lane(lane, P), D, 0) for lane in range(lanes)]
+        # Lane 0 is this accumulator itself; lanes 1… are zeroed, filled and then added to it
+        # in lane order, each thread zeroing its own lanes and adding its own columns.
+        parts: list[RidgeStatistics] = [self] + [None] * (lanes - 1)  # type: ignore[list-item]
+        columns = np.linspace(0, P, threads + 1).astype(int)
         errors: list[BaseException] = []
 
         def work(index: int) -> None:
@@ -295,23 +310,27 @@ class RidgeStatistics:
                 workspace = pool.thread(index, D)
                 with threads_per_task(1):
                     for lane in range(index, lanes, threads):
+                        if lane:
+                            parts[lane] = RidgeStatistics.wrap(pool.lane(lane, P), D, 0)
                         for start in starts[lane::lanes]:
                             fold(parts[lane], start, workspace)
             except BaseException as error:  # re-raised on the caller's thread
                 errors.append(error)
 
+        def merge(index: int) -> None:
+            # Column range `index` of G (contiguous: G is Fortran-ordered), lanes in order:
+            # every entry is summed in the same order whatever the thread count.
+            left, right = columns[index], columns[index + 1]
+            for part in parts[1:]:
+                self.gram[:, left:right] += part.gram[:, left:right]
+
         with single_threaded_blas() if threads > 1 else nullcontext():
-            workers = [threading.Thread(target=work, args=(index,), daemon=True)
-                       for index in range(1, threads)]
-            for worker in workers:
-                worker.start()
-            work(0)
-            for worker in workers:
-                worker.join()
+            _on_threads(work, threads)
+            if not errors:
+                _on_threads(merge, threads)
         if errors:
             raise errors[0]
-        for part in parts:
-            self += part
+        self.n_samples += sum(part.n_samples for part in parts[1:])
         return self
 
     # ------------------------------------------------------------------ merging
