@@ -107,6 +107,10 @@ def attainable_residual(dtype: Any, n_centres: int) -> float:
     return 10.0 * (np.sqrt(max(1, n_centres)) + np.sqrt(b)) * eps
 
 
+# The products over sub-blocks call ``np.dot``, not ``np.matmul``: for products this small
+# (64 rows) NumPy's matmul keeps the GIL, so the engine's threads took turns — measured on 2
+# cores, 400,000 × 2,000 float32, t = 1: two threads 0.40 s per pass against 0.39 s for one;
+# ``np.dot`` releases the GIL around its BLAS call.
 def _sub_blocks(K_b: np.ndarray):
     """``(start, rows)`` of ``K_b`` in sub-blocks of :func:`sweep_rows` rows (views, in the
     block's dtype: a float32 block is multiplied in float32, no widened copy)."""
@@ -148,7 +152,7 @@ def cross_block(K_b: Any, w_b: Any, Y_b: Any) -> Any:
         return np.matmul(K_b.T, WY, out=total)
     part = scratch_buffer("nystrom_part", (M, t), K_b.dtype)
     for start, sub in _sub_blocks(K_b):
-        np.matmul(sub.T, WY[start:start + sub.shape[0]], out=part)
+        np.dot(sub.T, WY[start:start + sub.shape[0]], out=part)
         total += part
     return total * scale
 
@@ -178,10 +182,10 @@ def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
     part = scratch_buffer("nystrom_part", (M, t), dtype)
     for start, sub in _sub_blocks(K_b):
         KV = scratch_buffer("nystrom_kv", (sub.shape[0], t), dtype)
-        np.matmul(sub, V, out=KV)
+        np.dot(sub, V, out=KV)
         if w_b is not None:
             KV *= w_b[start:start + sub.shape[0], None]
-        np.matmul(sub.T, KV, out=part)
+        np.dot(sub.T, KV, out=part)
         total += part
     return total if scale is None else total * scale
 
@@ -199,10 +203,10 @@ def widened_gram_block(K_b: np.ndarray, w_b: Any, V: np.ndarray) -> np.ndarray:
         wide = scratch_buffer("nystrom_float64", sub.shape, np.float64)
         np.copyto(wide, sub)
         KV = scratch_buffer("nystrom_kv", (sub.shape[0], t), np.float64)
-        np.matmul(wide, V, out=KV)
+        np.dot(wide, V, out=KV)
         if w_b is not None:
             KV *= w_b[start:start + sub.shape[0], None]
-        np.matmul(wide.T, KV, out=part)
+        np.dot(wide.T, KV, out=part)
         total += part
     return total
 
@@ -412,10 +416,10 @@ def _rbf_first_pass(X_b: np.ndarray, cache_b: np.ndarray, w_b: Any, Y_b: np.ndar
     for start in range(0, X_b.shape[0], rows):
         stop = min(start + rows, X_b.shape[0])
         e = exponent[: stop - start]
-        np.matmul(left[start:stop], right, out=e)
+        np.dot(left[start:stop], right, out=e)
         np.minimum(e, 0.0, out=e)
         np.exp(e, out=cache_b[start:stop])
-        np.matmul(cache_b[start:stop].T, WY[start:stop], out=part)
+        np.dot(cache_b[start:stop].T, WY[start:stop], out=part)
         total += part
     return total if scale is None else total * scale
 
