@@ -460,12 +460,31 @@ class _BlockQueue:
 
 def _run_planned(plan: _Plan, run_block: Callable[[int], None]) -> None:
     """Run ``run_block(i)`` for every block of ``plan``, on its threads, under its BLAS limit."""
-    queue = _BlockQueue(len(plan.starts), run_block)
-    with plan.blas():
+    _run_queue(_BlockQueue(len(plan.starts), run_block), plan.threads, plan.blas())
+
+
+def run_tasks(n_tasks: int, task: Callable[[int], None], n_threads: int) -> None:
+    """Run ``task(i)`` once for every ``i`` in ``range(n_tasks)``, on up to ``n_threads``
+    threads — the caller's and the engine's pool workers, taking tasks in order as they
+    are free — with BLAS on one thread per task when more than one thread runs.
+
+    For callers that cut their work themselves (the ridge accumulator's lanes): whichever
+    thread runs a task, the task's result is the same. Inside an engine block or an outer
+    scheduler's task the tasks run on the caller's thread. The error of the first failing
+    task is raised after the others stopped.
+    """
+    cap = _task_cap()
+    threads = max(1, min(n_threads, n_tasks, cap if cap is not None else n_threads))
+    _run_queue(_BlockQueue(n_tasks, task), threads,
+               single_threaded_blas() if threads > 1 else nullcontext())
+
+
+def _run_queue(queue: _BlockQueue, threads: int, blas: Any) -> None:
+    with blas:
         try:
-            if plan.threads > 1:
-                pool = _worker_pool(plan.threads - 1)
-                for _ in range(plan.threads - 1):
+            if threads > 1:
+                pool = _worker_pool(threads - 1)
+                for _ in range(threads - 1):
                     # Each worker in a copy of the caller's context: it sees the caller's
                     # config_context settings.
                     pool.submit(contextvars.copy_context().run, queue.work)

@@ -197,7 +197,7 @@ def test_partial_fit_keeps_its_buffers_between_batches_but_never_pickles_them():
         for rows in (slice(0, 200), slice(200, 400)):
             model.partial_fit(X[rows], Y[rows])
     workspaces = model._workspaces
-    assert workspaces._threads and workspaces._threads[0].n_features == 30
+    assert workspaces._threads and all(w.n_features == 30 for w in workspaces._threads.values())
     restored = pickle.loads(pickle.dumps(model))
     assert "_workspaces" not in restored.__dict__
     np.testing.assert_array_equal(restored.predict(X), model.predict(X))

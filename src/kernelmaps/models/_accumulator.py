@@ -23,7 +23,6 @@ host — on an array-API device each block's features are made there and copied 
 from __future__ import annotations
 
 import threading
-from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,7 @@ import scipy.sparse as sp
 
 from kernelmaps._array_api import is_device_array, to_numpy
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import block_rows_for, single_threaded_blas, threads_per_task
+from kernelmaps._engine import block_rows_for, run_tasks, threads_per_task
 from kernelmaps._linalg import solve_psd
 
 __all__ = ["RidgeStatistics", "Workspace", "Workspaces"]
@@ -53,18 +52,6 @@ MAX_LANES = 4
 #: The lanes' Gram matrices together stay within this many bytes (D = 1,000: four lanes of
 #: 8 MB; D = 4,000: two of 128 MB; beyond D ≈ 5,800 one lane, no threads).
 LANE_BYTES = 256 * 2**20
-
-
-def _on_threads(task: Any, threads: int) -> None:
-    """``task(0)`` on this thread and ``task(1)``… ``task(threads - 1)`` on new ones, joined.
-    ``task`` catches its own errors (a thread cannot raise into the caller)."""
-    workers = [threading.Thread(target=task, args=(index,), daemon=True)
-               for index in range(1, threads)]
-    for worker in workers:
-        worker.start()
-    task(0)
-    for worker in workers:
-        worker.join()
 
 
 class Workspace:
@@ -103,16 +90,20 @@ class Workspaces:
     needs at its peak anyway."""
 
     def __init__(self) -> None:
-        self._threads: list[Workspace] = []
+        self._threads: dict[int, Workspace] = {}
         self._lanes: list[np.ndarray] = []
+        self._lock = threading.Lock()
 
-    def thread(self, index: int, n_features: int) -> Workspace:
-        """Thread ``index``'s workspace for ``n_features`` features."""
-        while len(self._threads) <= index:
-            self._threads.append(Workspace(n_features))
-        if self._threads[index].n_features != n_features:
-            self._threads[index] = Workspace(n_features)
-        return self._threads[index]
+    def current(self, n_features: int) -> Workspace:
+        """The calling thread's workspace for ``n_features`` features (the engine's pool
+        threads live as long as the process, so a kept :class:`Workspaces` finds them
+        again at the next batch)."""
+        key = threading.get_ident()
+        with self._lock:
+            workspace = self._threads.get(key)
+            if workspace is None or workspace.n_features != n_features:
+                workspace = self._threads[key] = Workspace(n_features)
+            return workspace
 
     def lane(self, index: int, size: int) -> np.ndarray:
         """Lane ``index``'s ``(size, size)`` Fortran-ordered Gram, zeroed."""
@@ -234,10 +225,11 @@ class RidgeStatistics:
 
         Row blocks hold about the engine's ``block_bytes`` of features and augmented copy
         (at least :data:`MIN_BLOCK_ROWS` rows). With several threads (the engine's setting,
-        or ``n_threads``) each thread makes the features of its own blocks and folds them
-        into its own accumulator — the transform of one block runs while another thread's
-        Gram update runs — and the per-thread sums are added at the end in thread order: the
-        exact merge, so the result equals the one-thread result to rounding. Each thread
+        or ``n_threads``) the blocks are dealt to lanes fixed by the sizes, each lane a
+        task of the engine's threads (:func:`kernelmaps._engine.run_tasks`) that makes its
+        blocks' features and folds them into its own partial sums — the transform of one
+        block runs while another thread's Gram update runs — and the lanes are added at the
+        end in lane order: the exact merge, the same for any thread count. Each thread
         runs BLAS and the map's transform on one thread. Device arrays use one thread.
 
         Parameters
@@ -295,27 +287,23 @@ class RidgeStatistics:
 
         pool = Workspaces() if workspaces is None else workspaces
         if lanes == 1:
-            workspace = pool.thread(0, D)
+            workspace = pool.current(D)
             for start in starts:
                 fold(self, start, workspace)
             return self
-        # Lane 0 is this accumulator itself; lanes 1… are zeroed, filled and then added to it
-        # in lane order, each thread zeroing its own lanes and adding its own columns.
-        parts: list[RidgeStatistics] = [self] + [None] * (lanes - 1)  # type: ignore[list-item]
+        # Lane 0 is this accumulator itself; lanes 1… are zeroed and filled by the thread
+        # that takes them (the engine's threads, see run_tasks), then added to it in lane
+        # order, each thread adding a range of columns.
+        parts: list[Any] = [self] + [None] * (lanes - 1)
         columns = np.linspace(0, P, threads + 1).astype(int)
-        errors: list[BaseException] = []
 
-        def work(index: int) -> None:
-            try:
-                workspace = pool.thread(index, D)
-                with threads_per_task(1):
-                    for lane in range(index, lanes, threads):
-                        if lane:
-                            parts[lane] = RidgeStatistics.wrap(pool.lane(lane, P), D, 0)
-                        for start in starts[lane::lanes]:
-                            fold(parts[lane], start, workspace)
-            except BaseException as error:  # re-raised on the caller's thread
-                errors.append(error)
+        def work(lane: int) -> None:
+            workspace = pool.current(D)
+            with threads_per_task(1):
+                if lane:
+                    parts[lane] = RidgeStatistics.wrap(pool.lane(lane, P), D, 0)
+                for start in starts[lane::lanes]:
+                    fold(parts[lane], start, workspace)
 
         def merge(index: int) -> None:
             # Column range `index` of G (contiguous: G is Fortran-ordered), lanes in order:
@@ -324,12 +312,8 @@ class RidgeStatistics:
             for part in parts[1:]:
                 self.gram[:, left:right] += part.gram[:, left:right]
 
-        with single_threaded_blas() if threads > 1 else nullcontext():
-            _on_threads(work, threads)
-            if not errors:
-                _on_threads(merge, threads)
-        if errors:
-            raise errors[0]
+        run_tasks(lanes, work, threads)
+        run_tasks(threads, merge, threads)
         self.n_samples += sum(part.n_samples for part in parts[1:])
         return self
 
