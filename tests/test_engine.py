@@ -353,3 +353,31 @@ def test_run_blocks_fills_a_given_output_and_refuses_a_wrong_one(rng):
                   np.empty((300, 5), order="F")):
         with pytest.raises(ValueError, match=r"out must be a C-contiguous \(300, 5\) array"):
             run_blocks(X, n_out=5, dtype=np.dtype(np.float64), block_fn=double, out=wrong)
+
+
+def test_run_tasks_runs_each_task_once_and_raises_the_first_failure():
+    from kernelmaps._engine import run_tasks
+
+    seen: list[int] = []
+    lock = threading.Lock()
+    threads: set[int] = set()
+
+    def task(index):
+        with lock:
+            seen.append(index)
+            threads.add(threading.get_ident())
+        time.sleep(0.01)
+
+    run_tasks(6, task, 2)
+    assert sorted(seen) == list(range(6))
+
+    def failing(index):
+        if index >= 2:
+            raise ValueError(f"task {index}")
+
+    with pytest.raises(ValueError, match="task 2"):
+        run_tasks(5, failing, 2)
+    inside: list[int] = []
+    with threads_per_task(1):  # inside an outer task: on the caller's thread only
+        run_tasks(4, lambda index: inside.append(threading.get_ident()), 2)
+    assert set(inside) == {threading.get_ident()}
