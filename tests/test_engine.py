@@ -302,6 +302,7 @@ def test_scratch_buffers_are_aligned_on_every_thread():
 def test_free_cores_discount_this_processs_own_load(monkeypatch):
     # The load average counts this process's own threads too; its CPU use is taken off.
     monkeypatch.setattr(_engine.os, "getloadavg", lambda: (3.0, 3.0, 3.0))
+    monkeypatch.setattr(_engine, "_runnable_elsewhere", lambda: None)  # the average alone
     monkeypatch.setitem(_engine._usage, "cores", 2.0)
     monkeypatch.setitem(_engine._usage, "wall", time.monotonic() + 60)  # no update now
     assert _engine._free_cores(2) == 1.0
@@ -381,3 +382,25 @@ def test_run_tasks_runs_each_task_once_and_raises_the_first_failure():
     with threads_per_task(1):  # inside an outer task: on the caller's thread only
         run_tasks(4, lambda index: inside.append(threading.get_ident()), 2)
     assert set(inside) == {threading.get_ident()}
+
+
+def test_a_finished_jobs_load_does_not_keep_the_engine_on_one_thread(monkeypatch):
+    # The 1-minute load average still shows a job that ended; the runnable count does not.
+    monkeypatch.setattr(_engine.os, "getloadavg", lambda: (1.9, 1.9, 1.6))
+    monkeypatch.setitem(_engine._usage, "cores", 0.0)  # a process that just started
+    monkeypatch.setitem(_engine._usage, "wall", time.monotonic() + 60)  # no update now
+    monkeypatch.setattr(_engine, "_runnable_elsewhere", lambda: 0.0)
+    assert _engine._free_cores(2) == 2.0
+    # Another process really busy on one core: both estimates say so.
+    monkeypatch.setattr(_engine, "_runnable_elsewhere", lambda: 1.0)
+    assert _engine._free_cores(2) == pytest.approx(1.0, abs=0.2)
+    # No /proc (not Linux): the load average alone, as before.
+    monkeypatch.setattr(_engine, "_runnable_elsewhere", lambda: None)
+    assert _engine._free_cores(2) < 0.2
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="Linux's /proc only")
+def test_runnable_elsewhere_reads_proc():
+    value = _engine._runnable_elsewhere()
+    assert value is not None and value >= 0
+    assert _engine._runnable_elsewhere() == value  # cached for a quarter of a second

@@ -308,6 +308,14 @@ def _free_cores(cores: int) -> float:
     NumPy calls) a scheduler time slice at a time — measured on a 2-core VM at load 8, two
     threads took 3-5× longer than one at 0.5-2 ms of work. Where the load average is not
     available (Windows), every core counts as free.
+
+    The load average lags by about a minute: a process started after a heavy job (or this
+    process's own earlier work, before its usage is known) would see the finished job's
+    load and run single-threaded for that minute — measured on a 2-core VM: a new process
+    started right after a 30 s two-core job saw a load average of 1.37, so 0.63 free cores
+    (one thread), with no thread of any other process runnable. Where Linux says how many
+    threads are runnable right now (:func:`_runnable_elsewhere`), the estimate of the other
+    processes' use cannot exceed that instantaneous count.
     """
     try:
         load = os.getloadavg()[0]
@@ -322,7 +330,41 @@ def _free_cores(cores: int) -> float:
             _usage.update(wall=wall, cpu=cpu,
                           cores=recent * _usage["cores"] + (1.0 - recent) * rate)
         own = _usage["cores"]
-    return cores - max(0.0, load - own)
+    busy = max(0.0, load - own)
+    now = _runnable_elsewhere()
+    return cores - (busy if now is None else min(busy, now))
+
+
+#: The last reading of :func:`_runnable_elsewhere` and when it was taken (monotonic s):
+#: read at most every 0.25 s, so a stream of small calls does not walk /proc each time.
+_runnable = {"at": -1.0, "value": None}
+
+
+def _runnable_elsewhere() -> float | None:
+    """Threads of other processes runnable now (Linux: the running count of /proc/loadavg
+    less this process's threads in state R), or None where /proc is not there."""
+    now = time.monotonic()
+    with _usage_lock:
+        if now - _runnable["at"] < 0.25:
+            return _runnable["value"]
+    try:
+        with open("/proc/loadavg", encoding="ascii") as file:
+            running = int(file.read().split()[3].split("/")[0])
+        own = 0
+        for task in os.listdir("/proc/self/task"):
+            try:
+                with open(f"/proc/self/task/{task}/stat", encoding="ascii",
+                          errors="replace") as file:
+                    stat = file.read()
+            except OSError:  # the thread ended meanwhile
+                continue
+            own += stat[stat.rindex(")") + 2:].startswith("R")
+        value: float | None = float(max(0, running - own))
+    except (OSError, ValueError, IndexError):
+        value = None
+    with _usage_lock:
+        _runnable.update(at=now, value=value)
+    return value
 
 
 class _Plan:
