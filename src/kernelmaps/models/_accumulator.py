@@ -55,7 +55,7 @@ LANE_BYTES = 256 * 2**20
 
 
 class Workspace:
-    """Buffers one thread reuses across the blocks it adds: the block's float64 features
+    r"""Buffers one thread reuses across the blocks it adds: the block's float64 features
     (rows × D, grown on demand) and the D × D product :math:`Z^\top Z`. A new multi-megabyte
     array per block would be fresh memory from the OS each time (glibc serves it with
     ``mmap``), whose first touch costs page faults on every block."""
@@ -76,7 +76,7 @@ class Workspace:
         return isinstance(Z, np.ndarray) and Z.base is self._features
 
     def square(self) -> np.ndarray:
-        """The ``(D, D)`` float64 buffer of one block's :math:`Z^\top Z`."""
+        r"""The ``(D, D)`` float64 buffer of one block's :math:`Z^\top Z`."""
         if self._square is None:
             self._square = np.empty((self.n_features, self.n_features))
         return self._square
