@@ -66,7 +66,7 @@ def centred_dual_in_place(K_centred: np.ndarray, Y_centred: np.ndarray, alpha: f
 
 
 def lower_factor_in_place(K: np.ndarray, shift: float, notes: list[str]) -> np.ndarray:
-    r"""The lower Cholesky factor of :math:`K + 	ext{shift}\cdot I`, in ``K``'s memory.
+    r"""The lower Cholesky factor of :math:`K + \text{shift}\cdot I`, in ``K``'s memory.
 
     If rounding makes the matrix numerically singular, a jitter grown from
     :math:`n\,\epsilon\,\overline{\mathrm{diag}\,K}` (:func:`kernelmaps._linalg.cholesky_in_place`)
