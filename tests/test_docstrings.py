@@ -41,3 +41,21 @@ def test_python_m_kernelmaps_does_not_run_on_import():
     # pytest's doctest collection never imports __main__.py; other tools may.
     module = importlib.import_module("kernelmaps.__main__")
     assert callable(module.main)
+
+
+def test_no_docstring_holds_a_control_character():
+    # A formula in a docstring that is not a raw string loses its backslash: "\top" becomes
+    # a tab and "op", "\frac" a form feed (two such formulas were found this way).
+    import ast
+    from pathlib import Path
+
+    source = Path(kernelmaps.maps.__file__).resolve().parents[1]
+    found = []
+    for path in sorted(source.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                 ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node, clean=False)
+                if doc and any(c in doc for c in "\t\b\f\a\v\r"):
+                    found.append(f"{path.relative_to(source)}:{getattr(node, 'lineno', 1)}")
+    assert not found, found
