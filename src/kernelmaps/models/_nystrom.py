@@ -180,11 +180,16 @@ def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
         w_b = w_b.astype(dtype)
     total = np.zeros((M, t))
     part = scratch_buffer("nystrom_part", (M, t), dtype)
-    for start, sub in _sub_blocks(K_b):
-        KV = scratch_buffer("nystrom_kv", (sub.shape[0], t), dtype)
+    # The loop runs 15,625 times a pass at 1M rows and its Python work holds the GIL the
+    # other thread waits for: the buffers are fetched once, not per sub-block.
+    rows = sweep_rows(M, dtype.itemsize)
+    kv = scratch_buffer("nystrom_kv", (rows, t), dtype)
+    for start in range(0, K_b.shape[0], rows):
+        sub = K_b[start:start + rows]
+        KV = kv if sub.shape[0] == rows else kv[:sub.shape[0]]
         np.dot(sub, V, out=KV)
         if w_b is not None:
-            KV *= w_b[start:start + sub.shape[0], None]
+            KV *= w_b[start:start + rows, None]
         np.dot(sub.T, KV, out=part)
         total += part
     return total if scale is None else total * scale
