@@ -383,3 +383,27 @@ def test_float32_products_keep_the_float64_fit_at_fixed_iterations():
     difference = narrow.predict(X.astype(np.float32)) - wide.predict(X)
     relative = np.sqrt(np.mean(difference ** 2) / np.mean(wide.predict(X) ** 2))
     assert relative < 2e-5, relative
+
+
+def test_the_sweeps_sub_block_products_equal_the_whole_products():
+    from kernelmaps.models._nystrom import cross_block, gram_block, widened_gram_block
+
+    rng = np.random.RandomState(0)
+    K32 = rng.uniform(0.0, 1.0, size=(203, 50)).astype(np.float32)  # 3 sub-blocks + 11 rows
+    w, V, Y = rng.uniform(0.5, 2.0, 203), rng.normal(size=(50, 3)), rng.normal(size=(203, 2))
+    K = K32.astype(np.float64)
+    exact = K.T @ (w[:, None] * (K @ V))
+    scale = np.abs(K).T @ (w[:, None] * (np.abs(K) @ np.abs(V)))  # the sums' sizes
+    # float64 products of the float32 entries: 203 + 50 terms a sum, ε₆₄ each.
+    np.testing.assert_array_less(np.abs(widened_gram_block(K32, w, V) - exact),
+                                 (203 + 50) * np.finfo(np.float64).eps * scale)
+    # float32 products over 64-row sub-blocks, float64 sums across them:
+    # (M + b + 2) ε₃₂ a product (attainable_residual's sums, as a worst case).
+    bound = (50 + 64 + 2) * np.finfo(np.float32).eps * scale
+    np.testing.assert_array_less(np.abs(gram_block(K32, w, V) - exact), bound)
+    np.testing.assert_array_less(np.abs(gram_block(K32, None, V) - K.T @ (K @ V)),
+                                 (50 + 64 + 2) * np.finfo(np.float32).eps
+                                 * (np.abs(K).T @ (np.abs(K) @ np.abs(V))))
+    np.testing.assert_array_less(np.abs(cross_block(K32, w, Y) - K.T @ (w[:, None] * Y)),
+                                 (64 + 2) * np.finfo(np.float32).eps
+                                 * (np.abs(K).T @ (w[:, None] * np.abs(Y))))

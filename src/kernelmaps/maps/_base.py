@@ -303,8 +303,7 @@ class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transform
             return None
         check_is_fitted(self)
         X = self._validate_X(X, reset=False)
-        if (is_device_array(X) or self._output_dtype(X) != out.dtype
-                or self._n_out(X) != out.shape[1]):
+        if self._output_dtype(X) != out.dtype or self._n_out(X) != out.shape[1]:
             return None
         return self._transform_validated(X, out=out[: X.shape[0]])
 

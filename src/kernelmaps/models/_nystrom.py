@@ -182,14 +182,12 @@ def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
     part = scratch_buffer("nystrom_part", (M, t), dtype)
     # The loop runs 15,625 times a pass at 1M rows and its Python work holds the GIL the
     # other thread waits for: the buffers are fetched once, not per sub-block.
-    rows = sweep_rows(M, dtype.itemsize)
-    kv = scratch_buffer("nystrom_kv", (rows, t), dtype)
-    for start in range(0, K_b.shape[0], rows):
-        sub = K_b[start:start + rows]
-        KV = kv if sub.shape[0] == rows else kv[:sub.shape[0]]
+    kv = scratch_buffer("nystrom_kv", (sweep_rows(M, dtype.itemsize), t), dtype)
+    for start, sub in _sub_blocks(K_b):
+        KV = kv[: sub.shape[0]]
         np.dot(sub, V, out=KV)
         if w_b is not None:
-            KV *= w_b[start:start + rows, None]
+            KV *= w_b[start:start + sub.shape[0], None]
         np.dot(sub.T, KV, out=part)
         total += part
     return total if scale is None else total * scale
@@ -204,10 +202,13 @@ def widened_gram_block(K_b: np.ndarray, w_b: Any, V: np.ndarray) -> np.ndarray:
     V = _operand(V, np.float64)
     total = np.zeros((M, t))
     part = scratch_buffer("nystrom_part", (M, t), np.float64)
+    rows = sweep_rows(M, K_b.dtype.itemsize)  # as _sub_blocks cuts K_b
+    wide_rows = scratch_buffer("nystrom_float64", (rows, M), np.float64)
+    kv = scratch_buffer("nystrom_kv", (rows, t), np.float64)
     for start, sub in _sub_blocks(K_b):
-        wide = scratch_buffer("nystrom_float64", sub.shape, np.float64)
+        wide = wide_rows[: sub.shape[0]]
         np.copyto(wide, sub)
-        KV = scratch_buffer("nystrom_kv", (sub.shape[0], t), np.float64)
+        KV = kv[: sub.shape[0]]
         np.dot(wide, V, out=KV)
         if w_b is not None:
             KV *= w_b[start:start + sub.shape[0], None]
