@@ -245,3 +245,80 @@ def test_read_only_array_raises() -> None:
     x.flags.writeable = False
     with pytest.raises(ValueError):
         cos_inplace(x)
+
+
+# ----------------------------------------------------------------- offset, scale and bound
+# With a scalar scale folded into the polynomial's coefficients, each coefficient is
+# rounded once more (relative 2**-53 of a term at most 1/4 of the sum) and every Horner
+# step's rounding scales with |scale|, so the bound becomes ATOL·|scale|; the reference
+# scale·np.cos(x) carries its own rounding of the product, half an ulp of |scale|.
+def _scaled_atol(scale: np.ndarray | float) -> np.ndarray | float:
+    return (ATOL + 2.0**-53) * np.abs(scale)
+
+
+@pytest.mark.parametrize("rows, width", [(3, 7), (70, 1000), (2, 40_000)])
+@pytest.mark.parametrize("per_column_scale", [False, True])
+def test_offset_and_scale_match_the_separate_passes(rows: int, width: int,
+                                                    per_column_scale: bool) -> None:
+    # Rows narrower than a chunk, a few rows per chunk, and one row wider than a chunk.
+    rng = np.random.default_rng(11)
+    x = rng.normal(0.0, 8.0, (rows, width))
+    offset = rng.uniform(0.0, 2 * np.pi, width)
+    scale = rng.uniform(0.1, 3.0, width) if per_column_scale else 0.0447
+    expected = scale * np.cos(x + offset)
+    got = x.copy()
+    cos_inplace(got, offset=offset, scale=scale)
+    assert np.all(np.abs(got - expected) <= _scaled_atol(scale))
+    if per_column_scale:  # the per-column factor is one multiplication, as in NumPy
+        plain = x + offset
+        cos_inplace(plain)
+        np.testing.assert_array_equal(got, plain * scale)
+
+
+def test_known_bound_skips_only_the_check() -> None:
+    # A bound within the fast range takes the same polynomial path without the range
+    # check: bitwise the same numbers as the checked path.
+    rng = np.random.default_rng(12)
+    x = rng.normal(0.0, 20.0, (50, 300))
+    offset = rng.uniform(0.0, 2 * np.pi, 300)
+    checked, trusted = x.copy(), x.copy()
+    cos_inplace(checked, offset=offset, scale=0.5)
+    bound = float(np.abs(x + offset).max())
+    cos_inplace(trusted, offset=offset, scale=0.5, max_abs=bound)
+    np.testing.assert_array_equal(trusted, checked)
+
+
+@pytest.mark.parametrize("bound", [MAX_FAST_ARG, np.inf, np.nan, None])
+def test_unknown_or_large_bound_keeps_the_range_check(bound: float | None) -> None:
+    # A bound above half the fast range (or NaN/inf/None) is not trusted: elements beyond
+    # the fast range, inf and NaN still go to np.cos.
+    x = np.array([[0.5, 2e6, np.inf], [np.nan, -3.0, 1e9]])
+    with np.errstate(invalid="ignore"):
+        expected = 2.0 * np.cos(x)
+    got = x.copy()
+    with np.errstate(invalid="ignore"):
+        cos_inplace(got, offset=np.zeros(3), scale=2.0, max_abs=bound)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(expected))
+    finite = ~np.isnan(expected)
+    assert np.all(np.abs(got[finite] - expected[finite]) <= _scaled_atol(2.0))
+
+
+def test_offset_and_scale_on_float32_are_numpys_passes() -> None:
+    rng = np.random.default_rng(13)
+    x = rng.normal(0.0, 5.0, (40, 2000)).astype(np.float32)
+    offset = rng.uniform(0.0, 6.0, 2000).astype(np.float32)
+    scale = rng.uniform(0.5, 1.5, 2000).astype(np.float32)
+    expected = np.cos(x + offset) * scale
+    cos_inplace(x, offset=offset, scale=scale)
+    assert x.dtype == np.float32
+    np.testing.assert_array_equal(x, expected)
+
+
+def test_offset_on_non_contiguous_rows() -> None:
+    rng = np.random.default_rng(14)
+    base = rng.normal(0.0, 5.0, (20, 12))
+    view = base[:, ::2]
+    offset = rng.uniform(0.0, 6.0, 6)
+    expected = 3.0 * np.cos(view + offset)
+    cos_inplace(view, offset=offset, scale=3.0)
+    assert np.all(np.abs(base[:, ::2] - expected) <= _scaled_atol(3.0))

@@ -67,6 +67,19 @@ ns/element for N(0, 100**2) (4.4-4.5x).  Under heavy load from other
 processes the medians varied (``np.cos`` 18-58, ``cos_inplace`` 4-14
 ns/element) but the speed-up stayed between 3.6x and 5.7x.
 
+Offset, scale and a known bound
+-------------------------------
+Feature maps want ``scale * cos(P + offset)`` with one offset per column.
+``cos_inplace`` adds the offset and applies the scale chunk by chunk (chunks
+of whole rows) while the chunk is in cache, instead of one pass over the whole
+block each: a scalar scale is folded into the polynomial's coefficients (no
+pass at all), a per-column scale is one multiplication of the chunk. A caller
+that has bounded the arguments (``max_abs``, e.g. by Cauchy-Schwarz on the
+projection: :func:`kernelmaps.maps._projection.argument_bound`) within half the
+fast range spares the two reductions of the range check. Measured on the same
+VM, RBF features of 240 x 1,000 float64 (the engine's block), interleaved
+medians: 0.95x the time of the separate passes.
+
 The work is done in chunks of ``CHUNK = 32768`` elements: each of the four
 live float64 buffers (the chunk plus three scratch buffers) is 256 KiB, so
 they stay in the 1 MiB L2 cache, while the 28 ufunc calls per chunk (about
@@ -117,7 +130,8 @@ _COEFS = tuple(
 
 
 def _cos_chunk(
-    x: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray
+    x: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray,
+    coefs: tuple[np.float64, ...] = _COEFS, checked: bool = True,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Overwrite the contiguous float64 chunk ``x`` with the fast-path cosine.
 
@@ -131,6 +145,12 @@ def _cos_chunk(
         Arguments; overwritten with their cosines.
     a, b, c : ndarray of float64
         Scratch buffers of the same length as ``x``.
+    coefs : tuple of float64
+        The Horner coefficients, highest degree first (:data:`_COEFS`, or
+        :data:`_COEFS` times a scale folded into the result).
+    checked : bool
+        Whether to run the range check; ``False`` only when the caller has
+        bounded every element by ``MAX_FAST_ARG / 2`` (no NaN, no inf).
 
     Returns
     -------
@@ -152,7 +172,7 @@ def _cos_chunk(
     # |k| == 2**18: those chunks take the exact per-element test on x below,
     # so whether an element goes to np.cos never depends on its neighbours.
     bad = None
-    if not (b.min() > -_MAX_K and b.max() < _MAX_K):
+    if checked and not (b.min() > -_MAX_K and b.max() < _MAX_K):
         idx = np.flatnonzero(~(np.abs(x) <= MAX_FAST_ARG))  # `~(<=)` keeps NaN
         if idx.size:
             # Save the originals before x is overwritten below.
@@ -164,9 +184,9 @@ def _cos_chunk(
     sub(c, b, out=c)
     # Horner in u = r*r (u in b, polynomial accumulated in c).
     mul(c, c, out=b)
-    mul(b, _COEFS[0], out=c)
-    add(c, _COEFS[1], out=c)
-    for coef in _COEFS[2:]:
+    mul(b, coefs[0], out=c)
+    add(c, coefs[1], out=c)
+    for coef in coefs[2:]:
         mul(c, b, out=c)
         add(c, coef, out=c)
     # Apply (-1)**k: move the parity bit of the magic sum into the sign bit
@@ -177,19 +197,39 @@ def _cos_chunk(
     return bad
 
 
-def cos_inplace(x: np.ndarray) -> None:
-    """Overwrite ``x`` with ``cos(x)`` in place.
+def cos_inplace(x: np.ndarray, *, offset: np.ndarray | None = None,
+                scale: float | np.ndarray = 1.0, max_abs: float | None = None) -> None:
+    """Overwrite ``x`` with ``scale * cos(x + offset)`` in place.
 
     Float64 C-contiguous arrays use a vectorised Cody-Waite reduction and
     minimax polynomial (see the module docstring); the absolute error is below
-    4e-16 for every finite input.  Float32 arrays, other dtypes that
-    ``np.cos`` can write back in place, and non-contiguous arrays fall back to
-    ``np.cos(x, out=x)``.
+    4e-16 for every finite argument (``4e-16 * |scale|`` with a scale).
+    Float32 arrays, other dtypes that ``np.cos`` can write back in place, and
+    non-contiguous arrays use ``np.cos(x, out=x)``.
+
+    The offset and the scale are applied chunk by chunk while the chunk is in
+    the L2 cache, instead of as separate passes over the whole array: the
+    offset is added first (``x + offset`` rounded as NumPy rounds it), a
+    scalar scale is folded into the polynomial's coefficients (no pass at
+    all: the result is within the error bound above of ``scale * cos``, not
+    bitwise ``np.multiply``'s), and a scale of one factor per column is
+    multiplied last.
 
     Parameters
     ----------
     x : ndarray
-        Array to transform; must be writeable.  Modified in place.
+        Array to transform; must be writeable.  Modified in place.  2-D
+        ``(rows, D)`` when ``offset`` or an array ``scale`` is given.
+    offset : ndarray of shape (D,), default=None
+        Added to every row before the cosine.
+    scale : float or ndarray of shape (D,), default=1.0
+        Factor of the result (one number, or one per column).
+    max_abs : float, default=None
+        A bound the caller has proven on ``|x + offset|`` (a NaN or inf
+        bound, or none, means unknown).  When it is at most
+        ``MAX_FAST_ARG / 2`` the per-chunk range check is skipped (two
+        reductions of the chunk's eight passes' worth of work); otherwise
+        every element is checked as usual.
 
     Returns
     -------
@@ -203,28 +243,68 @@ def cos_inplace(x: np.ndarray) -> None:
     >>> cos_inplace(x)
     >>> bool(np.allclose(x, np.cos([0.0, np.pi, 1e3]), rtol=0, atol=4e-16))
     True
+    >>> y = np.array([[0.0, 1.0], [2.0, 3.0]])
+    >>> cos_inplace(y, offset=np.array([0.5, -0.5]), scale=2.0, max_abs=3.5)
+    >>> expected = 2.0 * np.cos(np.array([[0.5, 0.5], [2.5, 2.5]]))
+    >>> bool(np.allclose(y, expected, rtol=0, atol=8e-16))
+    True
     """
-    if x.dtype != np.float64 or not x.flags.c_contiguous or x.size == 0:
+    if not x.flags.writeable:
+        raise ValueError("cos_inplace requires a writeable array")
+    per_column = offset is not None or np.ndim(scale) > 0
+    if x.size == 0:
+        return
+    if per_column and (x.ndim != 2 or not x.flags.c_contiguous):
+        # One pass each over an array without whole rows to chunk by (rare here).
+        if offset is not None:
+            x += offset
+        cos_inplace(x, max_abs=max_abs)
+        x *= scale
+        return
+    fast = x.dtype == np.float64 and x.flags.c_contiguous
+    if not fast and not per_column:
         # float32 np.cos is already SIMD-vectorised; other layouts/dtypes are
         # rare here and not worth a dedicated path.
         np.cos(x, out=x)
+        if np.ndim(scale) or scale != 1.0:
+            x *= scale
         return
-    if not x.flags.writeable:
-        raise ValueError("cos_inplace requires a writeable array")
-    flat = x.reshape(-1)  # a view, since x is C-contiguous
-    n = flat.shape[0]
-    size = min(n, CHUNK)
+    # Chunks of whole rows where a row vector applies (a row longer than a
+    # chunk is a chunk of its own), of CHUNK elements otherwise.
+    width = x.shape[-1] if per_column else 1
+    rows = max(1, CHUNK // width) if per_column else CHUNK
+    grid = x.reshape(-1, width)  # a view, since x is C-contiguous
+    n = grid.shape[0]
+    size = min(n, rows) * width
+    if not fast:  # float32: np.cos, with the offset and the scale per chunk in cache
+        for start in range(0, n, rows):
+            part = grid[start:start + rows]
+            if offset is not None:
+                part += offset
+            np.cos(part, out=part)
+            part *= scale
+        return
+    scalar = np.ndim(scale) == 0
+    coefs = _COEFS if not scalar or scale == 1.0 else tuple(
+        np.float64(scale) * coef for coef in _COEFS)
+    checked = not (max_abs is not None and max_abs <= MAX_FAST_ARG / 2)
     a = np.empty(size)
     b = np.empty(size)
     c = np.empty(size)
     fallback = []
     with np.errstate(all="ignore"):
-        for start in range(0, n, size):
-            stop = min(start + size, n)
-            m = stop - start
-            bad = _cos_chunk(flat[start:stop], a[:m], b[:m], c[:m])
+        for start in range(0, n, rows):
+            part = grid[start:start + rows]
+            if offset is not None:
+                part += offset
+            flat = part.reshape(-1)
+            m = flat.shape[0]
+            bad = _cos_chunk(flat, a[:m], b[:m], c[:m], coefs, checked)
             if bad is not None:
-                fallback.append((start + bad[0], bad[1]))
+                fallback.append((start * width + bad[0], bad[1]))
+            if not scalar:
+                part *= scale
     # Outside errstate, so np.cos warns/raises exactly as it would on its own.
+    flat = x.reshape(-1)
     for idx, values in fallback:
-        flat[idx] = np.cos(values)
+        flat[idx] = np.cos(values) * (scale if scalar else scale[idx % width])
