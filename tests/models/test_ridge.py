@@ -407,3 +407,31 @@ def test_the_sweeps_sub_block_products_equal_the_whole_products():
     np.testing.assert_array_less(np.abs(cross_block(K32, w, Y) - K.T @ (w[:, None] * Y)),
                                  (64 + 2) * np.finfo(np.float32).eps
                                  * (np.abs(K).T @ (w[:, None] * np.abs(Y))))
+
+
+@pytest.mark.parametrize("n_features", [20, 100])  # the two fused first passes
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_fused_rbf_first_pass_caches_the_kernel_and_its_right_hand_side(n_features,
+                                                                           dtype):
+    from kernelmaps.kernels import RBFKernel
+    from kernelmaps.models._nystrom import FUSED_RBF_MAX_FEATURES, NystromSystem, cross_block
+
+    rng = np.random.RandomState(1)
+    X = rng.uniform(0.0, 4.0, size=(517, n_features)).astype(dtype)  # unscaled, ragged
+    C, w, Y = X[:40].copy(), rng.uniform(0.5, 2.0, 517), rng.normal(size=(517, 3))
+    kernel = RBFKernel(gamma=0.5 / n_features)
+    system = NystromSystem(kernel, X, C, w, Y)
+    assert system._rbf is not None and system.info["path"] == "cached"
+    K = kernel.evaluate(X, C)
+    if n_features > FUSED_RBF_MAX_FEATURES:
+        # The kernel's own operations, in its order, per sub-block: the same numbers.
+        np.testing.assert_array_equal(system._cache, K)
+    else:  # the norms ride in the GEMM: the exponent's rounding, bounded by the kernel
+        np.testing.assert_array_less(np.abs(system._cache - K),
+                                     2 * kernel.rounding_error(X, C, K) + 1e-300)
+    # The right-hand side is the sweep's product over the cached block, to its rounding.
+    expected = cross_block(K, w, Y)
+    eps = np.finfo(dtype).eps
+    np.testing.assert_array_less(np.abs(system.rhs - expected),
+                                 (64 + 2) * eps * (np.abs(K).T @ (w[:, None] * np.abs(Y)))
+                                 + 1e-300)

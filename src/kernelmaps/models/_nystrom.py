@@ -371,26 +371,32 @@ class NystromSystem:
         self._cache = None
 
 
-#: The fused RBF first pass is used up to this many features: below it the element-wise
-#: passes cost as much as the GEMM and keeping them in cache pays (100,000 × 20, M = 2,000:
-#: 0.39 s against 0.44 s of CPU on one thread); above it the GEMM dominates and its
-#: 64-row sub-blocks run slower than a whole block's (20,000 × 784, M = 1,000: 0.47 s
-#: against 0.36 s).
+#: The fused RBF first pass takes the norms into its GEMM (rows augmented with
+#: ``(−γ‖x‖², 1)``) and runs that GEMM per sub-block up to this many features: below it the
+#: element-wise passes cost as much as the GEMM and keeping them in cache pays (100,000 × 20,
+#: M = 2,000: 0.39 s against 0.44 s of CPU on one thread); above it the GEMM dominates and its
+#: 64-row sub-blocks run slower than a whole block's (20,000 × 784, M = 1,000: 0.47 s against
+#: 0.36 s), so the GEMM covers the whole block and the element-wise passes run per sub-block.
 FUSED_RBF_MAX_FEATURES = 64
 
 
 def _rbf_operands(kernel: Kernel, X: Any, columns: Any, dtype: Any) -> tuple | None:
-    """What the fused RBF first pass needs, computed once: the centres' side of the
-    augmented GEMM, ``[2γCᵀ; 1; −γ‖c‖²]`` of shape (d + 2, M) in the blocks' ``dtype``, and
-    γ — for a dense NumPy ``X`` with few features; ``None`` otherwise (the kernel's own
-    ``evaluate_into`` then fills the cache)."""
+    """What the fused RBF first pass needs, computed once — for a dense NumPy ``X`` (with
+    many features, one whose cache has its dtype); ``None`` otherwise (the kernel's own
+    ``evaluate_into`` then fills the cache). Up to :data:`FUSED_RBF_MAX_FEATURES` features
+    the centres' side of the augmented GEMM, ``[2γCᵀ; 1; −γ‖c‖²]`` of shape (d + 2, M) in
+    the blocks' ``dtype``; beyond, the centres scaled by 2γ, shape (M, d), and ``γ‖c‖²``
+    (as :meth:`~kernelmaps.kernels.RBFKernel.evaluate_into` computes them). And γ."""
     if not (type(kernel) is RBFKernel and isinstance(X, np.ndarray)
             and isinstance(columns, np.ndarray) and X.dtype == columns.dtype
-            and X.dtype in (np.float32, np.float64)
-            and X.shape[1] <= FUSED_RBF_MAX_FEATURES):
+            and X.dtype in (np.float32, np.float64)):
         return None
     gamma = kernel._gamma(X.shape[1])
     d, M = X.shape[1], columns.shape[0]
+    if d > FUSED_RBF_MAX_FEATURES:
+        if np.dtype(dtype) != X.dtype:  # a classifier's float32 cache of float64 rows
+            return None
+        return (columns * (2.0 * gamma), gamma * row_sq_norms(columns)), gamma
     right = np.empty((d + 2, M), dtype=dtype)
     right[:d] = (columns * (2.0 * gamma)).T
     right[d] = 1.0
@@ -399,26 +405,47 @@ def _rbf_operands(kernel: Kernel, X: Any, columns: Any, dtype: Any) -> tuple | N
 
 
 def _rbf_first_pass(X_b: np.ndarray, cache_b: np.ndarray, w_b: Any, Y_b: np.ndarray,
-                    right: np.ndarray, gamma: float) -> np.ndarray:
+                    right: Any, gamma: float) -> np.ndarray:
     r"""Fill ``cache_b`` with :math:`\exp(\min(2\gamma\langle x,c\rangle - \gamma\|x\|^2
-    - \gamma\|c\|^2, 0))` and return :math:`K_b^\top W_b Y_b` (float64), one sub-block of
-    :func:`sweep_rows` rows at a time: the whole exponent comes out of one GEMM of the rows
-    augmented with :math:`(-\gamma\|x\|^2, 1)` against ``right`` (no element-wise pass for
-    the norms), into a per-thread scratch buffer that stays in the core's cache; the clip
-    at 0 runs there, the exponential — float32 for float32 data — writes each cache entry
-    once, and the right-hand side's product reads the rows back while they are in cache."""
+    - \gamma\|c\|^2, 0))` and return :math:`K_b^\top W_b Y_b` (float64), the element-wise
+    work and the right-hand side's product one sub-block of :func:`sweep_rows` rows at a
+    time, while the sub-block is in the core's cache.
+
+    Few features (``right`` an array): the whole exponent comes out of one GEMM per
+    sub-block, of the rows augmented with :math:`(-\gamma\|x\|^2, 1)` against ``right``
+    (no element-wise pass for the norms), into a per-thread scratch buffer; the clip at 0
+    runs there and the exponential — float32 for float32 data — writes each cache entry
+    once. Many features (``right`` the pair of scaled centres and their norms): one GEMM
+    of the whole block straight into the cache (a 64-row GEMM of depth d would run slower),
+    then per sub-block the two norm terms, the clip and the exponential in place — the
+    numbers of :meth:`~kernelmaps.kernels.RBFKernel.evaluate_into`, the operations in the
+    same order, with one read of the block from memory instead of four."""
     dtype, M = cache_b.dtype, cache_b.shape[1]
     d = X_b.shape[1]
     WY, scale = _scaled_operand(Y_b if w_b is None else Y_b * w_b[:, None], dtype)
     t = WY.shape[1]
     rows = sweep_rows(M, dtype.itemsize)
+    part = scratch_buffer("nystrom_part", (M, t), dtype)
+    total = np.zeros((M, t))
+    if isinstance(right, tuple):
+        centres, centre_terms = right
+        np.matmul(X_b, centres.T, out=cache_b)
+        row_terms = gamma * row_sq_norms(X_b)
+        for start in range(0, X_b.shape[0], rows):
+            stop = min(start + rows, X_b.shape[0])
+            e = cache_b[start:stop]
+            e -= row_terms[start:stop, None]
+            e -= centre_terms[None, :]
+            np.minimum(e, 0.0, out=e)
+            np.exp(e, out=e)
+            np.dot(e.T, WY[start:stop], out=part)
+            total += part
+        return total if scale is None else total * scale
     left = scratch_buffer("nystrom_rows", (X_b.shape[0], d + 2), dtype)
     left[:, :d] = X_b
     left[:, d] = -gamma * row_sq_norms(X_b)
     left[:, d + 1] = 1.0
     exponent = scratch_buffer("nystrom_exponent", (rows, M), dtype)
-    part = scratch_buffer("nystrom_part", (M, t), dtype)
-    total = np.zeros((M, t))
     for start in range(0, X_b.shape[0], rows):
         stop = min(start + rows, X_b.shape[0])
         e = exponent[: stop - start]
