@@ -62,6 +62,7 @@ from sklearn.base import clone
 from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
+from threadpoolctl import threadpool_limits
 
 import kernelmaps as km
 from benchmarks._harness import machine_lines
@@ -193,6 +194,13 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
         n_threads=threads), repeats)
     V = np.random.RandomState(0).normal(size=(M, t))
     sweep = _median_time(lambda: system.gram_times(V), repeats)
+    # The pass's arithmetic at this BLAS's large-GEMM rate (a 2,048³ product of the cache's
+    # dtype on the same threads): with t targets a pass is 4·n·M·t flops, which for t = 10
+    # take longer than one read of the cache — the roofline floor is the larger of the two.
+    square = np.ones((2048, 2048), dtype=X.dtype)
+    with threadpool_limits(threads):
+        gemm_rate = 2 * 2048 ** 3 / _median_time(lambda: square @ square, repeats)
+    arithmetic = 4 * X.shape[0] * M * t / gemm_rate
     shape, dtype = cache.shape, cache.dtype
     system.release()
     cache = system = None  # the cache is freed before the fresh buffer
@@ -210,12 +218,17 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
            "load": [load_before, os.getloadavg()[0]]}
     row["first_pass_ratio"] = row["first_pass_s"] / gemm_exp
     row["cg_pass_ratio"] = sweep / read
+    row["cg_arithmetic_s"] = arithmetic
+    row["gemm_gflops"] = gemm_rate / 1e9
+    row["cg_roofline_ratio"] = sweep / max(read, arithmetic)
     print(f"  floors ({threads} threads, cache {row['cache_bytes'] / 1e9:.2f} GB, load "
           f"{row['load'][0]:.1f}→{row['load'][1]:.1f}): first pass {row['first_pass_s']:.3f} s"
           f" vs GEMM + exp {gemm_exp:.3f} s = {row['first_pass_ratio']:.2f}× (target ≤ 1.5; "
           f"first touch of a cache-sized buffer, one thread: {touch:.3f} s);"
           f" CG pass {sweep:.3f} s vs cache read {read:.3f} s = {row['cg_pass_ratio']:.2f}× "
-          "(target ≤ 1.5)")
+          f"(target ≤ 1.5); its arithmetic at the large-GEMM rate ({row['gemm_gflops']:.0f} "
+          f"GFLOP/s) {arithmetic:.3f} s, so {row['cg_roofline_ratio']:.2f}× the roofline "
+          "floor max(read, arithmetic)")
     return row
 
 
