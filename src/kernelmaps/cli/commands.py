@@ -1,4 +1,5 @@
-"""The ``kernelmaps`` command: argument parsing, the subcommands and :func:`main`.
+"""The ``kernelmaps`` command: the subcommands, run by :func:`run` once
+:func:`kernelmaps.cli.main` has parsed the arguments.
 
 Subcommands:
 
@@ -49,11 +50,10 @@ from kernelmaps.cli import report, tune
 from kernelmaps.cli._checks import InputError, check_data
 from kernelmaps.cli._kernel_args import kernel_params_from_args
 from kernelmaps.cli._out_of_core import check_fits_in_memory, subsample_hint
-from kernelmaps.cli._parser import build_parser
 from kernelmaps.cli.data import DataError, Dataset, available_datasets, load_dataset
 from kernelmaps.kernels import KERNELS, Kernel, PrecomputedKernel, check_mercer, resolve_kernel
 
-__all__ = ["InputError", "main", "run"]
+__all__ = ["InputError", "run"]
 
 #: The loaders' arguments as this command spells them, for data errors.
 _DATA_OPTIONS = {"target": "--target COLUMN"}
@@ -367,34 +367,10 @@ def _one_line(error: BaseException) -> str:
     return " ".join(str(error).split()) or type(error).__name__
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``kernelmaps`` command line.
-
-    Parameters
-    ----------
-    argv : sequence of str or None, default=None
-        The arguments after the program name; None: ``sys.argv[1:]``.
-
-    Returns
-    -------
-    int
-        The exit status: 0 on success, non-zero after a reported error.
-
-    Examples
-    --------
-    >>> import contextlib, io
-    >>> from kernelmaps.cli import main
-    >>> with contextlib.redirect_stdout(io.StringIO()) as out:
-    ...     status = main(["datasets"])
-    >>> status, "digits" in out.getvalue()
-    (0, True)
-    """
-    return run(build_parser().parse_args(argv), argv)
-
-
 def run(args: argparse.Namespace, argv: Sequence[str] | None = None) -> int:
     """Run the subcommand of ``args``, parsed by :func:`~kernelmaps.cli._parser.build_parser`
-    from ``argv`` (None: ``sys.argv[1:]``); the exit status, as :func:`main`."""
+    from ``argv`` (None: ``sys.argv[1:]``); the exit status, as
+    :func:`kernelmaps.cli.main`."""
     args.argv = list(sys.argv[1:] if argv is None else argv)  # for the report
     try:
         _check_prerequisites(args.command)
