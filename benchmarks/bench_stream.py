@@ -10,7 +10,8 @@ ridge on D random Fourier features against a bare BLAS ``syrk`` of the same
 ``partial_fit`` over 10⁴-row batches on one thread, then on every core (the accumulator's
 threads each fold their own blocks; the sums are added exactly), float32 input (float32
 features, float64 statistics), and ``partial_fit`` against ``fit`` (the relative difference
-of ``coef_``, rounding only).
+of ``coef_``, rounding only); with Numba installed, ``fit`` and ``partial_fit`` again with the
+float64 cosine compiled (``set_config(jit=True)``).
 
 The peers (:mod:`benchmarks._stream_peers`: ``case_sgd_*``, ``case_river``,
 ``case_file_*``) follow: scikit-learn's recipe (its ``RBFSampler`` + ``SGDRegressor`` /
@@ -27,6 +28,7 @@ Options: ``--n-samples N`` (default 100,000; ``--quick``: 20,000), ``--n-feature
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -110,6 +112,10 @@ def case_feature_ridge_rates(n: int = 100_000, d: int = 20, D: int = 1000,
         return model
 
     one: dict[str, float] = {}
+    jit = importlib.util.find_spec("numba") is not None
+    if jit:
+        with kernelmaps.config_context(jit=True):  # Numba's compilation (or its disk
+            FeatureRidge(rbf, alpha=1e-3).fit(X[:100], y[:100])  # cache) outside the timings
     for threads in sorted({1, cores}):
         with kernelmaps.config_context(n_threads=threads), threadpool_limits(1):
             floor = case_feature_ridge_floor(n, D, batch, repeats)
@@ -123,6 +129,10 @@ def case_feature_ridge_rates(n: int = 100_000, d: int = 20, D: int = 1000,
                      (f"FeatureRidge.partial_fit ({batch:,}-row batches)",
                       lambda: partial(X), None),
                      ("FeatureRidge.fit, float32 X", lambda: fit(X.astype(np.float32)), None)]
+            if jit:  # the float64 cosine compiled by Numba (set_config(jit=True))
+                paths += [("FeatureRidge.fit, jit=True", lambda: _with_jit(fit, X), None),
+                          ("FeatureRidge.partial_fit, jit=True",
+                           lambda: _with_jit(partial, X), None)]
             for name, run, measured in paths:
                 seconds, cpu = (_best(run, repeats), _best.cpu) if measured is None \
                     else measured
@@ -135,9 +145,16 @@ def case_feature_ridge_rates(n: int = 100_000, d: int = 20, D: int = 1000,
                     row["cpu_vs_one_thread"] = cpu / one[name][1]
                 rows.append(row)
             coef_fit, coef_partial = fit(X).coef_, partial(X).coef_
-            rows[-2]["partial_vs_fit"] = float(np.abs(coef_partial - coef_fit).max()
-                                               / np.abs(coef_fit).max())
+            partial_row = next(row for row in reversed(rows)
+                               if row["path"].startswith("FeatureRidge.partial_fit ("))
+            partial_row["partial_vs_fit"] = float(np.abs(coef_partial - coef_fit).max()
+                                                  / np.abs(coef_fit).max())
     return rows
+
+
+def _with_jit(run: Callable[[np.ndarray], Any], X: np.ndarray) -> Any:
+    with kernelmaps.config_context(jit=True):
+        return run(X)
 
 
 def _print_feature_ridge(rows: Sequence[dict[str, Any]]) -> None:

@@ -84,18 +84,28 @@ def test_sparse_rows_are_blocked_too(rng):
 
 @pytest.mark.parametrize(("setting", "value"), [
     ("n_threads", 0), ("n_threads", -3), ("n_threads", 1.5), ("block_bytes", 10),
-    ("block_bytes", "big"),
+    ("block_bytes", "big"), ("jit", 1), ("jit", "yes"),
 ])
 def test_bad_settings_rejected(setting, value):
     with pytest.raises(ValueError, match=setting):
         km.set_config(**{setting: value})
 
 
+def test_jit_without_numba_names_the_extra_before_any_work(monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)  # import numba raises ImportError
+    with pytest.raises(ImportError, match=r"kernelmaps\[jit\]"):
+        km.set_config(jit=True)
+    with pytest.raises(ImportError, match=r"kernelmaps\[jit\]"), km.config_context(jit=True):
+        pytest.fail("the block ran without its prerequisite")  # pragma: no cover
+    assert km.get_config()["jit"] is False
+
+
 def test_config_context_restores():
     before = km.get_config()
     with km.config_context(n_threads=1, block_bytes=8192, device_block_bytes=4096):
         assert km.get_config() == {"n_threads": 1, "block_bytes": 8192,
-                                   "device_block_bytes": 4096, "kernel_cache_bytes": None}
+                                   "device_block_bytes": 4096, "kernel_cache_bytes": None,
+                                   "jit": False}
     assert km.get_config() == before
 
 

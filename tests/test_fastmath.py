@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from kernelmaps import _fastmath
+from kernelmaps import _fastmath, config_context
 from kernelmaps._fastmath import MAX_FAST_ARG, cos_inplace
 
 # Documented absolute-error bound (about 1.8 ulp of 1.0); the analysis in the
@@ -322,3 +323,81 @@ def test_offset_on_non_contiguous_rows() -> None:
     expected = 3.0 * np.cos(view + offset)
     cos_inplace(view, offset=offset, scale=3.0)
     assert np.all(np.abs(base[:, ::2] - expected) <= _scaled_atol(3.0))
+
+
+# ------------------------------------------------------------------ the compiled path (jit)
+# The test extra installs Numba (kernelmaps[jit]); without it only these tests are skipped.
+needs_numba = pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                                 reason="Numba (the jit extra) is not installed")
+_ROW_FORMS = ["plain", "offset", "offset+scalar", "offset+columns+bound", "scalar"]
+
+
+@needs_numba
+@pytest.mark.parametrize(("shape", "form"),
+                         [(shape, form) for shape in [(240, 1000), (3, 7), (2, 40_000)]
+                          for form in _ROW_FORMS]
+                         + [(shape, form) for shape in [(5000,), (4, 5, 6)]
+                            for form in ["plain", "scalar"]])
+def test_compiled_cosine_gives_the_numpy_passes_numbers_bitwise(shape, form) -> None:
+    # The same IEEE operations in the same order, no fused multiply-add: equal, not close.
+    rng = np.random.default_rng(21)
+    x = rng.normal(0.0, 30.0, shape)
+    width = shape[-1]
+    kwargs: dict = {}
+    if "offset" in form:
+        kwargs["offset"] = rng.uniform(0.0, 2 * np.pi, width)
+    if "scalar" in form:
+        kwargs["scale"] = 0.0447
+    if "columns" in form:
+        kwargs["scale"] = rng.uniform(0.1, 2.0, width)
+    if "bound" in form:
+        kwargs["max_abs"] = float(np.abs(x + kwargs["offset"]).max())
+    expected, got = x.copy(), x.copy()
+    cos_inplace(expected, **kwargs)
+    calls = _compiled_calls()
+    with config_context(jit=True):
+        cos_inplace(got, **kwargs)
+    assert _compiled_calls() > calls  # the compiled kernel ran (not the NumPy passes)
+    np.testing.assert_array_equal(got, expected)
+
+
+def _compiled_calls() -> int:
+    info = _fastmath._compiled_cos_rows.cache_info()
+    return info.hits + info.misses
+
+
+@needs_numba
+def test_compiled_cosine_sends_rows_beyond_the_fast_range_to_numpy() -> None:
+    rng = np.random.default_rng(22)
+    x = rng.normal(0.0, 30.0, (50, 300))
+    x[3, 5], x[7, 1], x[9, 9], x[11, 0] = np.inf, np.nan, 1e9, -MAX_FAST_ARG
+    expected, got = x.copy(), x.copy()
+    with np.errstate(invalid="ignore"):
+        cos_inplace(expected, offset=np.zeros(300), scale=0.5)
+        with config_context(jit=True):
+            cos_inplace(got, offset=np.zeros(300), scale=0.5)
+    np.testing.assert_array_equal(got, expected)  # NaN where NumPy gives NaN
+    assert np.isnan(got[3, 5]) and np.isnan(got[7, 1])
+    np.testing.assert_array_equal(got[9, 9], 0.5 * np.cos(1e9))
+
+
+@needs_numba
+def test_compiled_cosine_runs_on_threads_with_the_same_numbers() -> None:
+    # Numba releases the GIL (nogil): the engine's threads run the kernel side by side.
+    from concurrent.futures import ThreadPoolExecutor
+
+    rng = np.random.default_rng(23)
+    blocks = [rng.normal(0.0, 10.0, (200, 500)) for _ in range(8)]
+    expected = [b.copy() for b in blocks]
+    for block in expected:
+        cos_inplace(block, scale=2.0)
+
+    def run(block: np.ndarray) -> np.ndarray:
+        with config_context(jit=True):
+            cos_inplace(block, scale=2.0)
+        return block
+
+    with ThreadPoolExecutor(4) as pool:
+        for got, want in zip(pool.map(run, [b.copy() for b in blocks]), expected,
+                             strict=True):
+            np.testing.assert_array_equal(got, want)

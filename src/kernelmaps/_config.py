@@ -27,6 +27,13 @@ scikit-learn's signatures):
     iteration reads them instead of recomputing them). ``None`` (default): half of the
     memory available when the fit starts (:func:`available_memory`); ``0`` recomputes
     every pass.
+``jit``
+    ``True`` compiles the float64 cosine of the random-feature maps (``RBFSampler``,
+    ``RandomFourierFeatures``, ``SkewedChi2Sampler``, the χ² maps) with Numba — the ``jit``
+    extra, checked when the setting is made — into one pass per row instead of NumPy's
+    chunked ufunc passes: about 5× faster, with the same numbers bit for bit (the same IEEE
+    operations in the same order, no fused multiply-add). ``False`` (default): NumPy only,
+    so a process pays no import (≈ 0.3 s) or first compilation (≈ 1 s, then cached on disk).
 
 :func:`set_config` changes the settings of the whole process; :func:`config_context` changes
 them for the calling thread only (its context, as :mod:`contextvars` defines it), so threads
@@ -44,9 +51,11 @@ from contextvars import ContextVar
 from types import MappingProxyType
 from typing import Any
 
+from kernelmaps._optional import import_optional
+
 _DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024,
                              "device_block_bytes": 1024 * 1024 * 1024,
-                             "kernel_cache_bytes": None}
+                             "kernel_cache_bytes": None, "jit": False}
 _lock = threading.Lock()
 #: The process-wide settings (:func:`set_config`).
 _config: dict[str, Any] = dict(_DEFAULTS)
@@ -61,7 +70,8 @@ def get_config() -> dict[str, Any]:
     Returns
     -------
     dict
-        ``n_threads``, ``block_bytes``, ``device_block_bytes`` and ``kernel_cache_bytes``:
+        ``n_threads``, ``block_bytes``, ``device_block_bytes``, ``kernel_cache_bytes`` and
+        ``jit``:
         the process-wide settings, with those of the calling thread's
         :func:`config_context`.
 
@@ -90,6 +100,11 @@ def _check_setting(name: str, value: Any) -> None:
                                   or value < 0):
             raise ValueError("kernel_cache_bytes must be None (half the available memory) "
                              f"or an int >= 0 (0: no cache); got {value!r}.")
+    elif name == "jit":
+        if not isinstance(value, bool):
+            raise ValueError(f"jit must be True or False; got {value!r}.")
+        if value:
+            import_optional("numba", extra="jit")  # the prerequisite, before any work
     else:  # pragma: no cover - guarded by the keyword-only signature
         raise ValueError(f"unknown setting {name!r}")
 
@@ -97,7 +112,8 @@ def _check_setting(name: str, value: Any) -> None:
 def set_config(*, n_threads: int | str | None = "unchanged",
                block_bytes: int | str = "unchanged",
                device_block_bytes: int | str = "unchanged",
-               kernel_cache_bytes: int | str | None = "unchanged") -> None:
+               kernel_cache_bytes: int | str | None = "unchanged",
+               jit: bool | str = "unchanged") -> None:
     """Change kernelmaps settings for the whole process.
 
     Parameters
@@ -114,6 +130,9 @@ def set_config(*, n_threads: int | str | None = "unchanged",
     kernel_cache_bytes : int or None, default="unchanged"
         Bytes of kernel blocks a fit may keep between passes over the data; ``None``
         (initially): half the memory available when the fit starts; ``0``: none.
+    jit : bool, default="unchanged"
+        Compile the random-feature maps' float64 cosine with Numba (initially ``False``;
+        ``True`` raises an ImportError naming the ``jit`` extra when Numba is missing).
 
     Examples
     --------
@@ -126,7 +145,7 @@ def set_config(*, n_threads: int | str | None = "unchanged",
     """
     settings = (("n_threads", n_threads), ("block_bytes", block_bytes),
                 ("device_block_bytes", device_block_bytes),
-                ("kernel_cache_bytes", kernel_cache_bytes))
+                ("kernel_cache_bytes", kernel_cache_bytes), ("jit", jit))
     updates = {k: v for k, v in settings if not (isinstance(v, str) and v == "unchanged")}
     for key, value in updates.items():
         _check_setting(key, value)

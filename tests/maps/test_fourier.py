@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
+from sklearn.datasets import load_diabetes
 from sklearn.metrics.pairwise import rbf_kernel
 
 import kernelmaps as km
@@ -37,3 +40,34 @@ def test_overflow_is_an_error_not_nan():
 def test_gamma_scale_constant_data_falls_back_to_one():
     m = km.RBFSampler(gamma="scale", random_state=0).fit(np.ones((4, 3)))
     assert m._gamma == 1.0
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None,
+                    reason="Numba (the jit extra) is not installed")
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_compiled_cosine_leaves_the_maps_and_ridge_unchanged_bitwise(n_threads):
+    # set_config(jit=True) changes the speed of the float64 cosine, never a number: the
+    # features of every cosine map and FeatureRidge's coefficients are equal, not close.
+    from kernelmaps.models import FeatureRidge
+
+    X, y = load_diabetes(return_X_y=True)  # unscaled
+    maps = [km.RBFSampler(gamma=0.5, n_components=300, random_state=0),
+            km.RandomFourierFeatures(gamma=0.5, n_components=256, structure="orthogonal",
+                                     random_state=0),
+            km.RandomFourierFeatures(gamma=0.5, n_components=256, output="cos_sin",
+                                     random_state=0),
+            km.SkewedChi2Sampler(skewedness=1.0, n_components=200, random_state=0)]
+    Xp = np.abs(X)  # SkewedChi2 needs X > -c
+    compiled = km._fastmath._compiled_cos_rows.cache_info
+    calls = compiled().hits + compiled().misses
+    with km.config_context(n_threads=n_threads, block_bytes=16384):  # several blocks
+        for feature_map in maps:
+            plain = feature_map.fit(Xp).transform(Xp)
+            with km.config_context(jit=True):
+                np.testing.assert_array_equal(feature_map.transform(Xp), plain)
+        ridge = FeatureRidge(km.RBFSampler(gamma=0.5, n_components=300, random_state=0))
+        coef = ridge.fit(X, y).coef_
+        with km.config_context(jit=True):
+            np.testing.assert_array_equal(ridge.fit(X, y).coef_, coef)
+    # every map's blocks and the fit's went through the compiled kernel, on the threads too
+    assert compiled().hits + compiled().misses >= calls + 2 * len(maps)
