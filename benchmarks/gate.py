@@ -22,6 +22,11 @@ machines of one kind:
     exactly 20 CG iterations): the time of one CG iteration (``fit_info_``: the solve
     less the preconditioner, over the iterations), against one multithreaded read of an
     array of its kernel cache's size and dtype (``A @ v``, BLAS ``sgemv``, 80 MB).
+``feature-ridge`` and ``feature-ridge-jit``
+    ``FeatureRidge(RBFSampler(n_components=1000))`` fit (the one-pass fit of issue 25) on
+    10,000 × 20 float64 rows, with the NumPy cosine and with ``set_config(jit=True)`` (the
+    ``jit`` extra, which CI's test extra installs), against one BLAS ``syrk`` of the Gram's
+    shape, (D + 2) × 10,000 — the fit's floor.
 ``compare``
     :func:`kernelmaps.compare` (Python API, ``exact=False``; it runs in-process at this
     size — were it to start worker processes, their time would escape the CPU clock but
@@ -97,7 +102,7 @@ from threadpoolctl import threadpool_limits
 
 import kernelmaps as km
 from benchmarks._harness import machine_info
-from kernelmaps.models import KernelRidge
+from kernelmaps.models import FeatureRidge, KernelRidge
 
 RECORD = Path(__file__).with_name("gate_record.json")
 #: A case fails above this many times its recorded ratio.
@@ -110,6 +115,7 @@ EXACT_ROWS = 2_000
 COMPARE_EXACT_ROWS = 2_667  # 2,000 training rows at compare's test_size=0.25
 FALKON_ROWS, FALKON_CENTRES, FALKON_ITERATIONS = 20_000, 1_000, 20
 COMPARE_ROWS = 5_000
+STREAM_ROWS, STREAM_FEATURES, STREAM_COMPONENTS = 10_000, 20, 1_000
 ALPHA = 1e-3
 GAMMA = 1.0 / 16  # the features are standardised: γ = 1/d
 
@@ -274,6 +280,25 @@ def _falkon_case() -> tuple[Callable, Callable, int]:
     return ours, floor, 7
 
 
+def _feature_ridge_case(jit: bool) -> tuple[Callable, Callable, int]:
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(STREAM_ROWS, STREAM_FEATURES))
+    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] * X[:, 2]
+    rbf = km.RBFSampler(gamma=1.0 / STREAM_FEATURES, n_components=STREAM_COMPONENTS,
+                        random_state=0)
+    rows = np.asfortranarray(rng.normal(size=(STREAM_COMPONENTS + 2, STREAM_ROWS)))
+    syrk = scipy.linalg.get_blas_funcs("syrk", (rows,))
+
+    def ours() -> None:
+        with km.config_context(jit=jit):
+            FeatureRidge(rbf, alpha=ALPHA).fit(X, y)
+
+    def floor() -> None:
+        syrk(1.0, rows, trans=0, lower=0)
+
+    return ours, floor, 7
+
+
 def _compare_case() -> tuple[Callable, Callable, int]:
     X, y = _standardised(COMPARE_ROWS, 10)
     kernel = km.kernels.get_kernel("rbf", gamma=GAMMA)
@@ -305,6 +330,8 @@ CASES: dict[str, Callable[[], tuple[Callable, Callable, int]]] = {
     "exact-ridge": _exact_ridge_case,
     "compare-exact": _compare_exact_case,
     "falkon-iteration": _falkon_case,
+    "feature-ridge": lambda: _feature_ridge_case(jit=False),
+    "feature-ridge-jit": lambda: _feature_ridge_case(jit=True),
     "compare": _compare_case,
 }
 
@@ -451,7 +478,11 @@ def main(argv: list[str] | None = None) -> int:
             spreads = [run[name].spread for run in runs]
             cases[name] = {"ratio": round(statistics.median(ratios), 4),
                            "spread": round(max(spreads), 4),
-                           "runs": [round(r, 4) for r in ratios]}
+                           "runs": [round(r, 4) for r in ratios],
+                           # per case: a run of --cases records some cases only
+                           "date": datetime.datetime.now(datetime.UTC).strftime(
+                               "%Y-%m-%d %H:%M UTC"),
+                           "load": _load()}
         payload = {
             "machine": f"{info['cpu']}; nproc={info['nproc']}; {info['platform']}",
             "blas": _blas(info),
