@@ -414,3 +414,31 @@ def test_runnable_elsewhere_reads_proc():
     value = _engine._runnable_elsewhere()
     assert value is not None and value >= 0
     assert _engine._runnable_elsewhere() == value  # cached for a quarter of a second
+
+
+# ------------------------------------------------------------------- written-once buffers
+def _vm_flags(address: int) -> list[str]:
+    """The VmFlags of the mapping of this process that holds ``address`` (Linux)."""
+    flags, inside = [], False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                low, high = (int(part, 16) for part in head.split("-"))
+                inside = low <= address < high
+            elif inside and head == "VmFlags:":
+                flags = line.split()[1:]
+    return flags
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and smaps: Linux")
+def test_written_once_buffers_withdraw_the_huge_page_advice_numpy_gives():
+    from kernelmaps._engine import WRITTEN_ONCE_MIN_BYTES, written_once_buffer
+
+    big = written_once_buffer((WRITTEN_ONCE_MIN_BYTES // 4 + 4096, 1), np.float32)
+    assert big.shape == (WRITTEN_ONCE_MIN_BYTES // 4 + 4096, 1) and big.dtype == np.float32
+    big[...] = 1.0  # written after the advice: usable as any array
+    middle = big.ctypes.data + big.nbytes // 2
+    assert "nh" in _vm_flags(middle) and "hg" not in _vm_flags(middle)
+    small = written_once_buffer((1000,), np.float64)  # below the size: NumPy's array
+    assert small.shape == (1000,)

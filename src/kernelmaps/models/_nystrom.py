@@ -41,7 +41,7 @@ import numpy as np
 
 from kernelmaps._array_api import is_device_array, matmul, namespace_and_device
 from kernelmaps._config import available_memory, get_config, resolve_n_threads
-from kernelmaps._engine import reduce_blocks, run_blocks, scratch_buffer
+from kernelmaps._engine import reduce_blocks, run_blocks, scratch_buffer, written_once_buffer
 from kernelmaps.kernels import Kernel, RBFKernel
 from kernelmaps.kernels._ops import row_sq_norms
 from kernelmaps.models._common import as_float64
@@ -280,7 +280,7 @@ class NystromSystem:
         self._rbf = _rbf_operands(kernel, X, columns, dtype) if cached else None
         product_dtype = np.float64 if dtype is None else dtype
         self.attainable_residual = attainable_residual(product_dtype, M)
-        self._cache = np.empty((cached, M), dtype=dtype) if cached else None
+        self._cache = written_once_buffer((cached, M), dtype) if cached else None
         rhs = None
         if cached:
             rhs = self._sweep_cache(self._first_pass_block, *self._weights_to(cached), Y[:cached],
