@@ -157,7 +157,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     CG data pass (``gram_times``) beside one multi-threaded read of the same cache (a sum
     over its rows, the same blocks and threads). Loads beside each."""
     from kernelmaps._config import resolve_n_threads
-    from kernelmaps._engine import reduce_blocks, scratch_buffer
+    from kernelmaps._engine import reduce_blocks, scratch_buffer, written_once_buffer
     from kernelmaps.models._nystrom import NystromSystem
 
     kernel, C = model.kernel_, np.asarray(model.X_fit_, dtype=X.dtype)
@@ -207,7 +207,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     # Writing a fresh cache faults its pages in (zeroed by the kernel; on a VM, backed by
     # the host): part of the first pass that no GEMM + exp into scratch memory pays.
     start = time.perf_counter()
-    fresh = np.empty(shape, dtype=dtype)
+    fresh = written_once_buffer(shape, dtype)  # as the fit allocates its cache
     fresh.reshape(-1)[:: 4096 // dtype.itemsize] = 0
     touch = time.perf_counter() - start
     del fresh
