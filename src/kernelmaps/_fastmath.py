@@ -403,7 +403,10 @@ def _compiled_cos_rows() -> Callable[..., int]:
     disk by Numba, ``cache=True``), releasing the GIL so the engine's threads run it side by
     side."""
     numba = import_optional("numba", extra="jit")
-    return numba.njit(nogil=True, cache=True)(_cos_rows)
+    try:
+        return numba.njit(nogil=True, cache=True)(_cos_rows)
+    except RuntimeError:  # no writable cache directory (read-only install): compile per process
+        return numba.njit(nogil=True)(_cos_rows)
 
 
 def _cos_compiled(x: np.ndarray, offset: np.ndarray | None, coefs: tuple[np.float64, ...],
