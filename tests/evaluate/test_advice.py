@@ -253,8 +253,9 @@ def digits_advice_twice():
     # not in others, and advised when tied (test_a_borderline_method_... shows the case the
     # score step settles; this one it cannot).
     # Five seeds: a method's time is the median of five runs, so two runs slowed by the
-    # suite's other worker do not move it out of its band (with three, one such pair of runs
-    # made orthogonal untied with rff in one of six full-suite runs under load).
+    # suite's other worker do not move it out of its band (with three, `advised` flipped
+    # between rff and orthogonal in one of six full-suite runs, and in none of eight runs
+    # alone or beside one busy process).
     settings = {"kernel": get_kernel("rbf", gamma=0.0002), "n_components": [50, 400],
                 "methods": ["rff", "orthogonal", "structured"], "n_seeds": 5,
                 "error_sample": 200, "alpha": 1e-2}
