@@ -418,8 +418,9 @@ def _rbf_first_pass(X_b: np.ndarray, cache_b: np.ndarray, w_b: Any, Y_b: np.ndar
     once. Many features (``right`` the pair of scaled centres and their norms): one GEMM
     of the whole block straight into the cache (a 64-row GEMM of depth d would run slower),
     then per sub-block the two norm terms, the clip and the exponential in place — the
-    numbers of :meth:`~kernelmaps.kernels.RBFKernel.evaluate_into`, the operations in the
-    same order, with one read of the block from memory instead of four."""
+    operations of :meth:`~kernelmaps.kernels.RBFKernel.evaluate_into` in the same order
+    (equal to rounding: a GEMM of another block shape may sum in another order), with one
+    read of the block from memory instead of four."""
     dtype, M = cache_b.dtype, cache_b.shape[1]
     d = X_b.shape[1]
     WY, scale = _scaled_operand(Y_b if w_b is None else Y_b * w_b[:, None], dtype)
