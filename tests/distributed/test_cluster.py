@@ -114,6 +114,28 @@ def test_kernel_ridge_falkon_on_workers(client):
     np.testing.assert_allclose(on_workers.predict(dX).compute(), local.predict(X), atol=1e-8)
 
 
+def _jit_setting(block):
+    return np.full((1, 1), km.get_config()["jit"])
+
+
+def test_settings_belong_to_each_worker_process(client):
+    # docs/dask.md: a worker keeps its own process's settings; client.run sets them there.
+    pytest.importorskip("numba")
+    client.wait_for_workers(2)  # a worker restarted by another test has joined
+    X = da.random.default_rng(0).standard_normal((2_000, 5), chunks=(500, 5))
+    probe = X.map_blocks(_jit_setting, chunks=((1,) * 4, (1,)), dtype=bool)
+    rff = km.RBFSampler(n_components=64, random_state=0).fit(X[:10].compute())
+    with km.config_context(jit=True):
+        assert not probe.compute().any()  # the client's setting stays in the client
+    try:
+        client.run(km.set_config, jit=True)
+        assert probe.compute().all()
+        # Chunks of 500 rows against one pass: other GEMM shapes, equal to rounding.
+        assert_same_numbers(transform(rff, X).compute(), rff.transform(X.compute()))
+    finally:
+        client.run(km.set_config, jit=False)
+
+
 def _gated_chunk(block, block_id=None, gated_block=None):
     """The chunk itself; the chunk ``gated_block`` waits for the gate first (so the fit
     cannot finish before the test has killed a worker, while one thread at most waits)."""

@@ -264,3 +264,18 @@ def test_engine_hooks():
     with km.config_context(block_bytes=4096), threads_per_task(1):
         run_blocks(X, n_out=1, dtype=np.dtype(np.float64), block_fn=block, n_threads=4)
     assert len(threads) == 1
+
+
+def _jit_setting(block):
+    return np.full((1, 1), km.get_config()["jit"])
+
+
+@pytest.mark.parametrize("scheduler", ["threads", "sync"])
+def test_local_scheduler_tasks_see_the_callers_settings(scheduler):
+    # docs/dask.md: on the local scheduler a config_context block reaches the tasks.
+    X = da.zeros((40, 3), chunks=(10, 3))
+    probe = X.map_blocks(_jit_setting, chunks=((1,) * 4, (1,)), dtype=bool)
+    pytest.importorskip("numba")
+    with km.config_context(jit=True):
+        assert probe.compute(scheduler=scheduler).all()
+    assert not probe.compute(scheduler=scheduler).any()
