@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import kernelmaps.evaluate.advice as advice_module
 from kernelmaps.evaluate import advise
 from kernelmaps.evaluate.advice import advice_sentence
 from kernelmaps.kernels import get_kernel
@@ -252,26 +253,31 @@ def digits_advice_twice():
     # edge of the band, with rff's memory and a better score, so it is tied in some runs and
     # not in others, and advised when tied (test_a_borderline_method_... shows the case the
     # score step settles; this one it cannot).
-    # Five seeds: a method's time is the median of five runs, so two runs slowed by the
-    # suite's other worker do not move it out of its band (with three, `advised` flipped
-    # between rff and orthogonal in one of six full-suite runs, and in none of eight runs
-    # alone or beside one busy process).
+    # Five seeds: a method's time is the median of five runs.
     settings = {"kernel": get_kernel("rbf", gamma=0.0002), "n_components": [50, 400],
                 "methods": ["rff", "orthogonal", "structured"], "n_seeds": 5,
                 "error_sample": 200, "alpha": 1e-2}
     # One run on worker processes, one in this process: two runs of the same comparison.
-    return [advise(compare(X, y, n_jobs=n_jobs, **settings), tolerance=0.025)
-            for n_jobs in (2, 1)]
+    tables = [compare(X, y, n_jobs=n_jobs, **settings) for n_jobs in (2, 1)]
+    # rff and orthogonal do the same work, but a process's CPU clock counts the cycles it
+    # waits for memory the other core contends for: beside a busy process one median came
+    # out 1.58x the other's in 50 runs (1.0-1.4x in the rest), outside the rule's 1.56x band,
+    # which flipped `advised` in one full-suite run in six. The band is widened to 4x here,
+    # so timings cannot decide; what this test asserts is that everything else (scores,
+    # memory, D, the sentence) is the same in two runs. The band itself is tested on
+    # synthetic tables above.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(advice_module, "TIME_NOISE", 1.0)
+        return [advise(table, tolerance=0.025) for table in tables]
 
 
 def test_two_identical_runs_on_digits_give_the_same_advice(digits_advice_twice):
     # Far from every edge by construction. Scores: at D = 400 (448) every method is within
     # 0.8 % of the exact 0.991, at D = 50 (64) each is 4.8 % or more below it; a 2.5 %
-    # tolerance is 7 test rows of 450 from both. Times: rff and orthogonal do the same
-    # work (measured 1.0-1.1x apart, the band allows 1.56x), so they are always tied, and
-    # they have the least memory (15.4 MB; structured 17.4) and the same D: the better
-    # scoring of the two, or rff, listed first, if they score the same, is advised whatever
-    # the timings.
+    # tolerance is 7 test rows of 450 from both. Times: every method is tied (the fixture's
+    # 4x band); rff and orthogonal have the least memory (15.4 MB; structured 17.4, 13 %
+    # more) and the same D: the better scoring of the two, or rff, listed first, if they
+    # score the same, is advised whatever the timings.
     first, second = digits_advice_twice
     columns = ["method", "n_components", "n_features_out", "score", "meets", "advised"]
     pd.testing.assert_frame_equal(first[columns], second[columns])
@@ -284,8 +290,7 @@ def test_two_identical_runs_on_digits_give_the_same_advice(digits_advice_twice):
         best, other = sorted(["rff", "orthogonal"], key=lambda m: -scores[m])
         why = f"the same D as {other}, the best score"
     assert first.loc[first["advised"], "method"].item() == best
-    # Whether structured (at ~1.4-1.6x) is listed as tied may differ between runs; the
-    # advice and why it is the one it is may not.
+    # The advice and why it is the one it is may not differ between runs.
     for advice in (first, second):
         sentence = advice_sentence(advice)
         assert re.match(rf"Use {best} with n_components=400: within 2\.5 % of the reference "
