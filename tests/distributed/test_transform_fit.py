@@ -273,9 +273,9 @@ def _jit_setting(block):
 @pytest.mark.parametrize("scheduler", ["threads", "sync"])
 def test_local_scheduler_tasks_see_the_callers_settings(scheduler):
     # docs/dask.md: on the local scheduler a config_context block reaches the tasks.
+    pytest.importorskip("numba")  # in the test extra: runs in CI
     X = da.zeros((40, 3), chunks=(10, 3))
     probe = X.map_blocks(_jit_setting, chunks=((1,) * 4, (1,)), dtype=bool)
-    pytest.importorskip("numba")
     with km.config_context(jit=True):
         assert probe.compute(scheduler=scheduler).all()
     assert not probe.compute(scheduler=scheduler).any()
