@@ -7,6 +7,7 @@ import pandas as pd
 from rich.console import Console
 
 from kernelmaps.cli import report
+from kernelmaps.cli.report import html_page
 from kernelmaps.evaluate import advice as advice_module
 from kernelmaps.evaluate.advice import advice_heading, advice_rule_text, advise
 
@@ -21,7 +22,7 @@ def _advice(tolerance=0.01):
 
 def test_html_report_shows_the_rule_text_of_advice_py():
     advice = _advice(0.02)
-    page = report._advice_html(advice)
+    page = html_page._advice_html(advice)
     assert html.escape(advice_rule_text(0.02)) in page
 
 
@@ -34,7 +35,7 @@ def test_rule_text_follows_the_constants(monkeypatch):
     monkeypatch.setattr(advice_module, "TIME_NOISE", 0.4)
     text = advice_rule_text(0.01)
     assert "3 standard errors" in text and "at least 40 %" in text
-    page = report._advice_html(_advice())
+    page = html_page._advice_html(_advice())
     assert "3 standard errors" in page and "2 standard errors" not in page
 
 

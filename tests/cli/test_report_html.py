@@ -18,6 +18,7 @@ from sklearn.datasets import load_digits
 from kernelmaps import evaluate
 
 report = pytest.importorskip("kernelmaps.cli.report")  # the cli extra (matplotlib, rich)
+html_page = report.html_page
 
 SCALE = ("warning: 12 of the 13 features each carry less than a tenth of an equal share of "
          "the variance ('proline' alone 99.8%), so the kernel's distances hardly see them; "
@@ -111,8 +112,8 @@ def test_number_cells_never_wrap(comparison, tmp_path):
 
 
 def test_flags_in_warnings_do_not_break():
-    block = report._warnings_html(["warning: consider --scale standard, or --no-exact."])
+    block = html_page._warnings_html(["warning: consider --scale standard, or --no-exact."])
     assert '<code class="flag">--scale</code>' in block
     assert '<code class="flag">--no-exact</code>' in block
     assert "<strong>Warning</strong>" in block  # one warning: singular
-    assert report._warnings_html([]) == ""
+    assert html_page._warnings_html([]) == ""

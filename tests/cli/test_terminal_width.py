@@ -21,6 +21,7 @@ from rich.cells import cell_len
 from rich.console import Console
 
 from kernelmaps.cli import report
+from kernelmaps.cli.report import terminal
 from tests.cli.conftest import pty_output
 
 pty = pytest.importorskip("pty")  # pseudo-terminals: POSIX only
@@ -159,7 +160,7 @@ def test_compact_layout_fits_80_columns_with_the_widest_cells(alpha):
 
 
 def test_every_terminal_column_has_a_legend():
-    for column in report._TERMINAL_COLUMNS:
+    for column in terminal._TERMINAL_COLUMNS:
         assert column.header == "method" or column.legend, column.header
 
 

@@ -38,6 +38,7 @@ from kernelmaps.cli._kernel_args import kernel_params_from_args
 from kernelmaps.cli._out_of_core import check_fits_in_memory
 from kernelmaps.cli._parser import DEFAULT_TUNE_OUT
 from kernelmaps.cli.data import DataError, Dataset, load_dataset
+from kernelmaps.cli.report.html_page import CSS, html_table, versions
 from kernelmaps.evaluate import median_heuristic_parameter
 from kernelmaps.kernels import Kernel, resolve_kernel
 from kernelmaps.tuning import TuneResult, tune
@@ -216,24 +217,24 @@ def write_report(out: Path, result: TuneResult, title: str, choice: dict[str, st
     page = f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{html.escape(title)}</title><style>{report._CSS}</style></head>
+<title>{html.escape(title)}</title><style>{CSS}</style></head>
 <body>
 <h1>{html.escape(title)}</h1>
 <h2>Tuning</h2>
 <p class="muted">alpha is chosen in closed form for every configuration (exact leave-one-out
 or k folds from one eigendecomposition of the features); the kernel's scale by a 1-D search in
 log scale around the median heuristic; D by doubling while it pays. See docs/tuning.md.</p>
-{report._html_table(("", "value"), list(choice.items()), css="kv")}
+{html_table(("", "value"), list(choice.items()), css="kv")}
 <div class="plots">{plots}</div>
 <h2>Every configuration tried</h2>
-{report._html_table(_TRIAL_HEADERS, _trial_rows(result))}
+{html_table(_TRIAL_HEADERS, _trial_rows(result))}
 <p class="muted">Also in <code>trials.csv</code>. "scale" is {html.escape(result.scale_name)};
 the score of a row is at its best alpha. {html.escape(_tie_text(result))}</p>
 {"<h2>Notes</h2><ul>" + notes + "</ul>" if notes else ""}
 <h2>Settings</h2>
-{report._html_table(("setting", "value"), list(settings.items()), css="kv")}
+{html_table(("setting", "value"), list(settings.items()), css="kv")}
 <h2>Versions</h2>
-{report._html_table(("software", "version"), list(report._versions().items()), css="kv")}
+{html_table(("software", "version"), list(versions().items()), css="kv")}
 </body></html>
 """
     path = out / "report.html"
