@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelmaps.kernels import Kernel
+from kernelmaps.kernels.interface import effective_gamma
 from kernelmaps.maps import (
     STRUCTURES,
     AdditiveChi2Sampler,
@@ -176,8 +177,8 @@ def _build_nystroem(kernel: Kernel, n_components: int, random_state: int | None,
 
 def _build_rbf_sampler(kernel: Kernel, n_components: int, random_state: int | None,
                        n_features: int) -> RBFSampler:
-    # _gamma resolves gamma=None (1/n_features) and the sigma parametrisation in one place.
-    return RBFSampler(gamma=kernel._gamma(n_features), n_components=n_components,
+    # effective_gamma resolves gamma=None (1/n_features) and the sigma parametrisation in one place.
+    return RBFSampler(gamma=effective_gamma(kernel, n_features), n_components=n_components,
                       random_state=random_state)
 
 
@@ -188,7 +189,7 @@ def _poly_parts(kernel: Kernel, n_features: int, method: str) -> dict[str, Any]:
     if float(degree) != int(degree):
         raise ValueError(f"{method} needs an integer polynomial degree; got degree={degree}. "
                          "Use the nystroem method for non-integer degrees.")
-    return {"gamma": kernel._gamma(n_features), "degree": int(degree),
+    return {"gamma": effective_gamma(kernel, n_features), "degree": int(degree),
             "coef0": 1.0 if params["coef0"] is None else params["coef0"]}
 
 
@@ -282,7 +283,7 @@ register_method("tensor_srht", lambda kernel, n, seed, d: TensorSRHT(
 def _build_maclaurin(kernel: Kernel, n_components: int, random_state: int | None,
                      n_features: int) -> RandomMaclaurin:
     if kernel.name == "exponential":
-        return RandomMaclaurin("exponential", gamma=kernel._gamma(n_features),
+        return RandomMaclaurin("exponential", gamma=effective_gamma(kernel, n_features),
                                n_components=n_components, random_state=random_state)
     return RandomMaclaurin("poly", **_poly_parts(kernel, n_features, "maclaurin"),
                            n_components=n_components, random_state=random_state)

@@ -55,7 +55,7 @@ import numpy as np
 from scipy.linalg import hadamard
 
 from kernelmaps._array_api import on_device
-from kernelmaps.kernels._ops import dense_block
+from kernelmaps.kernels.interface import dense_block
 from kernelmaps.maps._projection import DenseProjection, Projection, random_signs
 from kernelmaps.maps._registry import Frequencies, FrequencyRequest
 from kernelmaps.maps._sampling import radii

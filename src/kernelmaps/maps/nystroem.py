@@ -30,6 +30,7 @@ from kernelmaps.kernels import (
     resolve_kernel,
 )
 from kernelmaps.kernels.degenerate import warn_if_degenerate
+from kernelmaps.kernels.interface import result_dtype
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 from kernelmaps.maps._base import FeatureMap
 
@@ -581,7 +582,7 @@ class Nystroem(FeatureMap):
         # Into a reused per-thread buffer: no fresh (b × m) allocation per block.
         embedded = scratch_buffer(
             "nystroem_kernel", (X_block.shape[0], self.normalization_.shape[1]),
-            self.kernel_._result_dtype(X_block, self.components_))
+            result_dtype(self.kernel_, X_block, self.components_))
         self.kernel_.evaluate_into(X_block, columns, embedded)
         np.matmul(embedded, self.normalization_.T, out=out)
 

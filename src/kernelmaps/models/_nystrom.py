@@ -43,7 +43,7 @@ from kernelmaps._array_api import is_device_array, matmul, namespace_and_device
 from kernelmaps._config import available_memory, get_config, resolve_n_threads
 from kernelmaps._engine import reduce_blocks, run_blocks, scratch_buffer, written_once_buffer
 from kernelmaps.kernels import Kernel, RBFKernel
-from kernelmaps.kernels._ops import row_sq_norms
+from kernelmaps.kernels.interface import effective_gamma, row_sq_norms
 from kernelmaps.models._common import as_float64
 
 __all__ = ["KERNEL_CACHE_FRACTION", "NystromSystem", "attainable_residual", "cache_budget",
@@ -391,7 +391,7 @@ def _rbf_operands(kernel: Kernel, X: Any, columns: Any, dtype: Any) -> tuple | N
             and isinstance(columns, np.ndarray) and X.dtype == columns.dtype
             and X.dtype in (np.float32, np.float64)):
         return None
-    gamma = kernel._gamma(X.shape[1])
+    gamma = effective_gamma(kernel, X.shape[1])
     d, M = X.shape[1], columns.shape[0]
     if d > FUSED_RBF_MAX_FEATURES:
         if np.dtype(dtype) != X.dtype:  # a classifier's float32 cache of float64 rows
