@@ -79,7 +79,7 @@ from sklearn.svm import LinearSVC, LinearSVR
 from kernelmaps import distributed, kernels, maps, models
 from kernelmaps._batches import iter_batches
 from kernelmaps.kernels import CallableKernel, Kernel
-from kernelmaps.maps._registry import projection_types
+from kernelmaps.maps.interface import projection_types
 
 __all__ = ["SKLEARN_TRUSTED", "UntrustedTypeError", "dump", "iter_batches", "load",
            "trusted_types"]

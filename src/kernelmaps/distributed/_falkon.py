@@ -5,20 +5,21 @@ with ``solver='nystrom'`` solve :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\be
 K_{nM}^\top W Y` by preconditioned conjugate gradient. Everything of size M stays on the
 client — the centres' kernel matrix, the FALKON preconditioner, the CG vectors — and
 everything of size n on the workers: each row chunk becomes one
-:class:`~kernelmaps.models._nystrom.NystromSystem`, built on the worker holding the chunk and
+:class:`~kernelmaps.models.interface.NystromSystem`, built on the worker holding the chunk and
 kept there (``persist``) for the whole fit. Its first pass gives the chunk's right-hand side
 and keeps the chunk's kernel blocks in memory while the fit's ``kernel_cache_bytes`` budget
 lasts (the client shares it out over the chunks in order); each CG iteration then ships the
 current :math:`M\times t` direction to every chunk, which sweeps its cached blocks (or
 recomputes them beyond the budget), and Dask's tree reduction sums the :math:`M\times t`
 partials. The solve and the fitted state are the model's own
-(:meth:`~kernelmaps.models.KernelRidge._solve_nystrom`), so the Dask fit is the in-memory one
+(:func:`~kernelmaps.models.interface.solve_nystrom`), so the Dask fit is the in-memory one
 up to the order of the sums.
 """
 
 from __future__ import annotations
 
 import time
+from functools import partial
 from typing import Any
 
 import dask
@@ -29,12 +30,20 @@ from sklearn.utils import check_random_state
 
 from kernelmaps._config import get_config
 from kernelmaps._engine import threads_per_task
+from kernelmaps._ridge import check_alpha
 from kernelmaps.distributed._collections import SPLIT_EVERY, aligned_rows, as_dask_rows, ship
 from kernelmaps.distributed._fit import sample_landmarks
-from kernelmaps.models._common import fit_kernel
-from kernelmaps.models._nystrom import NystromSystem, attainable_residual, cache_budget
-from kernelmaps.models._progress import FitProgress
-from kernelmaps.models._ridge_base import check_alpha
+from kernelmaps.models.interface import (
+    FitProgress,
+    NystromSystem,
+    attainable_residual,
+    cache_budget,
+    encode_targets,
+    fit_kernel,
+    n_targets,
+    set_classes,
+    solve_nystrom,
+)
 
 __all__ = ["DASK_CACHE_FRACTION", "DaskNystromSystem", "dask_cache_budget", "fit_kernel_ridge"]
 
@@ -72,9 +81,9 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
     system = DaskNystromSystem(kernel, X, centres, weights, Y)
     progress.phase(f"first pass over K_nM on {len(system.chunk_rows)} chunks "
                    f"({system.info['path']})")
-    model._solve_nystrom(system, kernel, centres, indices, float(alpha[0]), ravel,
-                         total_weight=system.total_weight, n_features_in=X.shape[1],
-                         feature_names_in=columns, progress=progress)
+    solve_nystrom(model, system, kernel, centres, indices, float(alpha[0]), ravel,
+                  total_weight=system.total_weight, n_features_in=X.shape[1],
+                  feature_names_in=columns, progress=progress)
     system.release()
     return model
 
@@ -87,9 +96,9 @@ def _targets(model: Any, y: Any, X: da.Array) -> tuple[da.Array, bool]:
         if getattr(y, "ndim", 1) != 1:
             raise ValueError(f"{type(model).__name__} takes one label per sample (1-D y); "
                              f"got y of shape {y.shape}.")
-        model._set_classes(np.unique(da.unique(Y[:, 0]).compute()))
-        width = model._n_targets
-        return Y.map_blocks(model._encode, chunks=(Y.chunks[0], (width,)),
+        set_classes(model, np.unique(da.unique(Y[:, 0]).compute()))
+        width = n_targets(model)
+        return Y.map_blocks(partial(encode_targets, model), chunks=(Y.chunks[0], (width,)),
                             dtype=np.float64), width == 1
     if Y.dtype.kind not in "fiub":
         raise ValueError(f"y must be numeric for {type(model).__name__}; got dtype {Y.dtype}.")
@@ -98,8 +107,8 @@ def _targets(model: Any, y: Any, X: da.Array) -> tuple[da.Array, bool]:
 
 class DaskNystromSystem:
     r"""The Nyström system of a row-chunked dask array: one
-    :class:`~kernelmaps.models._nystrom.NystromSystem` per chunk, persisted where the chunk
-    lives, with the interface :meth:`KernelRidge._solve_nystrom` needs (``rhs``,
+    :class:`~kernelmaps.models.interface.NystromSystem` per chunk, persisted where the chunk
+    lives, with the interface :func:`~kernelmaps.models.interface.solve_nystrom` needs (``rhs``,
     ``total_weight``, ``gram_times``, ``info``).
 
     The cache budget (:func:`dask_cache_budget`) is shared out evenly over the chunks, so a
@@ -159,7 +168,7 @@ class DaskNystromSystem:
 
     def widen(self) -> float:
         """Float64 products on every chunk from now on (see
-        :meth:`~kernelmaps.models._nystrom.NystromSystem.widen`); the new attainable
+        :meth:`~kernelmaps.models.interface.NystromSystem.widen`); the new attainable
         residual."""
         self._wide = True
         self.attainable_residual = attainable_residual(np.float64, self._shape[0])
@@ -182,7 +191,7 @@ def dask_cache_budget(X: da.Array, Y: da.Array) -> int:
     else, on a ``dask.distributed`` cluster whose workers have memory limits,
     :data:`DASK_CACHE_FRACTION` of their sum less the persisted rows (X, targets, weights);
     else (local threads, or workers without a limit)
-    :func:`~kernelmaps.models._nystrom.cache_budget` of this machine."""
+    :func:`~kernelmaps.models.interface.cache_budget` of this machine."""
     if get_config()["kernel_cache_bytes"] is not None:
         return cache_budget()
     try:

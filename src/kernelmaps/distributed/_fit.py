@@ -23,8 +23,14 @@ from kernelmaps.distributed._collections import as_dask_rows
 from kernelmaps.kernels import GAMMA_HEURISTICS, Kernel, gamma_value
 from kernelmaps.kernels.degenerate import SAMPLE_ROWS, warn_if_degenerate_on_sample
 from kernelmaps.landmarks import select_landmarks, uniform_subset
-from kernelmaps.maps._base import FeatureMap
-from kernelmaps.maps.nystroem import Nystroem
+from kernelmaps.maps import FeatureMap, Nystroem
+from kernelmaps.maps.interface import (
+    checks_degenerate_sample,
+    fit_on_sample,
+    fit_sample_indices,
+    is_precomputed,
+    validate_params,
+)
 
 __all__ = ["LANDMARK_SAMPLE_MIN", "LANDMARK_SAMPLE_PER_LANDMARK", "fit", "landmark_sample_size",
            "sample_landmarks", "uniform_rows"]
@@ -188,7 +194,7 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     if not isinstance(feature_map, FeatureMap):
         raise TypeError("kernelmaps.distributed.fit fits kernelmaps feature maps (e.g. "
                         f"RBFSampler, Nystroem); got {type(feature_map).__name__}.")
-    feature_map._validate_params()
+    validate_params(feature_map)
     X, columns = as_dask_rows(X, owner=f"{type(feature_map).__name__}.fit")
     if X.shape[0] == 0:
         raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum of "
@@ -196,7 +202,7 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     random_state = check_random_state(getattr(feature_map, "random_state", None))
     indices = None
     if isinstance(feature_map, Nystroem) and isinstance(feature_map.landmarks, str):
-        if feature_map._is_precomputed():
+        if is_precomputed(feature_map):
             raise ValueError("kernel='precomputed' is not supported on Dask collections: pass "
                              "a kernel (its values are computed chunk by chunk) or collect "
                              "the kernel matrix first.")
@@ -204,7 +210,7 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
         size = n_landmarks if feature_map.landmarks == "uniform" else \
             landmark_sample_size(n_landmarks, X.shape[0], sample_size)
         data, indices = uniform_rows(X, size, random_state)
-    elif (rows := _fit_sample_indices(feature_map, X, random_state)) is not None:
+    elif (rows := fit_sample_indices(feature_map, *X.shape, random_state)) is not None:
         # A map whose fit reads a sample of rows (RandomFourierFeatures' principal axes):
         # the rows its in-memory fit draws, gathered; its fit on them draws nothing more.
         data = gather_rows(X, rows)
@@ -214,10 +220,9 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
         import pandas as pd
 
         data = pd.DataFrame(data, columns=columns)
-    data = feature_map._validate_X(data, reset=True)
     with _gamma_resolved_on(feature_map, X):
-        feature_map._n_features_out = int(feature_map._fit(data, random_state))
-    if feature_map._check_degenerate_sample:
+        data = fit_on_sample(feature_map, data, random_state)
+    if checks_degenerate_sample(feature_map):
         # The in-memory fit's check, on the rows the fit read, or — fitted on a stand-in
         # row — on the first rows of X (computed here: one chunk's worth at most).
         rows = data if data.shape[0] >= SAMPLE_ROWS else np.asarray(
@@ -227,14 +232,6 @@ def fit(feature_map: FeatureMap, X: Any, *, sample_size: int | None = None) -> F
     if indices is not None and hasattr(feature_map, "component_indices_"):
         feature_map.component_indices_ = indices[feature_map.component_indices_]
     return feature_map
-
-
-def _fit_sample_indices(feature_map: FeatureMap, X: da.Array,
-                        random_state: np.random.RandomState) -> np.ndarray | None:
-    """Rows of X the map's fit reads (its ``_fit_sample_indices``; None for maps that read
-    none), drawn from ``random_state`` as its in-memory fit draws them."""
-    draw = getattr(feature_map, "_fit_sample_indices", None)
-    return None if draw is None else draw(X.shape[0], X.shape[1], random_state)
 
 
 def _stand_in(feature_map: FeatureMap, X: da.Array) -> np.ndarray:

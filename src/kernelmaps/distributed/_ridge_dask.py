@@ -7,6 +7,7 @@ from typing import Any
 import dask
 import dask.array as da
 import numpy as np
+from sklearn.base import is_classifier
 from sklearn.frozen import FrozenEstimator
 
 from kernelmaps.distributed._collections import (
@@ -17,9 +18,17 @@ from kernelmaps.distributed._collections import (
     ship,
 )
 from kernelmaps.distributed._fit import fit
-from kernelmaps.maps._base import FeatureMap
-from kernelmaps.models._accumulator import RidgeStatistics
+from kernelmaps.maps import FeatureMap
+from kernelmaps.maps.interface import output_width
 from kernelmaps.models.feature_ridge import encode_labels
+from kernelmaps.models.interface import (
+    RidgeStatistics,
+    n_targets,
+    new_feature_map,
+    set_classes,
+    set_solution,
+    set_target_shape,
+)
 
 __all__ = ["dask_score", "fit_feature_ridge"]
 
@@ -37,32 +46,31 @@ def fit_feature_ridge(model: Any, X: Any, y: Any, sample_weight: Any) -> None:
         model.feature_names_in_ = columns
     Y = aligned_rows(y, X, name="y")
     classes = None
-    if hasattr(model, "_set_classes"):
+    if is_classifier(model):
         if getattr(y, "ndim", 1) != 1:
             raise ValueError("FeatureRidgeClassifier takes one label per sample (1-D y); got "
                              f"y of shape {y.shape}.")
         classes = np.unique(da.unique(Y[:, 0]).compute())
-        model._set_classes(classes)
+        set_classes(model, classes)
     else:
         if Y.dtype.kind not in "fiub":
             raise ValueError(f"y must be numeric for {type(model).__name__}; got dtype "
                              f"{Y.dtype}.")
         Y = Y.astype(np.float64)
-        model._ravel = getattr(y, "ndim", 2) == 1
-        model._n_targets = Y.shape[1]
+        set_target_shape(model, getattr(y, "ndim", 2) == 1, Y.shape[1])
     weights = da.ones((X.shape[0], 1), chunks=(X.chunks[0], 1)) if sample_weight is None \
         else aligned_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
     # A prefitted map (in sklearn.frozen.FrozenEstimator) is used as it is.
     frozen = isinstance(model.feature_map, FrozenEstimator)
-    model.feature_map_ = model._new_map() if frozen else fit(model._new_map(), X)
-    D = model.feature_map_._n_out(X)
-    size = D + 1 + model._n_targets
+    model.feature_map_ = new_feature_map(model) if frozen else fit(new_feature_map(model), X)
+    D = output_width(model.feature_map_, X)
+    size = D + 1 + n_targets(model)
     # Each chunk's RidgeStatistics.gram (upper triangle) where the chunk lives; Dask's tree
     # reduction adds them: the accumulator's exact merge.
     gram = chunk_sums(_chunk_statistics, (size, size), X, Y, weights,
                       static=(ship(model.feature_map_), classes))
     n_rows = X.shape[0] if isinstance(X.shape[0], int) else 0  # (unknown chunk sizes)
-    model._set_solution(RidgeStatistics.from_gram(gram.compute(), D, n_rows))
+    set_solution(model, RidgeStatistics.from_gram(gram.compute(), D, n_rows))
 
 
 def _chunk_statistics(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
@@ -76,7 +84,7 @@ def _chunk_statistics(X: np.ndarray, y: np.ndarray, weights: np.ndarray,
     weights = weights[:, 0]
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise ValueError("sample_weight must be finite and non-negative.")
-    statistics = RidgeStatistics(feature_map._n_out(X), Y.shape[1])
+    statistics = RidgeStatistics(output_width(feature_map, X), Y.shape[1])
     # One thread per chunk: the worker runs one task per core already.
     return in_task(feature_map, X, lambda block: statistics.add(
         feature_map, block, Y, weights, n_threads=1).gram)

@@ -10,7 +10,7 @@ from sklearn.utils import get_tags
 from sklearn.utils.validation import _check_feature_names, _check_n_features, check_is_fitted
 
 from kernelmaps.distributed._collections import as_dask_rows, in_task, ship
-from kernelmaps.maps._base import FeatureMap
+from kernelmaps.maps import FeatureMap
 
 __all__ = ["check_fitted_input", "map_rows", "transform"]
 

@@ -43,8 +43,9 @@ from kernelmaps._ridge import labels_from_scores
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
-from kernelmaps.maps._base import FeatureMap
+from kernelmaps.maps import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
+from kernelmaps.maps.interface import accepts_sparse, fit_reads_rows, output_width
 from kernelmaps.models._accumulator import RidgeStatistics, Workspaces
 from kernelmaps.models._common import as_float64, check_fitted_placement
 
@@ -63,7 +64,7 @@ def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
     the features' dtype; on an array-API device the features of each block are made there
     and copied to the host, where the normal equations are accumulated).
     """
-    statistics = RidgeStatistics(feature_map._n_out(X), Y.shape[1])
+    statistics = RidgeStatistics(output_width(feature_map, X), Y.shape[1])
     return statistics.add(feature_map, X, Y, weights).symmetric()
 
 
@@ -184,7 +185,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         self.__dict__.pop("_workspaces", None)  # a previous partial_fit's buffers
         self._set_targets(y)
         self.feature_map_ = self._fit_map(X, weights, sample_weight)
-        statistics = RidgeStatistics(self.feature_map_._n_out(X), self._n_targets)
+        statistics = RidgeStatistics(output_width(self.feature_map_, X), self._n_targets)
         self._set_solution(statistics.add(self.feature_map_, X, self._encode(y), weights), X)
         return self
 
@@ -205,7 +206,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             self._warn_if_small_first_batch(X)
             self.feature_map_ = self._fit_map(X, weights, sample_weight)
             self.kernel_ = self.feature_map_.kernel_
-            self._keep(RidgeStatistics(self.feature_map_._n_out(X), self._n_targets))
+            self._keep(RidgeStatistics(output_width(self.feature_map_, X), self._n_targets))
         else:
             self._check_more_targets(y, classes)
             check_fitted_placement(self, X, self._placement, "partial_fit")
@@ -224,7 +225,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             return
         feature_map = self._new_map()
         n_components = feature_map.get_params().get("n_components")
-        if feature_map._fit_reads_rows() and isinstance(n_components, Integral) \
+        if fit_reads_rows(feature_map) and isinstance(n_components, Integral) \
                 and X.shape[0] < n_components:
             warnings.warn(
                 f"{type(self).__name__}.partial_fit fits its map {type(feature_map).__name__} "
@@ -286,7 +287,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             scores = scores + intercept
             return scores[:, 0] if self.coef_.ndim == 1 else scores
         coef = np.atleast_2d(self.coef_)
-        width = self.feature_map_._n_out(X)
+        width = output_width(self.feature_map_, X)
 
         def block(xb, out):
             Z = self.feature_map_.transform(xb)
@@ -318,7 +319,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         feature_map = self.feature_map if self.feature_map is not None else _default_map()
-        tags.input_tags.sparse = bool(feature_map._accept_sparse)
+        tags.input_tags.sparse = accepts_sparse(feature_map)
         tags.target_tags.multi_output = self._y_numeric  # several regression targets
         return tags
 
