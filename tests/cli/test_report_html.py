@@ -117,3 +117,15 @@ def test_flags_in_warnings_do_not_break():
     assert '<code class="flag">--no-exact</code>' in block
     assert "<strong>Warning</strong>" in block  # one warning: singular
     assert html_page._warnings_html([]) == ""
+
+
+def test_the_terminal_and_html_tables_show_alpha_through_one_formatter():
+    # Two formatters, one per table, once printed α differently (an infinite α: "inf" in
+    # the terminal, "–" in the page); the α column of both tables is now the one cell.
+    from kernelmaps.cli.report import cells, terminal
+
+    column = next(c for c in terminal._TERMINAL_COLUMNS if c.header == "α")
+    assert column.cell is cells.alpha and cells.SUMMARY_COLUMNS["α"] is cells.alpha
+    rows = ({"alpha": 1e-3}, {"alpha": 250.0}, {"alpha": float("nan")},
+            {"alpha": float("inf")}, {"alpha": None}, {})
+    assert [cells.alpha(row) for row in rows] == ["1e-03", "2e+02", "–", "–", "–", "–"]
