@@ -34,7 +34,7 @@ def effective_gamma(kernel: Kernel, n_features: int) -> float:
     Returns
     -------
     float
-        γ. The method registry of :mod:`kernelmaps.evaluate` builds a map of the kernel
+        The value of γ. The method registry of :mod:`kernelmaps.evaluate` builds a map of the kernel
         (RBFSampler, the sketches) with it; FALKON's fused RBF pass scales the centres by it.
     """
     return kernel._gamma(n_features)

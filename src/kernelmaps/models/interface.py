@@ -100,8 +100,11 @@ def set_target_shape(model: Any, ravel: bool, n_targets: int) -> None:
 
 
 def n_targets(model: Any) -> int:
-    """The number of target columns of a fit under way (after :func:`set_classes` or
-    :func:`set_target_shape`): a classifier's ±1 columns, one for two classes.
+    """The number of target columns of a fit under way.
+
+    Set by :func:`set_classes` (a classifier's ±1 columns, one for two classes) or
+    :func:`set_target_shape`; the Dask fits size the statistics and the encoded targets
+    with it.
 
     Parameters
     ----------
@@ -135,8 +138,11 @@ def encode_targets(model: Any, y: np.ndarray) -> np.ndarray:
 
 
 def new_feature_map(model: Any) -> FeatureMap:
-    """The map a ``FeatureRidge`` fit fits: a clone of ``feature_map`` (or the default), or
-    the fitted map itself when it is wrapped in :class:`sklearn.frozen.FrozenEstimator`.
+    """The map a ``FeatureRidge`` fit fits, as the in-memory fit makes it.
+
+    A clone of ``feature_map`` (or the default map), or the fitted map itself when it is
+    wrapped in :class:`sklearn.frozen.FrozenEstimator`; the Dask fit then fits it on the
+    collection (or uses the frozen one as it is).
 
     Parameters
     ----------

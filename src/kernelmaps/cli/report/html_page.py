@@ -73,8 +73,14 @@ def _advice_html(advice: Any, warnings: Sequence[str] = ()) -> str:
 
 
 def versions() -> dict[str, str]:
-    """The software the report was made with: Python, the platform, the packages, the BLAS
-    and its threads, the cores available."""
+    """Name the software a report was made with.
+
+    Returns
+    -------
+    dict of str to str
+        Python, the platform, the packages, the BLAS and its threads, the cores available:
+        the Versions table of the compare and the tune reports.
+    """
     found = {"python": platform.python_version(),
                 "platform": f"{platform.system()} {platform.release()} {platform.machine()}"}
     for package in ("kernelmaps", "numpy", "scipy", "scikit-learn", "pandas", "matplotlib",
@@ -115,9 +121,28 @@ table.advice td:last-child,table.advice th:last-child{text-align:left}
 
 def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
                 row_class: Sequence[str] | None = None, css: str = "") -> str:
-    """A table in a horizontally scrolling box. The cells of the first column (a name:
-    the method, the setting) and the number columns, ``class="num"`` — every column but
-    the wordy ones (:data:`_WRAPPING_COLUMNS`) — never wrap."""
+    """Render a table in a horizontally scrolling box (the compare and the tune reports).
+
+    The cells of the first column (a name: the method, the setting) and the number
+    columns, ``class="num"`` — every column but the wordy ones (:data:`_WRAPPING_COLUMNS`)
+    — never wrap.
+
+    Parameters
+    ----------
+    headers : sequence of str
+        The column headers.
+    rows : sequence of sequence of str
+        The cells, row by row (escaped here).
+    row_class : sequence of str, optional
+        A CSS class per row (``"exact"`` highlights the exact kernel's rows).
+    css : str, default=""
+        The table's CSS class (``"kv"``: a key–value table, ``"advice"``).
+
+    Returns
+    -------
+    str
+        The HTML of the table.
+    """
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
     cell_class = ["" if i == 0 or h in _WRAPPING_COLUMNS else ' class="num"'
                   for i, h in enumerate(headers)]
