@@ -114,8 +114,8 @@ def test_save_without_skops_fails_before_the_command_runs(capsys, tmp_path, monk
         raise AssertionError("kernelmaps tune ran before --save was checked")
 
     monkeypatch.setitem(commands._HANDLERS, "tune", entered)
-    code, out, err = run_main(capsys, "tune", "--data", "digits", "--save",
-                              str(tmp_path / "model.skops"), "--out", str(tmp_path / "r"))
+    code, _, err = run_main(capsys, "tune", "--data", "digits", "--save",
+                            str(tmp_path / "model.skops"), "--out", str(tmp_path / "r"))
     assert code == 2 and "pip install 'kernelmaps[persist]'" in err, err
     assert not (tmp_path / "r").exists()
 
