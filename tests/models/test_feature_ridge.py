@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.frozen import FrozenEstimator
+from sklearn.utils.validation import check_is_fitted
 
 import kernelmaps
 from kernelmaps import Nystroem, RBFSampler
@@ -189,6 +190,30 @@ def test_the_accumulator_adds_weighted_blocks_without_touching_the_callers_featu
     # Each entry sums 410 products: 410 ulps of max|G| (written per block, then added).
     assert_equal_to_rounding(reused.symmetric(), A.T @ A, ulps=410)
     assert reused.n_samples == 410
+
+
+@pytest.mark.parametrize("cls", [FeatureRidge, FeatureRidgeClassifier])
+def test_the_deferred_solve_is_a_documented_property_that_check_is_fitted_never_runs(
+        cls, monkeypatch):
+    solves = []
+    original = RidgeStatistics.solve
+    monkeypatch.setattr(RidgeStatistics, "solve",
+                        lambda self, *a: solves.append(1) or original(self, *a))
+    for name in ("coef_", "intercept_"):  # an explicit mechanism, said where it is read
+        assert isinstance(getattr(cls, name), property)
+        assert "solved" in getattr(cls, name).__doc__
+    model = cls(MAP)
+    assert not hasattr(model, "coef_") and not hasattr(model, "intercept_")  # unfitted
+    y, classes = (Y, {}) if cls is FeatureRidge else (Y > 0, {"classes": [False, True]})
+    model.partial_fit(X[:100], y[:100], **classes)
+    check_is_fitted(model)  # scikit-learn's probe reads vars(): no solve
+    assert solves == []
+    coef, intercept = model.coef_, model.intercept_  # the one solve, on read
+    assert len(solves) == 1 and model.coef_ is coef and model.intercept_ is intercept
+    # The deferred solution is fit's (same rows, same statistics, the same solve).
+    fitted = cls(MAP).fit(X[:100], y[:100])
+    np.testing.assert_array_equal(coef, fitted.coef_)
+    np.testing.assert_array_equal(intercept, fitted.intercept_)
 
 
 def test_partial_fit_keeps_its_buffers_between_batches_but_never_pickles_them():
