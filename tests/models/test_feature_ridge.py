@@ -16,6 +16,8 @@ from sklearn.utils.validation import check_is_fitted
 import kernelmaps
 from kernelmaps import Nystroem, RBFSampler
 from kernelmaps.models import FeatureRidge, FeatureRidgeClassifier
+from kernelmaps.models import _accumulator as accumulator_module
+from kernelmaps.models import feature_ridge as feature_ridge_module
 from kernelmaps.models._accumulator import RidgeStatistics
 from tests._rounding import assert_equal_to_rounding
 
@@ -214,6 +216,28 @@ def test_the_deferred_solve_is_a_documented_property_that_check_is_fitted_never_
     fitted = cls(MAP).fit(X[:100], y[:100])
     np.testing.assert_array_equal(coef, fitted.coef_)
     np.testing.assert_array_equal(intercept, fitted.intercept_)
+
+
+def test_fit_and_partial_fit_settle_the_placement_of_x_once(monkeypatch):
+    # The model's boundary asks where X lives once (placement_of) and carries the answer to
+    # the targets, the accumulator and the fitted arrays: none of them asks again.
+    expected = FeatureRidge(MAP).fit(X, Y)
+    asked = []
+    original = feature_ridge_module.placement_of
+    monkeypatch.setattr(feature_ridge_module, "placement_of",
+                        lambda X: asked.append(1) or original(X))
+
+    def ask_again(X):
+        raise AssertionError("the placement of X was asked again inside the model")
+
+    monkeypatch.setattr(feature_ridge_module, "is_device_array", ask_again)
+    monkeypatch.setattr(accumulator_module, "is_device_array", ask_again)
+    model = FeatureRidge(MAP).fit(X, Y)
+    assert len(asked) == 1
+    np.testing.assert_array_equal(model.coef_, expected.coef_)
+    model = FeatureRidge(MAP).partial_fit(X[:200], Y[:200]).partial_fit(X[200:], Y[200:])
+    assert len(asked) == 3
+    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-9, atol=1e-12)
 
 
 def test_partial_fit_keeps_its_buffers_between_batches_but_never_pickles_them():
