@@ -7,11 +7,14 @@ fail ``fit`` with scikit-learn's ``InvalidParameterError`` whose message names t
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 
 from kernelmaps._suggest import SuggestOptionsMixin, did_you_mean
-from kernelmaps.models import KernelRidge
+from kernelmaps.evaluate import choose_scale, make_scaler, relative_error, task_of
+from kernelmaps.landmarks import select_landmarks
+from kernelmaps.models import KernelRidge, make_fixed_size_model
 from tests._estimators import ENTRIES, by_id, make_data, one_per_class
 
 
@@ -80,3 +83,20 @@ def test_the_hint_is_for_the_parameter_scikit_learn_rejects():
 def test_did_you_mean_lists_every_close_option():
     assert did_you_mean("nystrom", ["nystroem", "nystrom_x", "rff"]) == \
         " (did you mean 'nystroem' or 'nystrom_x'?)"
+
+
+_ROWS = np.random.RandomState(0).uniform(size=(6, 2))
+
+
+@pytest.mark.parametrize(("call", "meant"), [
+    (lambda: make_scaler("standrd", sparse=False), "standard"),
+    (lambda: choose_scale("atuo", _ROWS), "auto"),
+    (lambda: task_of(np.arange(6), "regresion"), "regression"),
+    (lambda: relative_error(np.eye(2), np.eye(2), metric="spectrall"), "spectral"),
+    (lambda: select_landmarks("kmaens", _ROWS, "rbf", 2), "kmeans"),
+    (lambda: make_fixed_size_model("ridgee"), "ridge"),
+], ids=["make_scaler", "choose_scale", "task_of", "relative_error", "select_landmarks",
+        "make_fixed_size_model"])
+def test_functions_taking_an_option_name_suggest_it(call, meant):
+    with pytest.raises(ValueError, match=rf"did you mean '{meant}'"):
+        call()

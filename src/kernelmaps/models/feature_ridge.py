@@ -255,7 +255,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
     # files as before), so scikit-learn's check_is_fitted, which reads vars(), never solves.
     @property
     def coef_(self) -> Any:
-        """The weights w of the features (shape in the class's Attributes).
+        r"""The weights w of the features (shape in the class's Attributes).
 
         After :meth:`partial_fit`, solved at their first read (one :math:`D\times D`
         Cholesky; ``intercept_`` with them) and kept until the next batch.
