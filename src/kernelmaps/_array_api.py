@@ -82,7 +82,7 @@ def namespace_and_device(*arrays: Any) -> tuple[Any, Any]:
     return array_api_compat.array_namespace(*arrays), array_api_compat.device(arrays[0])
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (holds an array: compared by identity)
 class Placement:
     """Where an estimator's validated input lives, settled once at the estimator's boundary
     and carried inward (to the targets, the accumulator, the fitted arrays) instead of
