@@ -12,9 +12,16 @@ import pytest
 from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 
 from kernelmaps._suggest import SuggestOptionsMixin, did_you_mean
-from kernelmaps.evaluate import choose_scale, make_scaler, relative_error, task_of
+from kernelmaps.evaluate import (
+    choose_scale,
+    compare,
+    make_scaler,
+    relative_error,
+    task_of,
+)
 from kernelmaps.landmarks import select_landmarks
 from kernelmaps.models import KernelRidge, make_fixed_size_model
+from kernelmaps.tuning import tune
 from tests._estimators import ENTRIES, by_id, make_data, one_per_class
 
 
@@ -86,6 +93,7 @@ def test_did_you_mean_lists_every_close_option():
 
 
 _ROWS = np.random.RandomState(0).uniform(size=(6, 2))
+_XY = np.random.RandomState(0).uniform(size=(40, 3)), np.arange(40) % 2
 
 
 @pytest.mark.parametrize(("call", "meant"), [
@@ -95,8 +103,11 @@ _ROWS = np.random.RandomState(0).uniform(size=(6, 2))
     (lambda: relative_error(np.eye(2), np.eye(2), metric="spectrall"), "spectral"),
     (lambda: select_landmarks("kmaens", _ROWS, "rbf", 2), "kmeans"),
     (lambda: make_fixed_size_model("ridgee"), "ridge"),
+    (lambda: tune(*_XY, method="nystrom"), "nystroem"),
+    (lambda: compare(*_XY, methods=["rff", "nystrom"]), "nystroem"),
+    (lambda: compare(*_XY, methods=["rff"], model="ridg"), "ridge"),
 ], ids=["make_scaler", "choose_scale", "task_of", "relative_error", "select_landmarks",
-        "make_fixed_size_model"])
+        "make_fixed_size_model", "tune-method", "compare-methods", "compare-model"])
 def test_functions_taking_an_option_name_suggest_it(call, meant):
     with pytest.raises(ValueError, match=rf"did you mean '{meant}'"):
         call()
