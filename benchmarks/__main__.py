@@ -24,6 +24,9 @@ with the cached kernel block beside the recompute path, ``KernelRidgeClassifier`
 one-pass FeatureRidge fit and partial_fit beside a bare BLAS syrk, one thread and every core).
 ``python -m benchmarks exact [options]`` runs :mod:`benchmarks.bench_exact` instead (compare's
 exact baseline beside one Cholesky factorisation of the same kernel matrix).
+``python -m benchmarks cost [--quick]`` runs :mod:`benchmarks.bench_cost` instead (the cost
+model's estimates beside timings on one thread, and tune's time budget: the timing side of
+tests/test_cost.py and tests/tuning/test_tune.py).
 ``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
 tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 ``python -m benchmarks dask [options]`` runs :mod:`benchmarks.bench_dask` instead (Dask).
@@ -42,6 +45,7 @@ if sys.argv[1:2] == ["gpu"]:
     os.environ.setdefault("SCIPY_ARRAY_API", "1")
 
 from benchmarks import (
+    bench_cost,
     bench_engine,
     bench_exact,
     bench_fourier,
@@ -60,7 +64,7 @@ from benchmarks._harness import Case, main
 FAMILIES = {"kernel_methods": bench_kernel_methods.main, "ridge": bench_ridge.main,
             "tune": bench_tune.main, "random_features": bench_random_features.main,
             "engine": bench_engine.main, "stream": bench_stream.main,
-            "exact": bench_exact.main}
+            "exact": bench_exact.main, "cost": bench_cost.main}
 
 _FAMILIES = (bench_fourier, bench_histogram, bench_nystroem, bench_polynomial)
 CASES: list[Case] = [case for family in _FAMILIES for case in family.CASES]

@@ -7,9 +7,11 @@ from __future__ import annotations
 import doctest
 import importlib
 import inspect
+import sys
 
 import pytest
 
+import kernelmaps.cli
 import kernelmaps.kernels
 import kernelmaps.landmarks
 import kernelmaps.maps
@@ -37,10 +39,15 @@ def test_public_object_has_runnable_examples(obj):
     assert any(example.want for example in examples), obj.__qualname__
 
 
-def test_python_m_kernelmaps_does_not_run_on_import():
-    # pytest's doctest collection never imports __main__.py; other tools may.
+def test_python_m_kernelmaps_does_not_run_on_import(capsys, monkeypatch):
+    # pytest's doctest collection never imports __main__.py; other tools may. Imported (not
+    # run), it must do nothing: with a command line that would print the version and exit,
+    # the import neither exits nor prints.
+    monkeypatch.setattr(sys, "argv", ["kernelmaps", "--version"])
+    monkeypatch.delitem(sys.modules, "kernelmaps.__main__", raising=False)
     module = importlib.import_module("kernelmaps.__main__")
-    assert callable(module.main)
+    assert capsys.readouterr() == ("", "")
+    assert module.main is kernelmaps.cli.main  # `python -m kernelmaps` is the command
 
 
 def test_no_docstring_holds_a_control_character():

@@ -20,6 +20,7 @@ but one scalar for the finiteness check.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import array_api_compat
@@ -31,6 +32,7 @@ from array_api_compat import is_numpy_array, is_torch_array
 from kernelmaps._config import get_config
 
 __all__ = [
+    "Placement",
     "array_placement",
     "check_convertible",
     "check_same_placement",
@@ -44,6 +46,7 @@ __all__ = [
     "min_value",
     "namespace_and_device",
     "on_device",
+    "placement_of",
     "reduce_blocks_device",
     "run_blocks_device",
     "set_diagonal",
@@ -77,6 +80,42 @@ def is_device_array(X: Any) -> bool:
 def namespace_and_device(*arrays: Any) -> tuple[Any, Any]:
     """The (array-api-compat) namespace of ``arrays`` and the device of the first."""
     return array_api_compat.array_namespace(*arrays), array_api_compat.device(arrays[0])
+
+
+@dataclass(frozen=True, eq=False)  # (holds an array: compared by identity)
+class Placement:
+    """Where an estimator's validated input lives, settled once at the estimator's boundary
+    and carried inward (to the targets, the accumulator, the fitted arrays) instead of
+    being asked again at each layer.
+
+    Attributes
+    ----------
+    on_device : bool
+        Whether the input is computed in its own namespace (:func:`is_device_array`).
+    xp : module
+        Its array-api-compat namespace (NumPy for NumPy arrays and sparse matrices).
+    device : object
+        Its device (``"cpu"`` for NumPy arrays and sparse matrices).
+    dtype : dtype
+        Its dtype.
+    empty : array or None
+        Its first zero rows (``X[:0]``) on a device: where fitted arrays go, without rows;
+        ``None`` on the host.
+    """
+
+    on_device: bool
+    xp: Any
+    device: Any
+    dtype: Any
+    empty: Any
+
+
+def placement_of(X: Any) -> Placement:
+    """The :class:`Placement` of a validated ``X`` (an array, or a sparse matrix)."""
+    if is_device_array(X):
+        xp, device = namespace_and_device(X)
+        return Placement(True, xp, device, X.dtype, X[:0, ...])
+    return Placement(False, np, "cpu", X.dtype, None)
 
 
 def float_dtypes(xp: Any, device: Any) -> list[Any]:

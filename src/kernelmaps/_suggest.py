@@ -72,7 +72,10 @@ class SuggestOptionsMixin:
         try:
             super()._validate_params()  # type: ignore[misc]
         except InvalidParameterError as error:
-            hint = _option_hint(self)
+            # The hint is for the parameter scikit-learn names (it stops at the first wrong
+            # one, and another string parameter may be wrong too).
+            match = _INVALID.fullmatch(str(error).strip())
+            hint = _option_hint(self, match["param"].strip("'") if match else None)
             if not hint:
                 raise
             raise InvalidParameterError(_suggestion_first(str(error), hint)) from error
@@ -99,11 +102,14 @@ def _suggestion_first(message: str, hint: str) -> str:
             f"it must be {constraints}.")
 
 
-def _option_hint(estimator: Any) -> str:
-    """The did-you-mean of the first string parameter outside its ``StrOptions``, or ``""``."""
+def _option_hint(estimator: Any, parameter: str | None = None) -> str:
+    """The did-you-mean of ``parameter`` (None: the first string parameter) outside its
+    ``StrOptions``, or ``""``."""
     from sklearn.utils._param_validation import StrOptions  # see _validate_params
 
     for name, constraints in getattr(estimator, "_parameter_constraints", {}).items():
+        if parameter is not None and name != parameter:
+            continue
         value = getattr(estimator, name, None)
         if not isinstance(value, str):
             continue

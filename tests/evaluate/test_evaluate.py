@@ -19,7 +19,7 @@ from sklearn.metrics import r2_score
 from sklearn.metrics.pairwise import pairwise_kernels, rbf_kernel
 
 import kernelmaps as km
-from kernelmaps import evaluate
+from kernelmaps import _cost, evaluate
 from kernelmaps.evaluate import (
     METHODS,
     approximation_error,
@@ -446,10 +446,21 @@ def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
     assert _runs.workers_worth(120.0, cap=2, n_runs=78) == 2
     assert _runs.workers_worth(420.0, cap=64, n_runs=30) == 28  # 420 / 15
     X, y = load_digits(return_X_y=True)
+    # The estimate at a fixed probe rate (20 Gflop/s a core, this machine's order), not the
+    # rate measured now: the decision must not depend on the load of the moment.
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (2e10 * threads, 2e10))
     table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                     methods=["rbf_sampler"], n_seeds=2)
     settings = table.attrs["settings"]
     assert settings["n_jobs"] == 1 and 0.05 < settings["work_estimate_s"] < 2
+    # A fixed overhead per run (exact + 2 sizes × 2 seeds) and flops at the probe's rate:
+    # half the rate, twice the flops' seconds.
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10 * threads, 1e10))
+    slower = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
+                     methods=["rbf_sampler"], n_seeds=2).attrs["settings"]
+    overhead = 5 * _runs._RUN_OVERHEAD_S
+    assert slower["work_estimate_s"] == pytest.approx(
+        overhead + 2 * (settings["work_estimate_s"] - overhead))
     monkeypatch.setattr(_runs, "SECONDS_PER_WORKER", 1e-3)  # as many as runs and cores
     table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                     methods=["rbf_sampler"], n_seeds=2)

@@ -80,4 +80,13 @@ def test_the_guides_recipe_is_two_lines_per_batch():
         batch = X[start:start + 10]
         sgd.partial_fit(rbf.partial_fit(batch).transform(batch), labels[start:start + 10],
                         classes=[0, 1])
+    # The map's partial_fit draws once and keeps its draws: every batch went through the
+    # map that fit draws, so the classifier is the one fed that map's features.
+    fitted = km.RBFSampler(gamma=0.5, n_components=40, random_state=0).fit(X[:10])
+    np.testing.assert_array_equal(rbf.transform(X), fitted.transform(X))
+    same = SGDClassifier(random_state=0)
+    for start in range(0, 50, 10):
+        same.partial_fit(fitted.transform(X[start:start + 10]), labels[start:start + 10],
+                         classes=[0, 1])
+    np.testing.assert_array_equal(sgd.coef_, same.coef_)
     assert sgd.coef_.shape == (1, 40)

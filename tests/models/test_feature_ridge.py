@@ -11,10 +11,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.frozen import FrozenEstimator
+from sklearn.utils.validation import check_is_fitted
 
 import kernelmaps
 from kernelmaps import Nystroem, RBFSampler
 from kernelmaps.models import FeatureRidge, FeatureRidgeClassifier
+from kernelmaps.models import _accumulator as accumulator_module
+from kernelmaps.models import feature_ridge as feature_ridge_module
 from kernelmaps.models._accumulator import RidgeStatistics
 from tests._rounding import assert_equal_to_rounding
 
@@ -189,6 +192,52 @@ def test_the_accumulator_adds_weighted_blocks_without_touching_the_callers_featu
     # Each entry sums 410 products: 410 ulps of max|G| (written per block, then added).
     assert_equal_to_rounding(reused.symmetric(), A.T @ A, ulps=410)
     assert reused.n_samples == 410
+
+
+@pytest.mark.parametrize("cls", [FeatureRidge, FeatureRidgeClassifier])
+def test_the_deferred_solve_is_a_documented_property_that_check_is_fitted_never_runs(
+        cls, monkeypatch):
+    solves = []
+    original = RidgeStatistics.solve
+    monkeypatch.setattr(RidgeStatistics, "solve",
+                        lambda self, *a: solves.append(1) or original(self, *a))
+    for name in ("coef_", "intercept_"):  # an explicit mechanism, said where it is read
+        assert isinstance(getattr(cls, name), property)
+        assert "solved" in getattr(cls, name).__doc__
+    model = cls(MAP)
+    assert not hasattr(model, "coef_") and not hasattr(model, "intercept_")  # unfitted
+    y, classes = (Y, {}) if cls is FeatureRidge else (Y > 0, {"classes": [False, True]})
+    model.partial_fit(X[:100], y[:100], **classes)
+    check_is_fitted(model)  # scikit-learn's probe reads vars(): no solve
+    assert solves == []
+    coef, intercept = model.coef_, model.intercept_  # the one solve, on read
+    assert len(solves) == 1 and model.coef_ is coef and model.intercept_ is intercept
+    # The deferred solution is fit's (same rows, same statistics, the same solve).
+    fitted = cls(MAP).fit(X[:100], y[:100])
+    np.testing.assert_array_equal(coef, fitted.coef_)
+    np.testing.assert_array_equal(intercept, fitted.intercept_)
+
+
+def test_fit_and_partial_fit_settle_the_placement_of_x_once(monkeypatch):
+    # The model's boundary asks where X lives once (placement_of) and carries the answer to
+    # the targets, the accumulator and the fitted arrays: none of them asks again.
+    expected = FeatureRidge(MAP).fit(X, Y)
+    asked = []
+    original = feature_ridge_module.placement_of
+    monkeypatch.setattr(feature_ridge_module, "placement_of",
+                        lambda X: asked.append(1) or original(X))
+
+    def ask_again(X):
+        raise AssertionError("the placement of X was asked again inside the model")
+
+    monkeypatch.setattr(feature_ridge_module, "is_device_array", ask_again)
+    monkeypatch.setattr(accumulator_module, "is_device_array", ask_again)
+    model = FeatureRidge(MAP).fit(X, Y)
+    assert len(asked) == 1
+    np.testing.assert_array_equal(model.coef_, expected.coef_)
+    model = FeatureRidge(MAP).partial_fit(X[:200], Y[:200]).partial_fit(X[200:], Y[200:])
+    assert len(asked) == 3
+    np.testing.assert_allclose(model.coef_, expected.coef_, rtol=1e-9, atol=1e-12)
 
 
 def test_partial_fit_keeps_its_buffers_between_batches_but_never_pickles_them():

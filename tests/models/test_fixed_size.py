@@ -128,6 +128,8 @@ def test_grid_search_and_pickle(moons):
 def test_bad_model_arguments():
     with pytest.raises(ValueError, match=r"model must be one of \['linear_svc'"):
         make_fixed_size_model("svm")
+    with pytest.raises(ValueError, match=r"got 'logistc' \(did you mean 'logistic'\?\)"):
+        make_fixed_size_model("logistc")
     with pytest.raises(TypeError, match=r"model_params \['C'\] are not parameters of Ridge"):
         make_fixed_size_model("ridge", model_params={"C": 1.0})
     with pytest.raises(TypeError, match="set the parameters on the estimator instance"):

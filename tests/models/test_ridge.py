@@ -13,7 +13,7 @@ from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
 import kernelmaps as km
-from kernelmaps.models import KernelRidge
+from kernelmaps.models import KernelRidge, KernelRidgeClassifier
 from kernelmaps.models._falkon import ToleranceBelowPrecisionWarning
 from kernelmaps.models._nystrom import attainable_residual
 from tests._float32_bound import float32_prediction_bound
@@ -170,6 +170,20 @@ def test_auto_solver_picks_by_size():
     assert model.solver_ == "nystrom" and model.dual_coef_.shape == (50,)
 
 
+@pytest.mark.parametrize("cls", [KernelRidge, KernelRidgeClassifier])
+def test_falkon_is_the_nystrom_solver_under_its_own_name(cls):
+    X, y = regression_data(n=200)
+    if cls is KernelRidgeClassifier:
+        y = y > np.median(y)
+    params = dict(kernel="rbf", gamma=0.3, alpha=0.1, n_components=40, random_state=0)
+    falkon = cls(solver="falkon", **params).fit(X, y)
+    nystrom = cls(solver="nystrom", **params).fit(X, y)
+    assert falkon.solver_ == nystrom.solver_ == "nystrom"
+    assert falkon.fit_info_["solver"] == "nystrom" and falkon.n_iter_ == nystrom.n_iter_
+    np.testing.assert_array_equal(falkon.dual_coef_, nystrom.dual_coef_)
+    np.testing.assert_array_equal(falkon.predict(X), nystrom.predict(X))
+
+
 def test_duplicate_centres_do_not_break_the_solver():
     X, y = regression_data(n=100)
     X = np.vstack([X] * 4)
@@ -188,6 +202,8 @@ def test_duplicate_centres_do_not_break_the_solver():
     (dict(kernel="poly", degree=0.5), ValueError, "degree"),
     (dict(kernel="gausian"), ValueError, "did you mean 'gaussian'"),  # aliases are taken
     (dict(solver="nystrom", alpha=[1.0, 2.0]), ValueError, "single alpha"),
+    (dict(solver="falkon", alpha=[1.0, 2.0]), ValueError, "single alpha"),
+    (dict(solver="falcon"), ValueError, "did you mean 'falkon'"),
 ])
 def test_bad_parameters(params, error, match):
     X, y = regression_data(n=30)

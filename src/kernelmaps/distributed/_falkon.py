@@ -53,8 +53,9 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
 
     What the model's ``fit`` does with a dask ``X``. The centres are drawn as Nyström's
     landmarks by :func:`kernelmaps.distributed._fit.sample_landmarks` (an exact uniform
-    sample of rows, or a data-driven strategy on a uniform sample). ``solver='auto'`` means
-    ``'nystrom'`` here; ``'exact'`` (the n × n kernel matrix) is refused.
+    sample of rows, or a data-driven strategy on a uniform sample). ``solver='auto'`` (and
+    ``'falkon'``, its other name) means ``'nystrom'`` here; ``'exact'`` (the n × n kernel
+    matrix) is refused.
     """
     owner = f"{type(model).__name__}.fit"
     if model.solver == "exact":

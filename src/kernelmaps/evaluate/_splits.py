@@ -19,6 +19,7 @@ from sklearn.utils import check_array
 from sklearn.utils.multiclass import type_of_target
 
 from kernelmaps._ridge.labels import check_target
+from kernelmaps._suggest import did_you_mean
 
 __all__ = [
     "MAX_AUTO_CLASSES",
@@ -62,7 +63,8 @@ def task_of(y: np.ndarray, task: str = "auto") -> str:
     ('classification', 'regression')
     """
     if task not in _TASKS:
-        raise ValueError(f"task must be one of {list(_TASKS)}; got {task!r}.")
+        raise ValueError(f"task must be one of {list(_TASKS)}; got {task!r}"
+                         f"{did_you_mean(task, _TASKS)}.")
     kind = type_of_target(y, input_name="y")
     if kind not in ("binary", "multiclass", "continuous"):
         raise ValueError(
@@ -174,7 +176,8 @@ def make_scaler(scale: str, sparse: bool) -> Any:
     StandardScaler(with_mean=False)
     """
     if scale not in SCALES:
-        raise ValueError(f"scale must be one of {list(SCALES)}; got {scale!r}.")
+        raise ValueError(f"scale must be one of {list(SCALES)}; got {scale!r}"
+                         f"{did_you_mean(scale, SCALES)}.")
     if scale == "none":
         return None
     if scale == "minmax":
@@ -368,7 +371,8 @@ def choose_scale(scale: str, X: Any, feature_names: Any = None) -> tuple[str, Sc
     """
     if scale != "auto":
         if scale not in SCALES:
-            raise ValueError(f"scale must be one of {['auto', *SCALES]}; got {scale!r}.")
+            raise ValueError(f"scale must be one of {['auto', *SCALES]}; got {scale!r}"
+                             f"{did_you_mean(scale, ['auto', *SCALES])}.")
         return scale, None
     check = check_scales(X, feature_names)
     return ("standard" if check.advised else "none"), check

@@ -27,6 +27,7 @@ from kernelmaps import _cost
 from kernelmaps._config import config_context, resolve_n_threads
 from kernelmaps._optional import import_optional
 from kernelmaps._ridge import DEFAULT_ALPHAS, check_fixed_alpha
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._alpha import SelectAlpha, difference_se
 from kernelmaps.evaluate._runs import estimated_seconds, plan_runs, run_all, workers_worth
@@ -90,7 +91,8 @@ def _model_factory(model: str | BaseEstimator, task: str,
                              "parameters instead.")
         return type(model).__name__, functools.partial(clone, model)
     if model not in MODELS:
-        raise ValueError(f"unknown model {model!r}; valid models are {sorted(MODELS)}.")
+        raise ValueError(f"unknown model {model!r}{did_you_mean(model, MODELS)}; valid models "
+                         f"are {sorted(MODELS)}.")
     if alpha is not None and model != "ridge":
         raise ValueError(f"alpha applies to model='ridge' only; got model={model!r}.")
     classifier, regressor = MODELS[model]

@@ -22,6 +22,7 @@ from sklearn.base import clone
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array, check_is_fitted
 
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
 
 __all__ = ["ApproximationError", "KernelLike", "Metric", "approximation_error", "relative_error"]
@@ -121,7 +122,8 @@ def relative_error(K: Any, Z: Any, metric: Metric = "fro") -> float:
 
 def _check_metric(metric: str) -> None:
     if metric not in _METRICS:
-        raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}.")
+        raise ValueError(f"metric must be one of {list(_METRICS)}; got {metric!r}"
+                         f"{did_you_mean(metric, _METRICS)}.")
 
 
 def _t_interval(values: Sequence[float], confidence: float) -> tuple[float, float, float]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.kernels import Kernel
 from kernelmaps.kernels.interface import effective_gamma
 from kernelmaps.maps import (
@@ -328,7 +329,8 @@ def resolve_methods(methods: Iterable[str] | None, kernel: Kernel) -> list[Metho
     resolved = []
     for name in names:
         if name not in METHODS:
-            raise ValueError(f"unknown method {name!r}; valid methods are {sorted(METHODS)}.")
+            raise ValueError(f"unknown method {name!r}{did_you_mean(name, METHODS)}; valid "
+                             f"methods are {sorted(METHODS)}.")
         method = METHODS[name]
         if not method.supports(kernel):
             raise ValueError(

@@ -40,6 +40,7 @@ import numpy as np
 from sklearn.utils import check_random_state
 
 from kernelmaps._array_api import is_device_array, namespace_and_device, on_device, to_numpy
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.kernels import Kernel, PrecomputedKernel
 from kernelmaps.landmarks.leverage import ridge_leverage_subset
 from kernelmaps.landmarks.renyi import quadratic_renyi_entropy, renyi_entropy_subset
@@ -144,7 +145,8 @@ def select_landmarks(strategy: str, X: Any, kernel: Kernel | str, n_components: 
     ((5, 3), None)
     """
     if strategy not in _STRATEGY_FUNCTIONS:
-        raise ValueError(f"Unknown landmark strategy {strategy!r}; valid names are "
+        raise ValueError(f"Unknown landmark strategy {strategy!r}"
+                         f"{did_you_mean(strategy, LANDMARK_STRATEGIES)}; valid names are "
                          f"{list(LANDMARK_STRATEGIES)}, or pass an array of points.")
     options = dict(options or {})
     unknown = sorted(set(options) - set(strategy_options(strategy)))

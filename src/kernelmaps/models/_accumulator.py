@@ -220,8 +220,8 @@ class RidgeStatistics:
         self.n_samples += b
 
     def add(self, feature_map: Any, X: Any, Y: np.ndarray, weights: np.ndarray, *,
-            n_threads: int | None = None, workspaces: Workspaces | None = None
-            ) -> RidgeStatistics:
+            n_threads: int | None = None, workspaces: Workspaces | None = None,
+            on_device: bool | None = None) -> RidgeStatistics:
         """Add the rows of ``X`` (features made block by block with ``feature_map``).
 
         Row blocks hold about the engine's ``block_bytes`` of features and augmented copy
@@ -248,6 +248,9 @@ class RidgeStatistics:
         workspaces : Workspaces, default=None
             The buffers to reuse (a caller adding many batches keeps one, e.g.
             ``partial_fit``); ``None``: new ones for this call.
+        on_device : bool, default=None
+            Whether ``X`` is a device array, as the caller's boundary settled it
+            (:class:`kernelmaps._array_api.Placement`); ``None``: asked here.
 
         Returns
         -------
@@ -271,7 +274,9 @@ class RidgeStatistics:
         # are added in lane order: the number of lanes depends on the sizes only, so the sums
         # are the same, bitwise, for any number of threads (which take whole lanes).
         lanes = min(MAX_LANES, len(starts), max(1, LANE_BYTES // (8 * P * P)))
-        threads = 1 if is_device_array(X) else min(resolve_n_threads(n_threads), lanes)
+        if on_device is None:  # not settled by the caller's boundary (Placement.on_device)
+            on_device = is_device_array(X)
+        threads = 1 if on_device else min(resolve_n_threads(n_threads), lanes)
 
 
         def fold(target: RidgeStatistics, start: int, workspace: Workspace) -> None:

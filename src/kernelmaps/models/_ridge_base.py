@@ -60,7 +60,7 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "alpha": [Interval(Real, 0, None, closed="neither"), "array-like"],
         **KERNEL_PARAMETER_CONSTRAINTS,
-        "solver": [StrOptions({"auto", "exact", "nystrom"})],
+        "solver": [StrOptions({"auto", "exact", "nystrom", "falkon"})],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         **LANDMARK_PARAMETER_CONSTRAINTS,
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -96,6 +96,8 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
     def _choose_solver(self, n_samples: int) -> str:
+        if self.solver == "falkon":  # the algorithm's name for the one Nyström solver
+            return "nystrom"
         if self.solver != "auto":
             return self.solver
         return "exact" if n_samples <= AUTO_EXACT_MAX_SAMPLES else "nystrom"

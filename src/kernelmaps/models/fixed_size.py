@@ -31,6 +31,7 @@ from sklearn.linear_model import LogisticRegression, Ridge, RidgeClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.svm import LinearSVC, LinearSVR
 
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.maps.nystroem import Nystroem
 
 __all__ = ["FIXED_SIZE_MODELS", "make_fixed_size_model"]
@@ -164,7 +165,7 @@ def _linear_model(model: str | BaseEstimator, model_params: dict | None,
     if not isinstance(model, str) or model not in FIXED_SIZE_MODELS:
         raise ValueError(
             f"model must be one of {sorted(FIXED_SIZE_MODELS)} or a scikit-learn estimator "
-            f"instance; got {model!r}."
+            f"instance; got {model!r}{did_you_mean(model, FIXED_SIZE_MODELS)}."
         )
     cls = FIXED_SIZE_MODELS[model]
     params = dict(model_params or {})

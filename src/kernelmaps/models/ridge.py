@@ -82,8 +82,10 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
     kernel_params : dict, default=None
         Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
         arguments of a callable.
-    solver : {"auto", "exact", "nystrom"}, default="auto"
-        ``"auto"``: exact up to 5,000 samples, Nyström beyond.
+    solver : {"auto", "exact", "nystrom", "falkon"}, default="auto"
+        ``"auto"``: exact up to 5,000 samples, Nyström beyond. ``"falkon"`` and
+        ``"nystrom"`` are the same solver (FALKON over M Nyström centres) under two names:
+        the same model, ``solver_`` ``"nystrom"`` for both.
     n_components : int, default=1000
         Number of Nyström centres M (clamped to n_samples).
     landmarks : {"uniform", "kmeans", "leverage", "renyi"}, default="uniform"
@@ -122,7 +124,7 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         Rows of the training data used as centres (Nyström, when the centres are rows:
         not for k-means).
     solver_ : str
-        The solver used.
+        The solver used: ``"exact"`` or ``"nystrom"`` (also for ``solver="falkon"``).
     n_iter_ : int
         CG iterations run (1 for the exact solver: one direct solve).
     fit_info_ : dict

@@ -70,8 +70,10 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     kernel_params : dict, default=None
         Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
         arguments of a callable.
-    solver : {"auto", "exact", "nystrom"}, default="auto"
-        ``"auto"``: exact up to 5,000 samples, Nyström beyond.
+    solver : {"auto", "exact", "nystrom", "falkon"}, default="auto"
+        ``"auto"``: exact up to 5,000 samples, Nyström beyond. ``"falkon"`` and
+        ``"nystrom"`` are the same solver (FALKON over M Nyström centres) under two names:
+        the same model, ``solver_`` ``"nystrom"`` for both.
     n_components : int, default=1000
         Number of Nyström centres M (clamped to n_samples).
     landmarks : {"uniform", "kmeans", "leverage", "renyi"}, default="uniform"
@@ -115,7 +117,7 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
     center_indices_ : ndarray of shape (M,)
         Rows of the training data used as centres (Nyström, when the centres are rows).
     solver_ : str
-        The solver used.
+        The solver used: ``"exact"`` or ``"nystrom"`` (also for ``solver="falkon"``).
     n_iter_ : int
         CG iterations run (1 for the exact solver).
     fit_info_ : dict

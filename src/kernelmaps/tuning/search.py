@@ -52,6 +52,7 @@ from kernelmaps._ridge import (
     ranking_score,
     ridge_alpha_path,
 )
+from kernelmaps._suggest import did_you_mean
 from kernelmaps.evaluate import (
     METHODS,
     choose_scale,
@@ -110,7 +111,8 @@ def _check_method(method: Any, kernel: Kernel) -> str:
     if not isinstance(method, str):
         raise TypeError(f"method must be a method name (str); got {type(method).__name__}.")
     if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods are {sorted(METHODS)}.")
+        raise ValueError(f"unknown method {method!r}{did_you_mean(method, METHODS)}; valid "
+                         f"methods are {sorted(METHODS)}.")
     if not METHODS[method].supports(kernel):
         raise ValueError(f"method {method!r} does not approximate the {kernel.name!r} kernel; "
                          f"methods for it: {methods_for(kernel)}.")

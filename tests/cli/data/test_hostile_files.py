@@ -443,7 +443,11 @@ def test_valid_files_still_run_the_comparison(tmp_path, capsys):
     (tmp_path / "d.csv.gz").write_bytes(gzip.compress(frame.to_csv(index=False).encode()))
     np.savez_compressed(tmp_path / "d.npz", X=X, y=y)
     for name in ("d.parquet", "d.csv.gz", "d.npz"):
-        assert check_load(tmp_path / name) is not None
+        data = check_load(tmp_path / name)
+        assert data is not None, name  # loaded, not refused
+        # Every value read back as written (the CSV as text: to its 17 significant digits).
+        np.testing.assert_allclose(data.X, X, rtol=1e-15, err_msg=name)
+        np.testing.assert_array_equal(np.asarray(data.y).astype(int), y, err_msg=name)
         check_command(tmp_path / name, capsys, tmp_path, must_fail=False)
 
 
