@@ -30,26 +30,21 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import minimize_scalar
-from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
-from kernelmaps import _cost
 from kernelmaps._ridge import (
     DEFAULT_ALPHAS,
     AlphaPath,
     check_target,
     honest_rows,
-    ranking_score,
     ridge_alpha_path,
 )
 from kernelmaps.evaluate import (
@@ -61,7 +56,7 @@ from kernelmaps.evaluate import (
     methods_for,
     task_of,
 )
-from kernelmaps.kernels import DegenerateKernelWarning, Kernel, resolve_kernel
+from kernelmaps.kernels import Kernel, resolve_kernel
 from kernelmaps.tuning._checks import (
     check_alphas,
     check_bounds,
@@ -69,28 +64,18 @@ from kernelmaps.tuning._checks import (
     check_int,
     check_real,
 )
+from kernelmaps.tuning._search_state import OCTAVES, Search, config_key
 from kernelmaps.tuning.result import Trial, TuneResult
 
 __all__ = ["START_COMPONENTS", "min_rows", "tune"]
 
 #: First D of the doubling (``n_components="auto"``).
 START_COMPONENTS = 128
-#: Default half-width of the γ search, in factors of 2 either side of the median heuristic;
-#: a best γ on the edge widens it, up to :data:`_MAX_OCTAVES`.
-_OCTAVES = 3.0
-_MAX_OCTAVES = 8.0
-#: Step of the bracketing phase and resolution of Brent's refinement, in octaves (log₂ γ).
-_STEP = 1.0
-_RESOLUTION = 0.2
 #: The step either side of the best γ at the final D, in octaves.
 _REFINE_STEP = 0.5
-#: Brent evaluations at most per refinement.
-_MAX_REFINE = 6
 #: Kernel scale parameters the search can set (``alpha`` of the student kernel would collide
 #: with ridge's α in ``params``).
 _SCALES = ("gamma", "length_scale")
-#: Measured times are multiplied by this margin before a budget decision.
-_BUDGET_MARGIN = 1.25
 
 
 # =========================================================================== validation
@@ -116,213 +101,6 @@ def _check_method(method: Any, kernel: Kernel) -> str:
                          f"methods for it: {methods_for(kernel)}.")
     return method
 
-
-# =========================================================================== the search
-class _Search:
-    """The state of one :func:`tune` call: data, budget, evaluations so far."""
-
-    def __init__(self, X: Any, y: np.ndarray, *, kernel: Kernel, scale: str, method: str,
-                 task: str, cv: str | int, alphas: np.ndarray, seed: int, rows: np.ndarray,
-                 budget: float | None, progress: Callable[[Trial, float], None] | None,
-                 expected_steps: int) -> None:
-        self.X, self.y, self.kernel, self.scale = X, y, kernel, scale
-        self.method, self.task, self.cv, self.alphas, self.seed = method, task, cv, alphas, seed
-        self.rows = rows
-        self.X_search, self.y_search = X[rows], y[rows]  # the subsample, copied once
-        self.budget = budget
-        self.progress = progress
-        self.expected_steps = expected_steps
-        self.start = time.perf_counter()
-        self.trials: list[Trial] = []
-        #: (log₂ scale, D) → objective of every configuration scored on the search rows.
-        self.cache: dict[tuple[float, int], float] = {}
-        #: The best configuration so far: its key, fitted map and α path (reused as the
-        #: final model when the search ran on all rows).
-        self.best: tuple[tuple[float, int], Any, AlphaPath] | None = None
-        #: Measured seconds / the cost model's seconds (the largest seen; 1 before any).
-        self.slowdown = 1.0
-        self.measured = 0
-        self.n_targets = np.unique(y).size if task == "classification" else 1
-        #: D → the number of rows scored (the rows that are not landmarks).
-        self.scored_rows: dict[int, int] = {}
-
-    # -- one configuration -------------------------------------------------------------
-    def kernel_at(self, value: float) -> Kernel:
-        params = {self.scale: value}
-        if "sigma" in self.kernel.get_params():
-            params["sigma"] = None  # rbf's other parametrisation of the same scale
-        return clone(self.kernel).set_params(**params)
-
-    def build(self, value: float, n_components: int) -> Any:
-        return METHODS[self.method].build(self.kernel_at(value), n_components, self.seed,
-                                          self.X.shape[1])
-
-    def model_seconds(self, n_rows: int, n_components: int) -> float:
-        """One evaluation by the cost model (:mod:`kernelmaps._cost`): the map's transform
-        of ``n_rows`` rows to D = ``n_components`` features and ridge's α path on them (the
-        Gram matrix and one eigendecomposition), at the measured rate."""
-        d = self.X.shape[1]
-        flops = (_cost.feature_map_flops(n_rows, d, n_components)
-                 + _cost.feature_ridge_flops(n_rows, n_components, self.n_targets, True))
-        return _cost.seconds(flops, threads=None)
-
-    def predicted_seconds(self, n_rows: int, n_components: int) -> float:
-        """The cost model's seconds, scaled by the largest ratio of a measured evaluation
-        to its model seconds seen so far (:meth:`learn_cost`), and by a safety margin."""
-        return _BUDGET_MARGIN * self.slowdown * self.model_seconds(n_rows, n_components)
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def affordable(self, n_components: int, final_components: int | None = None) -> bool:
-        """Whether one more search evaluation at ``n_components`` and then the final fit
-        (at ``final_components``, default the same) fit in the budget."""
-        if self.budget is None:
-            return True
-        final = n_components if final_components is None else final_components
-        needed = (self.predicted_seconds(self.rows.size, n_components)
-                  + self.predicted_seconds(self.y.size, final))
-        return self.elapsed() + needed <= self.budget
-
-    def objective(self, path: AlphaPath) -> float:
-        """The score at the path's α, ranked by the ridge core's one tie rule
-        (:func:`~kernelmaps._ridge.scoring.ranking_score`: equal accuracies ordered by the
-        squared error of the class codes), as the path chose its α."""
-        best = path.best_index
-        return ranking_score(path.scores[best], path.errors[best], self.task, self.rows.size)
-
-    def evaluate(self, log2_value: float, n_components: int, stage: str) -> float:
-        key = _key(log2_value, n_components)
-        if key in self.cache:
-            return self.cache[key]
-        value = float(2.0**key[0])  # the value the cache and the final model use
-        started = time.perf_counter()
-        X, y = self.X_search, self.y_search
-        feature_map = self.build(value, n_components)
-        with warnings.catch_warnings():
-            # Exploring γ visits widths that are too narrow or too wide on purpose: they
-            # score badly and lose; a warning for each would only be noise.
-            warnings.simplefilter("ignore", DegenerateKernelWarning)
-            Z = feature_map.fit_transform(X)
-        scored = honest_rows(feature_map, y.size)
-        self.scored_rows[n_components] = y.size if scored is None else int(scored.sum())
-        path = ridge_alpha_path(Z, y, alphas=self.alphas, task=self.task, cv=self.cv,
-                                random_state=self.seed, score_rows=scored)
-        seconds = time.perf_counter() - started
-        self.learn_cost(seconds, X.shape[0], Z.shape[1])
-        trial = Trial(stage=stage, gamma=value, n_components=n_components,
-                      n_features_out=Z.shape[1], n_rows=X.shape[0], alpha=path.alpha,
-                      score=path.score, time_s=seconds)
-        self.record(trial)
-        self.cache[key] = self.objective(path)
-        if self.best is None or self.cache[key] > self.cache[self.best[0]]:
-            self.best = (key, feature_map, path)
-        return self.cache[key]
-
-    def learn_cost(self, seconds: float, n_rows: int, n_components: int) -> None:
-        """Learn how far this data and this machine now are from the cost model."""
-        ratio = seconds / max(self.model_seconds(n_rows, n_components), 1e-12)
-        # The slowest ratio seen: a busy machine must not make the budget optimistic.
-        self.slowdown = ratio if self.measured == 0 else max(ratio, self.slowdown)
-        self.measured += 1
-
-    def record(self, trial: Trial) -> None:
-        self.trials.append(trial)
-        if self.progress is not None:
-            if self.budget is not None:
-                done = self.elapsed() / self.budget
-            else:
-                done = len(self.trials) / max(self.expected_steps, len(self.trials) + 1)
-            self.progress(trial, min(done, 0.99))
-
-    # -- γ ------------------------------------------------------------------------------
-    def search_scale(self, centre: float, low: float, high: float, n_components: int,
-                     stage: str, widen: bool) -> tuple[float, str]:
-        """The best log₂ scale in [low, high] (octaves), and why the search stopped."""
-        def score(u: float) -> float:
-            return self.evaluate(u, n_components, stage)
-
-        def budget_left() -> bool:
-            return self.affordable(n_components)
-
-        best = centre
-        points = {centre: score(centre)}
-        for u in (centre - _STEP, centre + _STEP):
-            if low <= u <= high:
-                if not budget_left():
-                    return best, "time budget"
-                points[u] = score(u)
-        best = max(points, key=points.get)
-        # Walk downhill until the score drops (a bracket) or the bounds stop the walk.
-        direction = 0.0 if best == centre else math.copysign(1.0, best - centre)
-        while direction:
-            u = best + direction * _STEP
-            if u > high or u < low:
-                if widen and abs(u - centre) <= _MAX_OCTAVES:
-                    low, high = min(low, u), max(high, u)
-                else:
-                    break
-            if not budget_left():
-                return best, "time budget"
-            points[u] = score(u)
-            if points[u] <= points[best]:
-                break
-            best = u
-        left, right = max(low, best - _STEP), min(high, best + _STEP)
-        if right - left <= _RESOLUTION:
-            return best, "bounds"
-        def objective(u: float) -> float:
-            if not budget_left():
-                raise _OutOfTime
-            return -score(float(u))
-
-        try:
-            minimize_scalar(objective, bounds=(left, right), method="bounded",
-                            options={"xatol": _RESOLUTION, "maxiter": _MAX_REFINE})
-        except _OutOfTime:
-            return self.best_scale(n_components, best), "time budget"
-        return self.best_scale(n_components, best), "converged"
-
-    def best_scale(self, n_components: int, default: float) -> float:
-        """The log₂ scale to keep at ``n_components``: the best one scored, or, when several
-        neighbours tie with it, the one nearest the middle of that plateau.
-
-        Accuracy on n rows moves in steps of 1/n, so a broad optimum shows up as a run of
-        near-equal scores, and the best of them is as likely to sit at the run's edge — next
-        to where the score falls off — as in its middle. Ties are scores within half a
-        standard error of the best, ½·√(p(1−p)/n) (regression: exact
-        ties only). On digits (D = 300) the edge of such a run cost 0.7 % test accuracy.
-        """
-        scored = sorted((u, s) for (u, d), s in self.cache.items() if d == n_components)
-        if not scored:
-            return default
-        tie = 0.0
-        if self.task == "classification":
-            p = min(max(max(s for _, s in scored), 0.0), 1.0)
-            tie = 0.5 * math.sqrt(p * (1.0 - p) / self.scored_rows.get(n_components, 1))
-        return plateau_middle([u for u, _ in scored], [s for _, s in scored], tie)
-
-
-def plateau_middle(scales: list[float], values: list[float], tie: float) -> float:
-    """Of the run of neighbouring ``scales`` (sorted) whose values are within ``tie`` of the
-    best, the one nearest the run's middle."""
-    best = int(np.argmax(values))
-    top = values[best]
-    low = high = best
-    while low > 0 and values[low - 1] >= top - tie:
-        low -= 1
-    while high < len(values) - 1 and values[high + 1] >= top - tie:
-        high += 1
-    middle = 0.5 * (scales[low] + scales[high])
-    return min(scales[low:high + 1], key=lambda u: abs(u - middle))
-
-
-def _key(log2_value: float, n_components: int) -> tuple[float, int]:
-    return round(float(log2_value), 9), int(n_components)
-
-
-class _OutOfTime(Exception):
-    """Raised inside Brent's objective to stop it when the budget would be exceeded."""
 
 
 def _next_gain(dimensions: list[int], scores: list[float]) -> float:
@@ -468,25 +246,9 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         raise TypeError(f"progress must be callable or None; got {type(progress).__name__}.")
 
     X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="X")
-    # Scaling by compare's scale rule (one place: choose_scale), before the γ rule reads X.
-    scaling, scale_check = choose_scale(scaling, X)
-    scaler = make_scaler(scaling, sp.issparse(X))
-    if scaler is not None:
-        X = scaler.fit_transform(X)
-    scale_reason = ("set by the caller" if scale_check is None else
-                    f"auto: {scale_check.n_drowned} of the {scale_check.n_features} features "
-                    "carry less than a tenth of an equal share of the variance ("
-                    + ("at least half: standardised" if scale_check.advised
-                       else "fewer than half: left as they are") + ")")
+    X, scaler, scaling, scale_reason = _scaled(X, scaling)
     n = X.shape[0]
-    y = check_target(y, n, "y")
-    task = task_of(y, task)
-    minimum = min_rows(cv)
-    if n < minimum:
-        raise ValueError(f"X has {n} row{'s' * (n != 1)}; tune needs at least {minimum} with "
-                         f"cv={cv!r}.")
-    if task == "classification" and np.unique(y).size < 2:
-        raise ValueError("y holds a single class; classification needs at least two.")
+    y, task = _checked_target(y, n, task, cv)
 
     rng = check_random_state(random_state)
     # An int seeds the map itself, so the map is the one Nystroem(random_state=that int)
@@ -497,12 +259,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         rng.choice(n, size=search_rows, replace=False))
     # The main job's γ rule (the centre of the search), on X as the map sees it.
     heuristic = main_kernel(resolved.name, X, random_state=seed)[1].value
-    centre = math.log2(heuristic)
-    if bounds is None:
-        low, high, widen = centre - _OCTAVES, centre + _OCTAVES, True
-    else:
-        low, high, widen = math.log2(bounds[0]), math.log2(bounds[1]), False
-        centre = min(max(centre, low), high)
+    centre, low, high, widen = _scale_range(heuristic, bounds)
 
     top = _max_components(method, rows.size, max_components)
     start_d = min(fixed if fixed is not None else START_COMPONENTS, top)
@@ -510,68 +267,21 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         raise ValueError(f"n_components={fixed} exceeds the {rows.size} rows the {method} "
                          "landmarks are drawn from; use fewer components or more search_rows.")
     doublings = 0 if fixed is not None else max(0, int(math.log2(max(top / start_d, 1))))
-    search = _Search(X, y, kernel=resolved, scale=scale, method=method, task=task, cv=cv,
+    search = Search(X, y, kernel=resolved, scale=scale, method=method, task=task, cv=cv,
                      alphas=alphas, seed=seed, rows=rows, budget=budget, progress=progress,
                      expected_steps=10 + 2 * doublings)
     notes: list[str] = []
 
-    # -- γ at the starting D -----------------------------------------------------------
+    # -- γ at the starting D, then D by doubling ------------------------------------------
     u_best, stopped = search.search_scale(centre, low, high, start_d, "gamma", widen)
     d_best = start_d
-    # -- D by doubling -------------------------------------------------------------------
     if fixed is None and stopped != "time budget":
-        dims, scores = [start_d], [search.cache[_key(u_best, start_d)]]
-        stopped = "max_components"
-        while 2 * dims[-1] <= top:
-            d = 2 * dims[-1]
-            if not search.affordable(d):
-                stopped = "time budget"
-                break
-            scores.append(search.evaluate(u_best, d, "n_components"))
-            dims.append(d)
-            tolerance = target * max(abs(scores[-1]), 1e-12)
-            # The last doubling gained too little, or the trend says the next one will
-            # (a nan trend compares False: keep growing).
-            if scores[-1] - scores[-2] < tolerance or _next_gain(dims, scores) < tolerance:
-                stopped = "converged"
-                break
-        # The smallest D scoring within the tolerance of the best: a larger D whose gain is
-        # below the tolerance buys cost, not accuracy.
-        good = max(scores) - target * max(abs(max(scores)), 1e-12)
-        d_best = dims[next(i for i, s in enumerate(scores) if s >= good)]
-        if d_best != start_d:
-            # The best γ drifts with D (more landmarks afford a narrower kernel): one
-            # half-octave step either side at the final D.
-            for u in (u_best - _REFINE_STEP, u_best + _REFINE_STEP):
-                if low <= u <= high:
-                    if not search.affordable(d_best):
-                        stopped = "time budget"
-                        break
-                    search.evaluate(u, d_best, "refine")
+        d_best, stopped = _grow_components(search, u_best, start_d, top, target, (low, high))
     u_best = search.best_scale(d_best, u_best)
-    value = float(2.0**u_best)
 
     # -- the final model on all rows ---------------------------------------------------
-    assert search.best is not None
-    best_key, best_map, best_path = search.best
-    if rows.size == n and best_key == _key(u_best, d_best):
-        final_map, path = best_map, best_path  # the search ran on all rows: no refit
-    elif budget is not None and not search.affordable(0, d_best):
-        # Not even the final fit fits: keep the best model of the search rows.
-        final_map, path = best_map, best_path
-        value, d_best = float(2.0 ** best_key[0]), best_key[1]
-        notes.append(f"the time budget left no time to refit on all {n} rows: the model is "
-                     f"the best one fitted on the {rows.size} search rows.")
-        stopped = "time budget"
-    else:
-        t0 = time.perf_counter()
-        final_map = search.build(value, d_best)
-        Z = final_map.fit_transform(X)
-        path = ridge_alpha_path(Z, y, alphas=alphas, task=task, cv=cv, random_state=seed,
-                                score_rows=honest_rows(final_map, n))
-        search.record(Trial(stage="final", gamma=value, n_components=d_best,
-                            n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
-                            score=path.score, time_s=time.perf_counter() - t0))
+    final_map, path, value, d_best, why = _final_fit(search, u_best, d_best, notes)
+    stopped = why or stopped
     if path.alpha in (alphas[0], alphas[-1]) and alphas.size > 1:
         edge = "smallest" if path.alpha == alphas[0] else "largest"
         notes.append(f"the chosen alpha={path.alpha:g} is the {edge} of the grid; a wider "
@@ -586,3 +296,104 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
                       scale_name=scale, heuristic=heuristic,
                       time_s=time.perf_counter() - started, stopped=stopped, notes=notes,
                       scale=scaling, scale_reason=scale_reason)
+
+
+def _scaled(X: Any, scaling: str) -> tuple[Any, Any, str, str]:
+    """``(X scaled, the scaler or None, the scaling chosen, why)``: compare's scale rule (one
+    place: choose_scale), applied before the γ rule reads X."""
+    scaling, scale_check = choose_scale(scaling, X)
+    scaler = make_scaler(scaling, sp.issparse(X))
+    if scaler is not None:
+        X = scaler.fit_transform(X)
+    scale_reason = ("set by the caller" if scale_check is None else
+                    f"auto: {scale_check.n_drowned} of the {scale_check.n_features} features "
+                    "carry less than a tenth of an equal share of the variance ("
+                    + ("at least half: standardised" if scale_check.advised
+                       else "fewer than half: left as they are") + ")")
+    return X, scaler, scaling, scale_reason
+
+
+def _checked_target(y: Any, n: int, task: str, cv: str | int) -> tuple[np.ndarray, str]:
+    """``(y, task)`` checked against the ``n`` rows and the rows ``cv`` needs."""
+    y = check_target(y, n, "y")
+    task = task_of(y, task)
+    minimum = min_rows(cv)
+    if n < minimum:
+        raise ValueError(f"X has {n} row{'s' * (n != 1)}; tune needs at least {minimum} with "
+                         f"cv={cv!r}.")
+    if task == "classification" and np.unique(y).size < 2:
+        raise ValueError("y holds a single class; classification needs at least two.")
+    return y, task
+
+
+def _scale_range(heuristic: float, bounds: tuple[float, float] | None
+                 ) -> tuple[float, float, float, bool]:
+    """``(centre, low, high, widen)`` of the γ search in octaves: the heuristic ± a few
+    octaves that the walk may widen, or the caller's bounds with the centre inside them."""
+    centre = math.log2(heuristic)
+    if bounds is None:
+        return centre, centre - OCTAVES, centre + OCTAVES, True
+    low, high = math.log2(bounds[0]), math.log2(bounds[1])
+    return min(max(centre, low), high), low, high, False
+
+
+def _grow_components(search: Search, u_best: float, start_d: int, top: int, target: float,
+                     bounds: tuple[float, float]) -> tuple[int, str]:
+    """``(D, why the growth stopped)``: D doubled from ``start_d`` at the best γ while a
+    doubling gains at least ``target`` (relative), then γ refined at the D kept."""
+    dims, scores = [start_d], [search.cache[config_key(u_best, start_d)]]
+    stopped = "max_components"
+    while 2 * dims[-1] <= top:
+        d = 2 * dims[-1]
+        if not search.affordable(d):
+            stopped = "time budget"
+            break
+        scores.append(search.evaluate(u_best, d, "n_components"))
+        dims.append(d)
+        tolerance = target * max(abs(scores[-1]), 1e-12)
+        # The last doubling gained too little, or the trend says the next one will
+        # (a nan trend compares False: keep growing).
+        if scores[-1] - scores[-2] < tolerance or _next_gain(dims, scores) < tolerance:
+            stopped = "converged"
+            break
+    # The smallest D scoring within the tolerance of the best: a larger D whose gain is
+    # below the tolerance buys cost, not accuracy.
+    good = max(scores) - target * max(abs(max(scores)), 1e-12)
+    d_best = dims[next(i for i, s in enumerate(scores) if s >= good)]
+    if d_best != start_d:
+        # The best γ drifts with D (more landmarks afford a narrower kernel): one
+        # half-octave step either side at the final D.
+        low, high = bounds
+        for u in (u_best - _REFINE_STEP, u_best + _REFINE_STEP):
+            if low <= u <= high:
+                if not search.affordable(d_best):
+                    stopped = "time budget"
+                    break
+                search.evaluate(u, d_best, "refine")
+    return d_best, stopped
+
+
+def _final_fit(search: Search, u_best: float, d_best: int, notes: list[str]
+               ) -> tuple[Any, AlphaPath, float, int, str | None]:
+    """``(map, α path, γ, D, "time budget" or None)`` of the final model on all rows: the
+    search's best model where it ran on all rows or no time is left for a refit (a note
+    says so), else a refit at (2^``u_best``, ``d_best``)."""
+    value = float(2.0**u_best)
+    (best_u, best_d), best_map, best_path = search.best_scored()
+    X, y = search.X, search.y
+    n = X.shape[0]
+    if search.rows.size == n and (best_u, best_d) == config_key(u_best, d_best):
+        return best_map, best_path, value, d_best, None  # the search ran on all rows
+    if search.budget is not None and not search.affordable(0, d_best):
+        notes.append(f"the time budget left no time to refit on all {n} rows: the model is "
+                     f"the best one fitted on the {search.rows.size} search rows.")
+        return best_map, best_path, float(2.0**best_u), best_d, "time budget"
+    t0 = time.perf_counter()
+    final_map = search.build(value, d_best)
+    Z = final_map.fit_transform(X)
+    path = ridge_alpha_path(Z, y, alphas=search.alphas, task=search.task, cv=search.cv,
+                            random_state=search.seed, score_rows=honest_rows(final_map, n))
+    search.record(Trial(stage="final", gamma=value, n_components=d_best,
+                        n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
+                        score=path.score, time_s=time.perf_counter() - t0))
+    return final_map, path, value, d_best, None
