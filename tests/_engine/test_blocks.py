@@ -92,3 +92,28 @@ def test_small_calls_never_wake_blas_threads(free_cores):
     run_blocks(np.ones((300, 4)), n_out=3, dtype=np.dtype(np.float64), block_fn=block)
     assert seen == [{1}]
     assert _blas_threads() == default  # and the count is given back
+
+
+@pytest.mark.parametrize("n_rows", [1, 255, 256, 4096, 10_000, 3 * 4096 + 5, 100_000])
+@pytest.mark.parametrize(("n_features", "n_targets"), [(30, 1), (1000, 3), (10_000, 1)])
+def test_rank_update_blocks_cover_the_rows_once_at_their_floor_and_in_even_counts(
+        n_rows, n_features, n_targets):
+    P = n_features + 1 + n_targets
+    plan = km._engine.rank_update_plan(n_rows, 8 * (2 * P + n_features), 8 * P, 8 * P * P)
+    assert plan.starts == list(range(0, n_rows, plan.rows))
+    floor = max(256, min(_blocks.RANK_UPDATE_MIN_ROWS, _blocks.RANK_UPDATE_MAX_BYTES // (8 * P)))
+    count = len(plan.starts)
+    two_lanes = _blocks.LANE_BYTES // (8 * P * P) >= 2
+    if count > 1 and two_lanes:
+        assert count % 2 == 0  # equal work for two threads
+    else:
+        assert plan.rows >= min(n_rows, floor)
+    assert 1 <= plan.lanes <= min(_blocks.MAX_LANES, count)
+    assert (plan.lanes > 1) == (count > 1 and two_lanes)
+
+
+def test_a_ten_thousand_row_batch_is_four_blocks_of_2500():
+    P = 30 + 2
+    with km.config_context(block_bytes=64 * 1024):
+        plan = km._engine.rank_update_plan(10_000, 8 * (2 * P + 30), 8 * P, 8 * P * P)
+    assert (plan.rows, len(plan.starts), plan.lanes) == (2500, 4, 4)
