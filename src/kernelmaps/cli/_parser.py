@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 
 from kernelmaps._suggest import did_you_mean
 from kernelmaps.cli._catalog import (
+    DEFAULT_N_COMPONENTS,
     EXACT_AUTO_MAX_SECONDS,
     KERNEL_NAMES,
     MAX_AUTO_CLASSES,
@@ -48,7 +49,6 @@ __all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "DEFAULT_TUNE_OUT", "SCALE_CHO
 
 DEFAULT_OUT = "kernelmaps-report"
 DEFAULT_TUNE_OUT = "kernelmaps-tune-report"
-DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
 #: ``--scale``'s values in every subcommand: ``auto`` applies compare's scale rule
 #: (:func:`kernelmaps.evaluate.choose_scale`).
 SCALE_CHOICES = ("auto", *SCALES)

@@ -53,8 +53,13 @@ from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
 
-__all__ = ["EXACT_AUTO_MAX_SECONDS", "EXACT_AUTO_MAX_TRAIN", "EXACT_AUTO_MEMORY_FRACTION",
-           "EXACT_MAX_TRAIN", "MODELS", "compare", "summarize"]
+__all__ = ["DEFAULT_N_COMPONENTS", "EXACT_AUTO_MAX_SECONDS", "EXACT_AUTO_MAX_TRAIN",
+           "EXACT_AUTO_MEMORY_FRACTION", "EXACT_MAX_TRAIN", "MODELS", "compare", "summarize"]
+
+#: The output dimensions compare sweeps by default (the command line's too): doublings
+#: from a map too small to be useful to one near the exact kernel on a few thousand rows
+#: (chosen with compare, not measured).
+DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
 
 #: ``exact="auto"`` runs the exact-kernel baseline up to this many training rows, and only
 #: while its estimated time and memory fit (:data:`EXACT_AUTO_MAX_SECONDS`,
@@ -168,7 +173,7 @@ def compare(
     *,
     kernel: KernelLike = "rbf",
     methods: Iterable[str] | None = None,
-    n_components: Iterable[int] = (25, 50, 100, 200, 400, 800),
+    n_components: Iterable[int] = DEFAULT_N_COMPONENTS,
     model: str | BaseEstimator = "ridge",
     alpha: float | None = None,
     exact: bool | Literal["auto"] = "auto",
