@@ -18,7 +18,7 @@ from kernelmaps._ridge import (
     ridge_alpha_path,
     row_losses,
 )
-from kernelmaps.tuning._search_state import Search
+from kernelmaps.tuning import search as search_module
 
 
 def test_best_index_orders_by_score_then_error_then_the_larger_alpha():
@@ -50,7 +50,7 @@ def test_tune_ranks_configurations_by_the_same_rule_as_the_path_ranks_alpha():
     X = X[:300] / 16.0
     paths = [ridge_alpha_path(X[:, :k], y[:300], task="classification",
                               alphas=[1e-2, 1.0, 1e2]) for k in (20, 40, 64)]
-    search = Search.__new__(Search)
+    search = search_module._Search.__new__(search_module._Search)
     search.task, search.rows = "classification", np.arange(300)
     objectives = [search.objective(path) for path in paths]
     expected = [ranking_score(p.score, p.errors[p.best_index], "classification", 300)

@@ -30,21 +30,26 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Callable
 from numbers import Integral
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.optimize import minimize_scalar
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
+from kernelmaps import _cost
 from kernelmaps._ridge import (
     DEFAULT_ALPHAS,
     AlphaPath,
     check_target,
     honest_rows,
+    ranking_score,
     ridge_alpha_path,
 )
 from kernelmaps.evaluate import (
@@ -52,69 +57,239 @@ from kernelmaps.evaluate import (
     choose_scale,
     main_kernel,
     make_scaler,
-    median_heuristic_parameter,
-    methods_for,
     task_of,
 )
-from kernelmaps.kernels import Kernel, resolve_kernel
+from kernelmaps.kernels import DegenerateKernelWarning, Kernel
 from kernelmaps.tuning._checks import (
     check_alphas,
     check_bounds,
     check_cv,
     check_int,
+    check_kernel,
+    check_method,
     check_real,
 )
-from kernelmaps.tuning._search_state import OCTAVES, Search, config_key
+from kernelmaps.tuning._curves import next_gain, plateau_middle
 from kernelmaps.tuning.result import Trial, TuneResult
 
 __all__ = ["START_COMPONENTS", "min_rows", "tune"]
 
 #: First D of the doubling (``n_components="auto"``).
 START_COMPONENTS = 128
+#: Default half-width of the γ search, in factors of 2 either side of the median heuristic;
+#: a best γ on the edge widens it, up to :data:`_MAX_OCTAVES`.
+_OCTAVES = 3.0
+_MAX_OCTAVES = 8.0
+#: Step of the bracketing phase and resolution of Brent's refinement, in octaves (log₂ γ).
+_STEP = 1.0
+_RESOLUTION = 0.2
 #: The step either side of the best γ at the final D, in octaves.
 _REFINE_STEP = 0.5
-#: Kernel scale parameters the search can set (``alpha`` of the student kernel would collide
-#: with ridge's α in ``params``).
-_SCALES = ("gamma", "length_scale")
+#: Brent evaluations at most per refinement.
+_MAX_REFINE = 6
+#: Measured times are multiplied by this margin before a budget decision.
+_BUDGET_MARGIN = 1.25
 
 
-# =========================================================================== validation
-def _check_kernel(kernel: Any) -> tuple[Kernel, str]:
-    resolved = resolve_kernel(kernel, owner="tune")
-    scale = median_heuristic_parameter(resolved)
-    if scale not in _SCALES:
-        raise ValueError(
-            f"tune searches a kernel's scale ({' or '.join(_SCALES)}) around the median "
-            f"heuristic; the {resolved.name!r} kernel has none it can search. Use one of "
-            "'rbf', 'laplacian', 'chi2', 'poly', 'sigmoid', 'matern', or GridSearchCV "
-            "(kernel objects take set_params).")
-    return resolved, scale
+# =========================================================================== the search
+class _Search:
+    """The state of one :func:`tune` call: data, budget, evaluations so far."""
+
+    def __init__(self, X: Any, y: np.ndarray, *, kernel: Kernel, scale: str, method: str,
+                 task: str, cv: str | int, alphas: np.ndarray, seed: int, rows: np.ndarray,
+                 budget: float | None, progress: Callable[[Trial, float], None] | None,
+                 expected_steps: int) -> None:
+        self.X, self.y, self.kernel, self.scale = X, y, kernel, scale
+        self.method, self.task, self.cv, self.alphas, self.seed = method, task, cv, alphas, seed
+        self.rows = rows
+        self.X_search, self.y_search = X[rows], y[rows]  # the subsample, copied once
+        self.budget = budget
+        self.progress = progress
+        self.expected_steps = expected_steps
+        self.start = time.perf_counter()
+        self.trials: list[Trial] = []
+        #: (log₂ scale, D) → objective of every configuration scored on the search rows.
+        self.cache: dict[tuple[float, int], float] = {}
+        #: The best configuration so far: its key, fitted map and α path (reused as the
+        #: final model when the search ran on all rows).
+        self.best: tuple[tuple[float, int], Any, AlphaPath] | None = None
+        #: Measured seconds / the cost model's seconds (the largest seen; 1 before any).
+        self.slowdown = 1.0
+        self.measured = 0
+        self.n_targets = np.unique(y).size if task == "classification" else 1
+        #: D → the number of rows scored (the rows that are not landmarks).
+        self.scored_rows: dict[int, int] = {}
+
+    # -- one configuration -------------------------------------------------------------
+    def kernel_at(self, value: float) -> Kernel:
+        params = {self.scale: value}
+        if "sigma" in self.kernel.get_params():
+            params["sigma"] = None  # rbf's other parametrisation of the same scale
+        return clone(self.kernel).set_params(**params)
+
+    def build(self, value: float, n_components: int) -> Any:
+        return METHODS[self.method].build(self.kernel_at(value), n_components, self.seed,
+                                          self.X.shape[1])
+
+    def model_seconds(self, n_rows: int, n_components: int) -> float:
+        """One evaluation by the cost model (:mod:`kernelmaps._cost`): the map's transform
+        of ``n_rows`` rows to D = ``n_components`` features and ridge's α path on them (the
+        Gram matrix and one eigendecomposition), at the measured rate."""
+        d = self.X.shape[1]
+        flops = (_cost.feature_map_flops(n_rows, d, n_components)
+                 + _cost.feature_ridge_flops(n_rows, n_components, self.n_targets, True))
+        return _cost.seconds(flops, threads=None)
+
+    def predicted_seconds(self, n_rows: int, n_components: int) -> float:
+        """The cost model's seconds, scaled by the largest ratio of a measured evaluation
+        to its model seconds seen so far (:meth:`learn_cost`), and by a safety margin."""
+        return _BUDGET_MARGIN * self.slowdown * self.model_seconds(n_rows, n_components)
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.start
+
+    def affordable(self, n_components: int, final_components: int | None = None) -> bool:
+        """Whether one more search evaluation at ``n_components`` and then the final fit
+        (at ``final_components``, default the same) fit in the budget."""
+        if self.budget is None:
+            return True
+        final = n_components if final_components is None else final_components
+        needed = (self.predicted_seconds(self.rows.size, n_components)
+                  + self.predicted_seconds(self.y.size, final))
+        return self.elapsed() + needed <= self.budget
+
+    def objective(self, path: AlphaPath) -> float:
+        """The score at the path's α, ranked by the ridge core's one tie rule
+        (:func:`~kernelmaps._ridge.scoring.ranking_score`: equal accuracies ordered by the
+        squared error of the class codes), as the path chose its α."""
+        best = path.best_index
+        return ranking_score(path.scores[best], path.errors[best], self.task, self.rows.size)
+
+    def evaluate(self, log2_value: float, n_components: int, stage: str) -> float:
+        key = _key(log2_value, n_components)
+        if key in self.cache:
+            return self.cache[key]
+        value = float(2.0**key[0])  # the value the cache and the final model use
+        started = time.perf_counter()
+        X, y = self.X_search, self.y_search
+        feature_map = self.build(value, n_components)
+        with warnings.catch_warnings():
+            # Exploring γ visits widths that are too narrow or too wide on purpose: they
+            # score badly and lose; a warning for each would only be noise.
+            warnings.simplefilter("ignore", DegenerateKernelWarning)
+            Z = feature_map.fit_transform(X)
+        scored = honest_rows(feature_map, y.size)
+        self.scored_rows[n_components] = y.size if scored is None else int(scored.sum())
+        path = ridge_alpha_path(Z, y, alphas=self.alphas, task=self.task, cv=self.cv,
+                                random_state=self.seed, score_rows=scored)
+        seconds = time.perf_counter() - started
+        self.learn_cost(seconds, X.shape[0], Z.shape[1])
+        trial = Trial(stage=stage, gamma=value, n_components=n_components,
+                      n_features_out=Z.shape[1], n_rows=X.shape[0], alpha=path.alpha,
+                      score=path.score, time_s=seconds)
+        self.record(trial)
+        self.cache[key] = self.objective(path)
+        if self.best is None or self.cache[key] > self.cache[self.best[0]]:
+            self.best = (key, feature_map, path)
+        return self.cache[key]
+
+    def best_scored(self) -> tuple[tuple[float, int], Any, AlphaPath]:
+        """``((log₂ scale, D), map, α path)`` of the best configuration scored so far."""
+        if self.best is None:
+            raise RuntimeError("tune scored no configuration: search_scale scores its centre "
+                               "before anything else, so a search has one from its start.")
+        return self.best
+
+    def learn_cost(self, seconds: float, n_rows: int, n_components: int) -> None:
+        """Learn how far this data and this machine now are from the cost model."""
+        ratio = seconds / max(self.model_seconds(n_rows, n_components), 1e-12)
+        # The slowest ratio seen: a busy machine must not make the budget optimistic.
+        self.slowdown = ratio if self.measured == 0 else max(ratio, self.slowdown)
+        self.measured += 1
+
+    def record(self, trial: Trial) -> None:
+        self.trials.append(trial)
+        if self.progress is not None:
+            if self.budget is not None:
+                done = self.elapsed() / self.budget
+            else:
+                done = len(self.trials) / max(self.expected_steps, len(self.trials) + 1)
+            self.progress(trial, min(done, 0.99))
+
+    # -- γ ------------------------------------------------------------------------------
+    def search_scale(self, centre: float, low: float, high: float, n_components: int,
+                     stage: str, widen: bool) -> tuple[float, str]:
+        """The best log₂ scale in [low, high] (octaves), and why the search stopped."""
+        def score(u: float) -> float:
+            return self.evaluate(u, n_components, stage)
+
+        def budget_left() -> bool:
+            return self.affordable(n_components)
+
+        best = centre
+        points = {centre: score(centre)}
+        for u in (centre - _STEP, centre + _STEP):
+            if low <= u <= high:
+                if not budget_left():
+                    return best, "time budget"
+                points[u] = score(u)
+        best = max(points, key=points.get)
+        # Walk downhill until the score drops (a bracket) or the bounds stop the walk.
+        direction = 0.0 if best == centre else math.copysign(1.0, best - centre)
+        while direction:
+            u = best + direction * _STEP
+            if u > high or u < low:
+                if widen and abs(u - centre) <= _MAX_OCTAVES:
+                    low, high = min(low, u), max(high, u)
+                else:
+                    break
+            if not budget_left():
+                return best, "time budget"
+            points[u] = score(u)
+            if points[u] <= points[best]:
+                break
+            best = u
+        left, right = max(low, best - _STEP), min(high, best + _STEP)
+        if right - left <= _RESOLUTION:
+            return best, "bounds"
+        def objective(u: float) -> float:
+            if not budget_left():
+                raise _OutOfTime
+            return -score(float(u))
+
+        try:
+            minimize_scalar(objective, bounds=(left, right), method="bounded",
+                            options={"xatol": _RESOLUTION, "maxiter": _MAX_REFINE})
+        except _OutOfTime:
+            return self.best_scale(n_components, best), "time budget"
+        return self.best_scale(n_components, best), "converged"
+
+    def best_scale(self, n_components: int, default: float) -> float:
+        """The log₂ scale to keep at ``n_components``: the best one scored, or, when several
+        neighbours tie with it, the one nearest the middle of that plateau.
+
+        Accuracy on n rows moves in steps of 1/n, so a broad optimum shows up as a run of
+        near-equal scores, and the best of them is as likely to sit at the run's edge — next
+        to where the score falls off — as in its middle. Ties are scores within half a
+        standard error of the best, ½·√(p(1−p)/n) (regression: exact
+        ties only). On digits (D = 300) the edge of such a run cost 0.7 % test accuracy.
+        """
+        scored = sorted((u, s) for (u, d), s in self.cache.items() if d == n_components)
+        if not scored:
+            return default
+        tie = 0.0
+        if self.task == "classification":
+            p = min(max(max(s for _, s in scored), 0.0), 1.0)
+            tie = 0.5 * math.sqrt(p * (1.0 - p) / self.scored_rows.get(n_components, 1))
+        return plateau_middle([u for u, _ in scored], [s for _, s in scored], tie)
 
 
-def _check_method(method: Any, kernel: Kernel) -> str:
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a method name (str); got {type(method).__name__}.")
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid methods are {sorted(METHODS)}.")
-    if not METHODS[method].supports(kernel):
-        raise ValueError(f"method {method!r} does not approximate the {kernel.name!r} kernel; "
-                         f"methods for it: {methods_for(kernel)}.")
-    return method
+def _key(log2_value: float, n_components: int) -> tuple[float, int]:
+    return round(float(log2_value), 9), int(n_components)
 
 
-
-def _next_gain(dimensions: list[int], scores: list[float]) -> float:
-    """The gain the next doubling is likely to bring: a least-squares line through
-    (log D, log gain) of the doublings so far, extrapolated (nan: no trend to fit)."""
-    gains = np.diff(scores)
-    at = np.asarray(dimensions[1:], dtype=float)
-    positive = gains > 0
-    if positive.sum() < 2:
-        return math.nan
-    slope, intercept = np.polyfit(np.log(at[positive]), np.log(gains[positive]), 1)
-    if slope >= 0:
-        return math.nan
-    return float(math.exp(intercept + slope * math.log(2.0 * dimensions[-1])))
+class _OutOfTime(Exception):
+    """Raised inside Brent's objective to stop it when the budget would be exceeded."""
 
 
 def _max_components(method: str, n_rows: int, max_components: int) -> int:
@@ -229,8 +404,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     """
     started = time.perf_counter()
     scaling = scale  # `scale` names the kernel's scale parameter below
-    resolved, scale = _check_kernel(kernel)
-    method = _check_method(method, resolved)
+    resolved, scale = check_kernel(kernel)
+    method = check_method(method, resolved)
     target = check_real("target", target, 0.0, 1.0)
     cv = check_cv(cv)
     budget = None if time_budget is None else check_real("time_budget", time_budget, 0.0)
@@ -267,7 +442,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         raise ValueError(f"n_components={fixed} exceeds the {rows.size} rows the {method} "
                          "landmarks are drawn from; use fewer components or more search_rows.")
     doublings = 0 if fixed is not None else max(0, int(math.log2(max(top / start_d, 1))))
-    search = Search(X, y, kernel=resolved, scale=scale, method=method, task=task, cv=cv,
+    search = _Search(X, y, kernel=resolved, scale=scale, method=method, task=task, cv=cv,
                      alphas=alphas, seed=seed, rows=rows, budget=budget, progress=progress,
                      expected_steps=10 + 2 * doublings)
     notes: list[str] = []
@@ -332,16 +507,16 @@ def _scale_range(heuristic: float, bounds: tuple[float, float] | None
     octaves that the walk may widen, or the caller's bounds with the centre inside them."""
     centre = math.log2(heuristic)
     if bounds is None:
-        return centre, centre - OCTAVES, centre + OCTAVES, True
+        return centre, centre - _OCTAVES, centre + _OCTAVES, True
     low, high = math.log2(bounds[0]), math.log2(bounds[1])
     return min(max(centre, low), high), low, high, False
 
 
-def _grow_components(search: Search, u_best: float, start_d: int, top: int, target: float,
+def _grow_components(search: _Search, u_best: float, start_d: int, top: int, target: float,
                      bounds: tuple[float, float]) -> tuple[int, str]:
     """``(D, why the growth stopped)``: D doubled from ``start_d`` at the best γ while a
     doubling gains at least ``target`` (relative), then γ refined at the D kept."""
-    dims, scores = [start_d], [search.cache[config_key(u_best, start_d)]]
+    dims, scores = [start_d], [search.cache[_key(u_best, start_d)]]
     stopped = "max_components"
     while 2 * dims[-1] <= top:
         d = 2 * dims[-1]
@@ -353,7 +528,7 @@ def _grow_components(search: Search, u_best: float, start_d: int, top: int, targ
         tolerance = target * max(abs(scores[-1]), 1e-12)
         # The last doubling gained too little, or the trend says the next one will
         # (a nan trend compares False: keep growing).
-        if scores[-1] - scores[-2] < tolerance or _next_gain(dims, scores) < tolerance:
+        if scores[-1] - scores[-2] < tolerance or next_gain(dims, scores) < tolerance:
             stopped = "converged"
             break
     # The smallest D scoring within the tolerance of the best: a larger D whose gain is
@@ -373,7 +548,7 @@ def _grow_components(search: Search, u_best: float, start_d: int, top: int, targ
     return d_best, stopped
 
 
-def _final_fit(search: Search, u_best: float, d_best: int, notes: list[str]
+def _final_fit(search: _Search, u_best: float, d_best: int, notes: list[str]
                ) -> tuple[Any, AlphaPath, float, int, str | None]:
     """``(map, α path, γ, D, "time budget" or None)`` of the final model on all rows: the
     search's best model where it ran on all rows or no time is left for a refit (a note
@@ -382,7 +557,7 @@ def _final_fit(search: Search, u_best: float, d_best: int, notes: list[str]
     (best_u, best_d), best_map, best_path = search.best_scored()
     X, y = search.X, search.y
     n = X.shape[0]
-    if search.rows.size == n and (best_u, best_d) == config_key(u_best, d_best):
+    if search.rows.size == n and (best_u, best_d) == _key(u_best, d_best):
         return best_map, best_path, value, d_best, None  # the search ran on all rows
     if search.budget is not None and not search.affordable(0, d_best):
         notes.append(f"the time budget left no time to refit on all {n} rows: the model is "
