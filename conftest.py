@@ -12,7 +12,7 @@ started — its own default, as users run kernelmaps:
 * kernelmaps itself no longer needs the pin to be fast: its engine keeps BLAS on one thread
   inside every call of several blocks and every small call, and runs its own threads only
   where a call's work pays for them and a core is free (``kernelmaps._engine``). The marked
-  tests check exactly that, where users meet it: the engine (``tests/test_engine.py``), a map
+  tests check exactly that, where users meet it: the engine (``tests/_engine/``), a map
   (``tests/maps/test_nystroem.py``), and every map against scikit-learn, a model and
   ``evaluate.compare`` (listed in :data:`DEFAULT_BLAS_TESTS`, so that those modules need not
   know about this set-up). They are a few seconds of the suite, so the suite's wall time

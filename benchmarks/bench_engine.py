@@ -41,7 +41,7 @@ from threadpoolctl import ThreadpoolController, threadpool_limits
 import kernelmaps as km
 from benchmarks._harness import machine_lines
 from kernelmaps import _engine
-from kernelmaps._engine import run_blocks, single_threaded_blas
+from kernelmaps._engine import _blocks, run_blocks, single_threaded_blas
 from kernelmaps._fastmath import cos_inplace
 
 N_FEATURES = 64
@@ -112,8 +112,8 @@ def fixed_costs(repeats: int) -> None:
             pass
 
     X = np.zeros((512, N_FEATURES))
-    with km.config_context(block_bytes=4096), mock.patch.object(_engine, "FLOPS_PER_THREAD", 1), \
-            mock.patch.object(_engine, "_free_cores", float):
+    with km.config_context(block_bytes=4096), mock.patch.object(_blocks, "FLOPS_PER_THREAD", 1), \
+            mock.patch.object(_blocks, "free_cores", float):
         # 4096 bytes / (64 outputs × 8 bytes) → four blocks of 128 rows (zeroed: the
         # engine checks every block for non-finite values).
         calls = [lambda n=n: run_blocks(X, n_out=N_FEATURES, dtype=np.dtype(np.float64),
@@ -145,8 +145,8 @@ def crossover(repeats: int, rate: float) -> None:
             for threads in (1, 2):
                 def call(threads=threads, X=X, est=est, quarter=work / 4) -> None:
                     with km.config_context(n_threads=threads), \
-                            mock.patch.object(_engine, "FLOPS_PER_THREAD", quarter), \
-                            mock.patch.object(_engine, "_free_cores", float):
+                            mock.patch.object(_blocks, "FLOPS_PER_THREAD", quarter), \
+                            mock.patch.object(_blocks, "free_cores", float):
                         est.transform(X)
                 fns.append(call)
             one, two = interleaved_medians(fns, repeats)

@@ -26,8 +26,7 @@ import pytest
 from threadpoolctl import threadpool_info, threadpool_limits
 
 import kernelmaps as km
-from kernelmaps import _engine
-from kernelmaps._engine import single_threaded_blas
+from kernelmaps._engine import _blocks, single_threaded_blas
 from kernelmaps.kernels import get_kernel
 from kernelmaps.maps import Nystroem
 from tests._estimators import ENTRIES, Entry, by_id, make_data
@@ -45,8 +44,8 @@ def _engine_threads_whatever_the_work(monkeypatch):
     """The inputs here are small, so the engine would run them on the caller's thread: let it
     run its threads however little the work and however busy the machine (blocks of 128
     rows), so that its threads are what these tests exercise."""
-    monkeypatch.setattr(_engine, "FLOPS_PER_THREAD", 1)
-    monkeypatch.setattr(_engine, "_free_cores", lambda cores: float(cores))
+    monkeypatch.setattr(_blocks, "FLOPS_PER_THREAD", 1)
+    monkeypatch.setattr(_blocks, "free_cores", lambda cores: float(cores))
 
 
 def outputs(e: Entry, est, X) -> dict[str, np.ndarray]:
@@ -206,11 +205,11 @@ def test_concurrent_transforms_leave_blas_threads_as_they_were():
         import numpy as np
         from threadpoolctl import threadpool_info
         import kernelmaps as km
-        from kernelmaps import _engine
+        from kernelmaps._engine import _blocks
 
         # Threads however small the work and busy the machine (as the fixture above does).
-        _engine.FLOPS_PER_THREAD = 1
-        _engine._free_cores = lambda cores: float(cores)
+        _blocks.FLOPS_PER_THREAD = 1
+        _blocks.free_cores = lambda cores: float(cores)
 
         def blas():
             return sorted({i["num_threads"] for i in threadpool_info()

@@ -131,7 +131,11 @@ FEATURE_ENTRY_FLOPS = 40.0
 #: included, the two kernel-row blocks not) at n = 3,000 and 5,000 (tracemalloc, load 9-10).
 ALPHA_PATH_ARRAYS = 2.5
 #: Kernel rows computed (or test rows mapped) per block by the exact baseline: its
-#: temporaries are two blocks of ``BLOCK_ROWS × n`` float64 values.
+#: temporaries are two blocks of ``BLOCK_ROWS × n`` float64 values. Not the engine's
+#: working-set rule on purpose: each test-row block is one triangular solve that streams the
+#: whole n × n factor, so blocks must stay wide as n grows (the engine's 8 MB working set
+#: would give 209 rows at n = 5,000: five times the passes over a 200 MB factor). Chosen
+#: with the baseline (e5c6d55), not measured.
 BLOCK_ROWS = 1024
 
 

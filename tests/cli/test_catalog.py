@@ -13,6 +13,7 @@ import pytest
 
 from kernelmaps import evaluate, kernels
 from kernelmaps.cli import _catalog
+from kernelmaps.evaluate import comparison
 from tests.cli.conftest import ENV
 
 
@@ -24,6 +25,7 @@ def test_the_catalog_is_the_registries():
     assert _catalog.SCALES == evaluate.SCALES
     assert _catalog.MAX_AUTO_CLASSES == evaluate.MAX_AUTO_CLASSES
     assert _catalog.EXACT_AUTO_MAX_SECONDS == evaluate.EXACT_AUTO_MAX_SECONDS
+    assert _catalog.DEFAULT_N_COMPONENTS == comparison.DEFAULT_N_COMPONENTS
 
 
 @pytest.mark.parametrize("name", ["Gaussian", "squared-exponential", "RBF", "poly", "nope"])

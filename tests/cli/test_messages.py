@@ -135,7 +135,7 @@ def test_out_unwritable_fails_before_loading_the_data(capsys, tmp_path, monkeypa
 def test_out_in_a_read_only_folder(capsys, tmp_path, monkeypatch):
     # Root writes into folders whose permission bits say read-only (CI runs as root), so the
     # refusal a user sees is simulated where the probe is made: the folder's OS error.
-    import kernelmaps.cli._parser as parser
+    import kernelmaps.cli._values as values
 
     locked = tmp_path / "locked"
     locked.mkdir()
@@ -144,7 +144,7 @@ def test_out_in_a_read_only_folder(capsys, tmp_path, monkeypatch):
         def __init__(self, *, dir, prefix):
             raise PermissionError(13, "Permission denied", str(dir))
 
-    monkeypatch.setattr(parser.tempfile, "TemporaryDirectory", Refused)
+    monkeypatch.setattr(values.tempfile, "TemporaryDirectory", Refused)
     line = one_error_line(capsys, "compare", "--out", str(locked / "report"))
     assert "argument --out: cannot write the report folder" in line
     assert f"(Permission denied in {locked})" in line and "choose a writable directory" in line

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel, sigmoid_kernel
 
 import kernelmaps as km
-from kernelmaps import _engine
+from kernelmaps._engine import _blocks
 from kernelmaps.kernels import IndefiniteKernelWarning, RBFKernel
 
 
@@ -141,8 +141,8 @@ def test_overflowing_kernel_raises_instead_of_nan():
 @pytest.mark.parametrize("n_jobs", [None, 1, 2, -1])
 def test_n_jobs_does_not_change_results(n_jobs, rng, monkeypatch):
     # Engine threads however small the work and busy the machine, so they really run.
-    monkeypatch.setattr(_engine, "FLOPS_PER_THREAD", 1)
-    monkeypatch.setattr(_engine, "_free_cores", lambda cores: float(cores))
+    monkeypatch.setattr(_blocks, "FLOPS_PER_THREAD", 1)
+    monkeypatch.setattr(_blocks, "free_cores", lambda cores: float(cores))
     X = rng.uniform(size=(3000, 5))
 
     def features(n_jobs):

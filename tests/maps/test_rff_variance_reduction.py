@@ -30,8 +30,9 @@ from kernelmaps.maps import (
 )
 from kernelmaps.maps._principal import PRINCIPAL_SAMPLE_ROWS, principal_frame
 from kernelmaps.maps._quadrature import paired_radial_rule, regular_simplex
+from kernelmaps.maps._structure_policy import AUTO_MAX_EFFECTIVE_DIMENSION
 from kernelmaps.maps._structures import BUILTIN_STRUCTURES
-from kernelmaps.maps.fourier import AUTO_MAX_EFFECTIVE_DIMENSION, RandomFourierFeatures
+from kernelmaps.maps.fourier import RandomFourierFeatures
 
 KERNELS = {
     "rbf": get_kernel("rbf", gamma=0.4),

@@ -257,7 +257,7 @@ def test_partial_fit_keeps_its_buffers_between_batches_but_never_pickles_them():
 
 
 def test_a_batch_is_cut_into_an_even_number_of_equal_blocks_for_two_threads():
-    from kernelmaps.models._accumulator import MIN_BLOCK_ROWS
+    from kernelmaps._engine import RANK_UPDATE_MIN_ROWS as MIN_BLOCK_ROWS
 
     rbf = RBFSampler(gamma=0.3, n_components=30, random_state=0).fit(X)
     sizes: list[int] = []

@@ -10,8 +10,8 @@ when a registry and this copy differ, so a kernel or method added there is added
 
 from __future__ import annotations
 
-__all__ = ["EXACT_AUTO_MAX_SECONDS", "KERNEL_ALIASES", "KERNEL_NAMES", "MAX_AUTO_CLASSES",
-           "METHOD_NAMES", "MODEL_NAMES", "SCALES", "canonical_kernel_name"]
+__all__ = ["DEFAULT_N_COMPONENTS", "EXACT_AUTO_MAX_SECONDS", "KERNEL_ALIASES", "KERNEL_NAMES",
+           "MAX_AUTO_CLASSES", "METHOD_NAMES", "MODEL_NAMES", "SCALES", "canonical_kernel_name"]
 
 #: The registered kernel names (sorted(kernelmaps.kernels.KERNELS)).
 KERNEL_NAMES = ("additive_chi2", "additive_chi2_psd", "arccos", "chi2", "cosine",
@@ -34,6 +34,8 @@ SCALES = ("none", "standard", "minmax")
 MAX_AUTO_CLASSES = 20
 #: kernelmaps.evaluate.EXACT_AUTO_MAX_SECONDS: exact="auto" runs the baseline below this.
 EXACT_AUTO_MAX_SECONDS = 60.0
+#: kernelmaps.evaluate.comparison.DEFAULT_N_COMPONENTS: the output dimensions compare sweeps.
+DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
 
 
 def canonical_kernel_name(name: str) -> str | None:

@@ -1,4 +1,4 @@
-"""The ``kernelmaps`` command's options: the argument parser and its value types.
+"""The ``kernelmaps`` command's options: the argument parser (its value types in ``_values``).
 
 :mod:`argparse` (no extra dependency; subcommands, ``--exact/--no-exact`` and exit status 2
 for usage errors are built in), with one-line errors. Each value type refuses bad text with
@@ -12,24 +12,36 @@ loading NumPy or scikit-learn.
 from __future__ import annotations
 
 import argparse
-import importlib
-import math
 import re
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from kernelmaps._suggest import did_you_mean
 from kernelmaps.cli._catalog import (
+    DEFAULT_N_COMPONENTS,
     EXACT_AUTO_MAX_SECONDS,
-    KERNEL_ALIASES,
     KERNEL_NAMES,
     MAX_AUTO_CLASSES,
     METHOD_NAMES,
     MODEL_NAMES,
     SCALES,
-    canonical_kernel_name,
+)
+from kernelmaps.cli._values import (
+    aliases_text,
+    degree,
+    fraction,
+    gamma,
+    int_at_least,
+    int_list,
+    kernel_name,
+    kernel_param,
+    keyword_or_int,
+    method_names,
+    model_path,
+    number,
+    number_above_zero,
+    output_dir,
+    positive_int,
 )
 
 __all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "DEFAULT_TUNE_OUT", "SCALE_CHOICES",
@@ -37,7 +49,6 @@ __all__ = ["DEFAULT_N_COMPONENTS", "DEFAULT_OUT", "DEFAULT_TUNE_OUT", "SCALE_CHO
 
 DEFAULT_OUT = "kernelmaps-report"
 DEFAULT_TUNE_OUT = "kernelmaps-tune-report"
-DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
 #: ``--scale``'s values in every subcommand: ``auto`` applies compare's scale rule
 #: (:func:`kernelmaps.evaluate.choose_scale`).
 SCALE_CHOICES = ("auto", *SCALES)
@@ -105,217 +116,6 @@ class _Parser(argparse.ArgumentParser):
         return None
 
 
-# =========================================================================== parsing
-def _int_list(text: str) -> list[int]:
-    try:
-        values = [int(part) for part in text.replace(" ", "").split(",") if part]
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected comma-separated integers such as 50,100,200; got {text!r}") from None
-    if not values or min(values) < 1:
-        raise argparse.ArgumentTypeError(f"expected positive integers; got {text!r}")
-    return values
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
-    return value
-
-
-def _number_above_zero(example: str, below: float | None = None) -> Any:
-    """A value type for a finite number in (0, ``below``) — or > 0 when ``below`` is None
-    (``example`` shows one)."""
-    expected = "a positive number" if below is None else f"a number in (0, {below:g})"
-
-    def number(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            value = -1.0
-        if not (math.isfinite(value) and value > 0 and (below is None or value < below)):
-            raise argparse.ArgumentTypeError(f"expected {expected} such as {example}; got "
-                                             f"{text!r}")
-        return value
-
-    return number
-
-
-def _fraction(example: str) -> Any:
-    """A value type for a number strictly between 0 and 1 (``example`` shows one)."""
-    return _number_above_zero(example, below=1.0)
-
-
-def _int_at_least(low: int, high: int | None = None, what: str = "") -> Any:
-    """A value type for an integer in [low, high] (``what`` says what it counts)."""
-    bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
-
-    def integer(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = low - 1
-        if value < low or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"expected an integer {bounds}{what}; got {text!r}")
-        return value
-
-    return integer
-
-
-def _keyword_or_int(keyword: str, low: int) -> Any:
-    """A value type for ``keyword`` itself or an integer >= ``low`` (``--n-components auto``,
-    ``--cv loo``)."""
-    integer = _int_at_least(low)
-
-    def parse(text: str) -> str | int:
-        if text == keyword:
-            return text
-        try:
-            return integer(text)
-        except argparse.ArgumentTypeError:
-            raise argparse.ArgumentTypeError(
-                f"expected {keyword!r} or an integer >= {low}; got {text!r}") from None
-
-    return parse
-
-
-def _kernel_name(text: str) -> str:
-    """A kernel name or alias (kept as typed; :func:`resolve_kernel` reads aliases)."""
-    if text == "precomputed":  # the command explains why it cannot take one
-        return text
-    if canonical_kernel_name(text) is None:
-        raise argparse.ArgumentTypeError(
-            f"unknown kernel {text!r}{did_you_mean(text, [*KERNEL_NAMES, *KERNEL_ALIASES])}; "
-            f"valid kernels are {sorted(KERNEL_NAMES)} (aliases: {_aliases_text()})")
-    return text
-
-
-def _aliases_text() -> str:
-    return ", ".join(f"{alias} = {name}" for alias, name in KERNEL_ALIASES.items())
-
-
-def _method_names(text: str) -> str:
-    """Comma-separated method names, each checked against the registry (kept as typed)."""
-    for name in (part.strip() for part in text.split(",")):
-        if name and name not in METHOD_NAMES:
-            raise argparse.ArgumentTypeError(
-                f"unknown method {name!r}{did_you_mean(name, METHOD_NAMES)}; valid "
-                f"methods are {sorted(METHOD_NAMES)}")
-    return text
-
-
-def _output_dir(text: str) -> str:
-    """A report folder that can be written: checked before any work, by creating (and
-    removing) a probe in the folder or in its nearest existing parent — the permission bits
-    alone do not say it (root, read-only file systems, /proc)."""
-    path = Path(text).expanduser()
-    if path.exists() and not path.is_dir():
-        raise argparse.ArgumentTypeError(f"{text} exists and is not a directory; choose "
-                                         "another path")
-    _writable_folder(path, text, "the report folder")
-    return text
-
-
-def _writable_folder(path: Path, text: str, what: str) -> Path:
-    """The nearest existing folder of ``path``, checked writable by creating (and removing) a
-    probe in it — the permission bits alone do not say it (root, read-only file systems,
-    /proc)."""
-    existing = path
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise argparse.ArgumentTypeError(f"cannot create {text}: {existing} is not a "
-                                         "directory; choose another path")
-    try:
-        tempfile.TemporaryDirectory(dir=existing, prefix=".kernelmaps-probe-").cleanup()
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise argparse.ArgumentTypeError(f"cannot write {what} {text} ({reason} in "
-                                         f"{existing}); choose a writable directory") from None
-    return existing
-
-
-def _model_path(text: str) -> str:
-    """``--save PATH``: checked before any work — skops importable (the ``persist`` extra)
-    and the file writable, so a long search does not end in a traceback."""
-    try:
-        importlib.import_module("skops.io")
-    except ImportError:
-        raise argparse.ArgumentTypeError(
-            "saving a model needs skops, which is not installed: pip install "
-            "'kernelmaps[persist]' (or drop --save)") from None
-    path = Path(text).expanduser()
-    if path.is_dir() or text.endswith(("/", "\\")):
-        raise argparse.ArgumentTypeError(f"{text} is a directory; give a file path such as "
-                                         f"{Path(text) / 'model.skops'}")
-    if not path.parent.is_dir():
-        raise argparse.ArgumentTypeError(f"the folder of {text} does not exist; create it "
-                                         "or choose another path")
-    _writable_folder(path.parent, text, "the model file")
-    if path.exists():
-        try:
-            path.open("r+b").close()  # opened for writing, nothing written
-        except OSError as error:
-            reason = error.strerror or type(error).__name__
-            raise argparse.ArgumentTypeError(f"cannot overwrite {text} ({reason}); choose "
-                                             "another path") from None
-    return text
-
-
-def _number(text: str) -> int | float:
-    """A kernel parameter: an int when it is written as one (degrees), else a float."""
-    if re.fullmatch(r"[+-]?\d+", text.strip()):
-        return int(text)
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number; got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number; got {text!r}")
-    return value
-
-
-def _gamma(text: str) -> int | float:
-    """``--gamma`` (and ``--kernel-param gamma=``): a finite number > 0. γ = 0 makes every
-    kernel value the same (exp(0) = 1: no map or model can learn from it), a negative one
-    turns the kernel upside down; leaving it out chooses it by the median heuristic."""
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"expected gamma > 0 such as 0.1 (gamma = 0 makes every kernel value equal; "
-            f"leave it out for the median heuristic); got {text!r}")
-    return value
-
-
-def _degree(text: str) -> int | float:
-    """``--degree``: a polynomial degree >= 1 (an integer as a rule; scikit-learn's
-    polynomial kernel takes a real one too)."""
-    value = _number(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a degree >= 1 such as 3; got {text!r}")
-    return value
-
-
-#: The kernel parameters whose value type is checked at the command line: the same as the
-#: flag of the same name.
-_PARAM_TYPES = {"gamma": _gamma, "degree": _degree}
-
-
-def _kernel_param(text: str) -> tuple[str, int | float]:
-    name, sep, value = text.partition("=")
-    if not sep or not name.strip():
-        raise argparse.ArgumentTypeError(f"expected NAME=VALUE such as gamma=0.1; got {text!r}")
-    name = name.strip()
-    try:
-        return name, _PARAM_TYPES.get(name, _number)(value)
-    except argparse.ArgumentTypeError as error:
-        raise argparse.ArgumentTypeError(f"{name}=: {error}") from None
-
-
 # =========================================================================== options
 # Every option is defined once, here, and added to each subcommand that takes it: the same
 # flag has the same value type and the same meaning everywhere (a subcommand may differ in
@@ -344,20 +144,20 @@ def _add_kernel_options(parser: argparse.ArgumentParser, *, kernel_help: str = "
                         gamma_help: str = "default: the median heuristic, stated in the "
                                           "output") -> None:
     group = parser.add_argument_group("kernel")
-    group.add_argument("--kernel", default="rbf", metavar="NAME", type=_kernel_name,
+    group.add_argument("--kernel", default="rbf", metavar="NAME", type=kernel_name,
                        help=kernel_help or (
                            "kernel name from kernelmaps.kernels: "
                            f"{', '.join(sorted(KERNEL_NAMES))} "
-                           f"(aliases: {_aliases_text()}; default: rbf)"))
-    group.add_argument("--gamma", type=_gamma, default=None,
+                           f"(aliases: {aliases_text()}; default: rbf)"))
+    group.add_argument("--gamma", type=gamma, default=None,
                        help=f"gamma of the kernel (> 0; {gamma_help})")
-    group.add_argument("--degree", type=_degree, default=None,
+    group.add_argument("--degree", type=degree, default=None,
                        help="polynomial degree (>= 1; default: 3)")
-    group.add_argument("--coef0", type=_number, default=None, help="polynomial/sigmoid offset")
-    group.add_argument("--kernel-param", type=_kernel_param, action="append", default=[],
+    group.add_argument("--coef0", type=number, default=None, help="polynomial/sigmoid offset")
+    group.add_argument("--kernel-param", type=kernel_param, action="append", default=[],
                        metavar="NAME=VALUE",
                        help="any kernel parameter, e.g. sigma=2 or nu=2.5 (repeatable)")
-    group.add_argument("--random-state", type=_int_at_least(0, 2**32 - 1), default=0,
+    group.add_argument("--random-state", type=int_at_least(0, 2**32 - 1), default=0,
                        help="seed of every random choice (default: 0)")
 
 
@@ -379,15 +179,15 @@ def _add_task_option(parser: argparse.ArgumentParser) -> None:
 
 def _add_test_size_option(parser: argparse.ArgumentParser, default: float | None,
                           default_text: str) -> None:
-    parser.add_argument("--test-size", type=_fraction("0.25"), default=default, metavar="F",
+    parser.add_argument("--test-size", type=fraction("0.25"), default=default, metavar="F",
                         help=f"held-out fraction (default: {default_text})")
 
 
 def _add_run_options(parser: argparse.ArgumentParser, *, out: str, threads_default: str,
                      quiet: str, json_help: str) -> None:
-    parser.add_argument("--threads", type=_positive_int, default=None, metavar="N",
+    parser.add_argument("--threads", type=positive_int, default=None, metavar="N",
                         help=THREADS_HELP.format(default=threads_default))
-    parser.add_argument("--out", default=out, metavar="DIR", type=_output_dir,
+    parser.add_argument("--out", default=out, metavar="DIR", type=output_dir,
                         help=f"report folder (default: ./{out})")
     parser.add_argument("--quiet", action="store_true", help=quiet)
     parser.add_argument("--json", action="store_true", help=json_help)
@@ -403,17 +203,17 @@ def _add_compare(commands: Any) -> None:
     _add_data_options(compare)
     _add_kernel_options(compare)
     compare.add_argument("--methods", action="append", default=None, metavar="A,B",
-                         type=_method_names,
+                         type=method_names,
                          help="methods (comma-separated or repeated): "
                               f"{', '.join(METHOD_NAMES)} (default: every method for "
                               "the kernel)")
-    compare.add_argument("--n-components", type=_int_list, default=list(DEFAULT_N_COMPONENTS),
+    compare.add_argument("--n-components", type=int_list, default=list(DEFAULT_N_COMPONENTS),
                          metavar="N,N",
                          help="output dimensions (default: "
                               f"{','.join(map(str, DEFAULT_N_COMPONENTS))})")
     compare.add_argument("--model", choices=list(MODEL_NAMES), default="ridge",
                          help="linear model on the features (default: ridge)")
-    compare.add_argument("--alpha", type=_number_above_zero("0.01"), default=None, metavar="A",
+    compare.add_argument("--alpha", type=number_above_zero("0.01"), default=None, metavar="A",
                          help="ridge's alpha, the same for every row (default: chosen per "
                               "row, the exact baseline included, by leave-one-out on its "
                               "training rows; --model ridge only)")
@@ -422,23 +222,23 @@ def _add_compare(commands: Any) -> None:
                          help="run the exact-kernel baseline (default: while its estimated "
                               f"time (<= {EXACT_AUTO_MAX_SECONDS:.0f} s) and memory fit; "
                               "the report says why it was skipped)")
-    compare.add_argument("--seeds", type=_positive_int, default=3,
+    compare.add_argument("--seeds", type=positive_int, default=3,
                          help="seeds per randomised map (default: 3)")
     _add_test_size_option(compare, 0.25, "0.25, when the data has no test split")
-    compare.add_argument("--cv", type=_int_at_least(2, what=" (folds)"), default=None,
+    compare.add_argument("--cv", type=int_at_least(2, what=" (folds)"), default=None,
                          metavar="K",
                          help="K-fold cross-validation instead of one split")
-    compare.add_argument("--error-sample", type=_int_at_least(2, what=" (rows)"), default=500,
+    compare.add_argument("--error-sample", type=int_at_least(2, what=" (rows)"), default=500,
                          help="training rows the kernel error is measured on (default: 500)")
     compare.add_argument("--metric", choices=["fro", "spectral", "max"], default="fro",
                          help="norm of the kernel error (default: fro)")
-    compare.add_argument("--max-rows", type=_positive_int, default=None, metavar="N",
+    compare.add_argument("--max-rows", type=positive_int, default=None, metavar="N",
                          help="use a random subsample of N rows (stratified by class for "
                               "classification), stated in the output")
     _add_scale_option(compare, None,
                       "none: compare measures the data as given; a warning suggests "
                       "standard where auto would choose it")
-    compare.add_argument("--tolerance", type=_fraction("0.01"), default=0.01,
+    compare.add_argument("--tolerance", type=fraction("0.01"), default=0.01,
                          help="advice: the smallest n_components per method whose score is "
                               "within this relative gap of the exact score (default: 0.01)")
     _add_run_options(compare, out=DEFAULT_OUT,
@@ -469,27 +269,27 @@ def _add_tune(commands: Any) -> None:
     tune.add_argument("--method", default="nystroem", choices=list(METHOD_NAMES),
                       metavar="NAME",
                       help=f"feature map: {', '.join(METHOD_NAMES)} (default: nystroem)")
-    tune.add_argument("--n-components", type=_keyword_or_int("auto", 1), default="auto",
+    tune.add_argument("--n-components", type=keyword_or_int("auto", 1), default="auto",
                       metavar="N|auto",
                       help="output dimension D, or auto to grow it by doubling (default)")
-    tune.add_argument("--tolerance", type=_fraction("0.005"), default=0.005,
+    tune.add_argument("--tolerance", type=fraction("0.005"), default=0.005,
                       help="D stops doubling when a doubling gains less than this relative "
                            "score (default: 0.005)")
-    tune.add_argument("--cv", type=_keyword_or_int("loo", 2), default="loo", metavar="loo|K",
+    tune.add_argument("--cv", type=keyword_or_int("loo", 2), default="loo", metavar="loo|K",
                       help="validation: closed-form leave-one-out (default) or K folds")
-    tune.add_argument("--time-budget", type=_number_above_zero("60"), default=None,
+    tune.add_argument("--time-budget", type=number_above_zero("60"), default=None,
                       metavar="SECONDS",
                       help="stop searching so the whole run fits in this many seconds")
     _add_task_option(tune)
     _add_scale_option(tune, "auto", "auto")
-    tune.add_argument("--search-rows", type=_int_at_least(10), default=5000, metavar="N",
+    tune.add_argument("--search-rows", type=int_at_least(10), default=5000, metavar="N",
                       help="rows (a random subsample) the search runs on; the final fit "
                            "uses all (default: 5000)")
-    tune.add_argument("--max-components", type=_int_at_least(1), default=4096, metavar="N",
+    tune.add_argument("--max-components", type=int_at_least(1), default=4096, metavar="N",
                       help="largest D of the doubling (default: 4096)")
     _add_test_size_option(tune, None, "the data set's own test split if it has one, else "
                                       "none")
-    tune.add_argument("--save", default=None, metavar="PATH", type=_model_path,
+    tune.add_argument("--save", default=None, metavar="PATH", type=model_path,
                       help="write the fitted pipeline with kernelmaps.io (skops format; "
                            "needs pip install 'kernelmaps[persist]')")
     _add_run_options(tune, out=DEFAULT_TUNE_OUT, threads_default="every core",
@@ -515,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "it is symmetric positive semi-definite. Exit status 1 if it is not.")
     _add_data_options(check)
     _add_kernel_options(check)
-    check.add_argument("--max-samples", type=_int_at_least(2, what=" (rows)"), default=1000,
+    check.add_argument("--max-samples", type=int_at_least(2, what=" (rows)"), default=1000,
                        help="rows sampled for the Gram matrix (default: 1000)")
     check.add_argument("--json", action="store_true", help="print the report as JSON")
 

@@ -54,8 +54,13 @@ from kernelmaps.kernels import Kernel, PrecomputedKernel, resolve_kernel
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
 
-__all__ = ["EXACT_AUTO_MAX_SECONDS", "EXACT_AUTO_MAX_TRAIN", "EXACT_AUTO_MEMORY_FRACTION",
-           "EXACT_MAX_TRAIN", "MODELS", "compare", "summarize"]
+__all__ = ["DEFAULT_N_COMPONENTS", "EXACT_AUTO_MAX_SECONDS", "EXACT_AUTO_MAX_TRAIN",
+           "EXACT_AUTO_MEMORY_FRACTION", "EXACT_MAX_TRAIN", "MODELS", "compare", "summarize"]
+
+#: The output dimensions compare sweeps by default (the command line's too): doublings
+#: from a map too small to be useful to one near the exact kernel on a few thousand rows
+#: (chosen with compare, not measured).
+DEFAULT_N_COMPONENTS = (25, 50, 100, 200, 400, 800)
 
 #: ``exact="auto"`` runs the exact-kernel baseline up to this many training rows, and only
 #: while its estimated time and memory fit (:data:`EXACT_AUTO_MAX_SECONDS`,
@@ -68,6 +73,8 @@ EXACT_AUTO_MAX_SECONDS = 60.0
 #: the memory available; ``exact=True`` refuses it above all of it.
 EXACT_AUTO_MEMORY_FRACTION = 0.5
 #: Up to this many training rows the baseline always fits (seconds, < 0.5 GB): no estimate.
+#: Chosen with the baseline (e5c6d55), not measured. Not KernelRidge's solver="auto" limit
+#: (models: AUTO_EXACT_MAX_SAMPLES), which picks a model's solver, not a reference run.
 _EXACT_ALWAYS_TRAIN = 3000
 #: Even with ``exact=True`` the baseline is refused above this many training rows: the
 #: n × n kernel matrix alone would need 80 GB.
@@ -170,7 +177,7 @@ def compare(
     *,
     kernel: KernelLike = "rbf",
     methods: Iterable[str] | None = None,
-    n_components: Iterable[int] = (25, 50, 100, 200, 400, 800),
+    n_components: Iterable[int] = DEFAULT_N_COMPONENTS,
     model: str | BaseEstimator = "ridge",
     alpha: float | None = None,
     exact: bool | Literal["auto"] = "auto",
@@ -325,34 +332,14 @@ def compare(
     pd = import_optional("pandas")
     _check_metric(metric)
     kernel_arg = kernel
-    kernel = resolve_kernel(kernel, vectorized=True, owner="compare")
-    if isinstance(kernel, PrecomputedKernel):
-        raise ValueError("compare needs a kernel on the rows of X, not kernel='precomputed'; "
-                         "pass a kernel name, a Kernel or a vectorised callable k(X, Y).")
+    kernel = _check_kernel(kernel)
     method_list = resolve_methods(methods, kernel)
-    sizes = sorted({int(m) for m in n_components})
-    if not sizes or sizes[0] < 1:
-        raise ValueError(f"n_components must be positive ints; got {list(n_components)!r}.")
-    if not isinstance(n_seeds, (int, np.integer)) or n_seeds < 1:
-        raise ValueError(f"n_seeds must be a positive int; got {n_seeds!r}.")
-    if not isinstance(error_sample, (int, np.integer)) or error_sample < 2:
-        raise ValueError(f"error_sample must be an int >= 2; got {error_sample!r}.")
+    sizes = _check_counts(n_components, n_seeds, error_sample)
     cap = _check_n_jobs(n_jobs)
     X = check_array(X, accept_sparse="csr", dtype=[np.float64, np.float32], input_name="X")
-    # The main job's γ rule (one place: main_kernel): a scale left unset is set by the
-    # median heuristic on X as the maps see it, as the command line does.
-    heuristic = None
-    if isinstance(kernel_arg, (str, Kernel)):
-        kernel, heuristic = main_kernel(kernel_arg, X, scale=scale, random_state=(
-            random_state if isinstance(random_state, Integral) else 0))
-    kernel = kernel.resolve(X)  # gamma="scale": once, on the training rows
+    kernel, heuristic = _scaled_kernel(kernel_arg, kernel, X, scale, random_state)
     y = check_target(y, X.shape[0], "y")
-    if test_data is not None:
-        X_test = check_array(test_data[0], accept_sparse="csr", dtype=[np.float64, np.float32],
-                             input_name="X_test")
-        if X_test.shape[1] != X.shape[1]:
-            raise ValueError(f"X_test has {X_test.shape[1]} features but X has {X.shape[1]}.")
-        test_data = (X_test, check_target(test_data[1], X_test.shape[0], "y_test"))
+    test_data = _checked_test_data(test_data, X)
     task = task_of(y, task)
     alpha = check_fixed_alpha(alpha)
     model_name, model_factory = _model_factory(model, task, alpha)
@@ -362,11 +349,7 @@ def compare(
     # Everything here runs on one thread, whatever n_jobs is (the workers too, see
     # _runs.execute): the same arithmetic, so the same numbers, for any number of workers.
     with threadpool_limits(limits=1), config_context(n_threads=1):
-        splits = make_splits(X, y, task, test_size=test_size, cv=cv, test_data=test_data,
-                             seed=split_seed)
-        for split in splits:
-            check_split(split, task)
-            scale_split(split, scale)
+        splits = _checked_splits(X, y, task, test_size, cv, test_data, split_seed, scale)
         largest = max(splits, key=lambda s: s.X_train.shape[0])
         n_outputs = len(np.unique(y)) if task == "classification" else 1
         closed_form = _exact.closed_form_alpha(model_factory()) is not None
@@ -377,17 +360,9 @@ def compare(
         if plan.skipped:
             warnings.warn("skipped (landmark methods need n_components <= training rows): "
                           + "; ".join(plan.skipped), UserWarning, stacklevel=2)
-        for split in splits:
-            n_train = split.X_train.shape[0]
-            split.error_rows = np.sort(rng.choice(n_train, size=min(error_sample, n_train),
-                                                  replace=False))
-            split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
+        _draw_error_rows(splits, kernel, error_sample, rng)
         estimate = estimated_seconds(plan.runs, n_outputs, closed_form, select_alpha)
-        # The baseline runs alone first, on every core: the workers share the maps' runs.
-        map_runs = [run for run in plan.runs if run.method != EXACT]
-        workers = (workers_worth(estimated_seconds(map_runs, n_outputs, closed_form,
-                                                   select_alpha), cap, len(map_runs))
-                   if n_jobs is None else min(cap, max(1, len(map_runs))))
+        workers = _workers(plan.runs, n_outputs, closed_form, select_alpha, cap, n_jobs)
         cost = {"work_s": estimate, "n_jobs": workers,
                 "exact": price().as_dict() if run_exact else None}
         if on_estimate is not None:
@@ -395,12 +370,8 @@ def compare(
         rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase,
                        exact_threads=cap)
     _difference_errors(rows, splits, task)
-    table = pd.DataFrame(rows, columns=list(_ROW_COLUMNS))
-    table["random_state"] = table["random_state"].astype("Int64")
-    table["kernel"] = repr(kernel)
-    table["model"] = model_name
-    table["scoring"] = "accuracy" if task == "classification" else "r2"
-    table["metric"] = metric
+    table = _table(pd.DataFrame(rows, columns=list(_ROW_COLUMNS)), kernel, model_name, task,
+                   metric)
     table.attrs["settings"] = {
         "kernel": repr(kernel), "methods": [m.name for m in method_list],
         "n_components": sizes, "model": model_name, "task": task,
@@ -408,17 +379,121 @@ def compare(
         "splits": len(splits), "test_size": None if cv or test_data else test_size,
         "cv": cv, "fixed_test_set": test_data is not None, "error_sample": error_sample,
         "metric": metric, "skipped": plan.skipped, "merged": plan.merged, "scale": scale,
-        "heuristic": None if heuristic is None else (
-            f"{heuristic.name} = {heuristic.value:.6g} by the median heuristic "
-            f"({heuristic.rule}, over {heuristic.n_samples} rows, labels unused)"),
+        "heuristic": _describe_heuristic(heuristic),
         "n_jobs": workers, "work_estimate_s": estimate, "cost_estimate": cost,
         "alpha_selected": select_alpha,
-        "alpha": (f"chosen per row by leave-one-out over {DEFAULT_ALPHAS.size} values "
-                  f"{DEFAULT_ALPHAS[0]:.0e}…{DEFAULT_ALPHAS[-1]:.0e}" if select_alpha
-                  else f"{alpha:.6g} (fixed)" if alpha is not None
-                  else "none (the model's own regularisation)"),
+        "alpha": _describe_alpha(select_alpha, alpha),
     }
     return table
+
+
+def _check_kernel(kernel: Any) -> Kernel:
+    """The resolved kernel, refusing ``"precomputed"`` (compare evaluates k on rows)."""
+    kernel = resolve_kernel(kernel, vectorized=True, owner="compare")
+    if isinstance(kernel, PrecomputedKernel):
+        raise ValueError("compare needs a kernel on the rows of X, not kernel='precomputed'; "
+                         "pass a kernel name, a Kernel or a vectorised callable k(X, Y).")
+    return kernel
+
+
+def _scaled_kernel(kernel_arg: Any, kernel: Kernel, X: Any, scale: Any,
+                  random_state: Any) -> tuple[Kernel, Any]:
+    """``(kernel resolved on X, the median heuristic's choice or None)``.
+
+    The main job's γ rule (one place: main_kernel): a scale left unset is set by the median
+    heuristic on X as the maps see it, as the command line does.
+    """
+    heuristic = None
+    if isinstance(kernel_arg, (str, Kernel)):
+        kernel, heuristic = main_kernel(kernel_arg, X, scale=scale, random_state=(
+            random_state if isinstance(random_state, Integral) else 0))
+    return kernel.resolve(X), heuristic  # gamma="scale": once, on the training rows
+
+
+def _workers(runs: list[Any], n_outputs: int, closed_form: bool, select_alpha: bool,
+             cap: int, n_jobs: int | None) -> int:
+    """The workers the maps' runs share: as many as their estimated work pays for, up to
+    ``cap`` (``n_jobs=None``), or the ``n_jobs`` asked for. The baseline runs alone first,
+    on every core."""
+    map_runs = [run for run in runs if run.method != EXACT]
+    if n_jobs is None:
+        return workers_worth(estimated_seconds(map_runs, n_outputs, closed_form, select_alpha),
+                             cap, len(map_runs))
+    return min(cap, max(1, len(map_runs)))
+
+
+def _check_counts(n_components: Any, n_seeds: Any, error_sample: Any) -> list[int]:
+    """The sorted distinct sizes of ``n_components``, after checking the three counts."""
+    sizes = sorted({int(m) for m in n_components})
+    if not sizes or sizes[0] < 1:
+        raise ValueError(f"n_components must be positive ints; got {list(n_components)!r}.")
+    if not isinstance(n_seeds, (int, np.integer)) or n_seeds < 1:
+        raise ValueError(f"n_seeds must be a positive int; got {n_seeds!r}.")
+    if not isinstance(error_sample, (int, np.integer)) or error_sample < 2:
+        raise ValueError(f"error_sample must be an int >= 2; got {error_sample!r}.")
+    return sizes
+
+
+def _checked_test_data(test_data: Any, X: Any) -> tuple[Any, np.ndarray] | None:
+    """``(X_test, y_test)`` checked (as many features as ``X``), or None."""
+    if test_data is None:
+        return None
+    X_test = check_array(test_data[0], accept_sparse="csr", dtype=[np.float64, np.float32],
+                         input_name="X_test")
+    if X_test.shape[1] != X.shape[1]:
+        raise ValueError(f"X_test has {X_test.shape[1]} features but X has {X.shape[1]}.")
+    return X_test, check_target(test_data[1], X_test.shape[0], "y_test")
+
+
+def _checked_splits(X: Any, y: np.ndarray, task: str, test_size: float, cv: Any,
+                    test_data: Any, seed: Any, scale: Any) -> list[Split]:
+    """The train/test splits, each checked for the task and scaled by ``scale``."""
+    splits = make_splits(X, y, task, test_size=test_size, cv=cv, test_data=test_data,
+                         seed=seed)
+    for split in splits:
+        check_split(split, task)
+        scale_split(split, scale)
+    return splits
+
+
+def _draw_error_rows(splits: list[Split], kernel: Kernel, error_sample: int,
+                     rng: np.random.RandomState) -> None:
+    """Each split's sample of training rows for the approximation error, and their exact
+    kernel matrix (drawn in split order from ``rng``)."""
+    for split in splits:
+        n_train = split.X_train.shape[0]
+        split.error_rows = np.sort(rng.choice(n_train, size=min(error_sample, n_train),
+                                              replace=False))
+        split.K_error = kernel_matrix(kernel, split.X_train[split.error_rows])
+
+
+def _table(table: pd.DataFrame, kernel: Kernel, model_name: str, task: str,
+           metric: str) -> pd.DataFrame:
+    """The rows' table with the columns every row shares."""
+    table["random_state"] = table["random_state"].astype("Int64")
+    table["kernel"] = repr(kernel)
+    table["model"] = model_name
+    table["scoring"] = "accuracy" if task == "classification" else "r2"
+    table["metric"] = metric
+    return table
+
+
+def _describe_heuristic(heuristic: Any) -> str | None:
+    """The settings' line on the kernel scale the median heuristic set (None: none set)."""
+    if heuristic is None:
+        return None
+    return (f"{heuristic.name} = {heuristic.value:.6g} by the median heuristic "
+            f"({heuristic.rule}, over {heuristic.n_samples} rows, labels unused)")
+
+
+def _describe_alpha(select_alpha: bool, alpha: float | None) -> str:
+    """The settings' line on ridge's α: chosen per row, fixed, or the model's own."""
+    if select_alpha:
+        return (f"chosen per row by leave-one-out over {DEFAULT_ALPHAS.size} values "
+                f"{DEFAULT_ALPHAS[0]:.0e}…{DEFAULT_ALPHAS[-1]:.0e}")
+    if alpha is not None:
+        return f"{alpha:.6g} (fixed)"
+    return "none (the model's own regularisation)"
 
 
 def _difference_errors(rows: list[dict[str, Any]], splits: list[Split], task: str) -> None:

@@ -48,6 +48,7 @@ from kernelmaps.maps._projection import (
 )
 from kernelmaps.maps._registry import STRUCTURES, FrequencyRequest, Structure
 from kernelmaps.maps._sampling import SAMPLINGS, uniform_points
+from kernelmaps.maps._structure_policy import auto_reads_data, auto_structure
 
 __all__ = ["RBFSampler", "RandomFourierFeatures"]
 
@@ -178,14 +179,6 @@ _NOT_SHIFT_INVARIANT_ALTERNATIVES = {
     "skewed_chi2": "SkewedChi2Sampler",
     "linear": "no map at all (the data are their own features) or Nystroem",
 }
-
-#: structure="auto" takes the principal-axes QMC structure when the data's effective
-#: dimension (participation ratio of the covariance spectrum) is at most this, else ORF.
-#: Measured (docs/random_features.md): principal beats ORF up to ≈ 10 and loses above ≈ 12.
-AUTO_MAX_EFFECTIVE_DIMENSION = 10.0
-#: Above this many features "auto" takes "iid": ORF and the principal axes cost O(d³) resp.
-#: O(D′·d·256) to draw and O(d·D) memory, which stops paying at text-like widths.
-AUTO_MAX_FEATURES = 4096
 
 
 class _StructureOptions(StrOptions):
@@ -546,8 +539,7 @@ class RandomFourierFeatures(FeatureMap):
     def _reads_data(self, density: SpectralDensity, n_features: int) -> bool:
         """Whether ``_fit`` reads a sample of rows (the principal axes)."""
         if self.structure == "auto":
-            return (density.isotropic and n_features <= AUTO_MAX_FEATURES
-                    and self.sampling != "mc")
+            return auto_reads_data(self.sampling, lambda: density.isotropic, n_features)
         return STRUCTURES[self.structure].reads_data
 
     def _fit_sample_indices(self, n_samples: int, n_features: int,
@@ -574,14 +566,14 @@ class RandomFourierFeatures(FeatureMap):
         if not self._reads_data(density, n_features):
             if self.structure != "auto":
                 return self.structure, None
-            return ("orthogonal" if density.isotropic and n_features <= AUTO_MAX_FEATURES
-                    else "iid"), None
+            return auto_structure(self.sampling, density.isotropic, n_features), None
         frame = principal_frame(_rows(X, sample_indices(X.shape[0], random_state)))
         self.effective_dimension_ = frame.participation_ratio
-        if self.structure == "auto" and \
-                frame.participation_ratio > AUTO_MAX_EFFECTIVE_DIMENSION:
-            return "orthogonal", None
-        return ("principal" if self.structure == "auto" else self.structure), frame.axes
+        if self.structure != "auto":
+            return self.structure, frame.axes
+        structure = auto_structure(self.sampling, density.isotropic, n_features,
+                                   frame.participation_ratio)
+        return structure, (frame.axes if structure == "principal" else None)
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
 
@@ -591,13 +583,10 @@ class RandomFourierFeatures(FeatureMap):
             return True  # γ from the rows' variance
         if self.structure != "auto":
             return STRUCTURES[self.structure].reads_data
-        if self.sampling == "mc":
-            return False
         if not kernel.is_resolved():
             kernel = type(kernel)(**{**kernel.get_params(), "gamma": 1.0})
-        # "auto" reads the principal axes of isotropic densities (up to AUTO_MAX_FEATURES
-        # inputs: the width is unknown here, so the answer is the safe one).
-        return self._spectral_density(kernel, 2).isotropic
+        # The width is unknown here, so the answer is the safe one.
+        return auto_reads_data(self.sampling, lambda: self._spectral_density(kernel, 2).isotropic)
 
     def _fit(self, X, random_state):
         n_features = X.shape[1]

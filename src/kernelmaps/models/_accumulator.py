@@ -30,29 +30,11 @@ import scipy.sparse as sp
 
 from kernelmaps._array_api import is_device_array, to_numpy
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import block_rows_for, run_tasks, threads_per_task
+from kernelmaps._engine import rank_update_plan, run_tasks, threads_per_task
 from kernelmaps._linalg import solve_psd
 from kernelmaps.maps.interface import transform_into
 
 __all__ = ["RidgeStatistics", "Workspace", "Workspaces"]
-
-#: Rows per Gram update at least: a rank-b update reads and writes the whole (D+1+t)² Gram
-#: (and NumPy's AᵀA adds a product of that size), so thin blocks spend their time on memory,
-#: not on flops. Measured (n = 100,000, d = 20, D = 1,000, one thread, quiet 2-core machine):
-#: 21,500 rows/s at 256 rows, 26,600 at 2,048, 31,000 at 4,096 (two threads: 39,700, 48,300,
-#: 50,400).
-MIN_BLOCK_ROWS = 4096
-#: ... but a block's augmented copy A (rows × (D+1+t) float64) stays within this many bytes
-#: (D = 1,000: 4,096 rows, 33 MB; D = 10,000: 838 rows), never fewer than 256 rows.
-MAX_BLOCK_BYTES = 64 * 2**20
-
-#: Partial sums a pass folds its blocks into (at most; fewer for few blocks or a large Gram):
-#: the most threads one pass uses, fixed by the sizes so the result does not depend on the
-#: thread count.
-MAX_LANES = 4
-#: The lanes' Gram matrices together stay within this many bytes (D = 1,000: four lanes of
-#: 8 MB; D = 4,000: two of 128 MB; beyond D ≈ 5,800 one lane, no threads).
-LANE_BYTES = 256 * 2**20
 
 
 class Workspace:
@@ -225,8 +207,9 @@ class RidgeStatistics:
         """Add the rows of ``X`` (features made block by block with ``feature_map``).
 
         Row blocks hold about the engine's ``block_bytes`` of features and augmented copy
-        (at least :data:`MIN_BLOCK_ROWS` rows). With several threads (the engine's setting,
-        or ``n_threads``) the blocks are dealt to lanes fixed by the sizes, each lane a
+        (at least :data:`~kernelmaps._engine.RANK_UPDATE_MIN_ROWS` rows: the engine's
+        :func:`~kernelmaps._engine.rank_update_plan`). With several threads (the engine's
+        setting, or ``n_threads``) the blocks are dealt to lanes fixed by the sizes, each lane a
         task of the engine's threads (:func:`kernelmaps._engine.run_tasks`) that makes its
         blocks' features and folds them into its own partial sums — the transform of one
         block runs while another thread's Gram update runs — and the lanes are added at the
@@ -259,25 +242,16 @@ class RidgeStatistics:
         n, D, P = X.shape[0], self.n_features, self.gram.shape[0]
         if n == 0:
             return self
-        floor_rows = max(256, min(MIN_BLOCK_ROWS, MAX_BLOCK_BYTES // (8 * P)))
-        rows = max(block_rows_for(n, 8 * (2 * P + D)), min(n, floor_rows))
-        count = -(-n // rows)
-        if count % 2 and count > 1 and LANE_BYTES // (8 * P * P) >= 2:
-            # An even number of equal blocks, so two threads get equal work: a 10,000-row
-            # partial_fit batch is 4 blocks of 2,500 rows, not 4,096 + 4,096 + 1,808 (which
-            # left one thread idle a third of the time: two threads 1.47× one, now ≥ 1.8×).
-            # The rule reads the sizes only, so the sums stay the same for any thread count.
-            rows = -(-n // (count + 1))
-        starts = list(range(0, n, rows))
+        # Blocks and lanes are the engine's (a rank-b update of the (D+1+t)² Gram per block).
+        plan = rank_update_plan(n, 8 * (2 * P + D), 8 * P, 8 * P * P)
+        rows, starts, lanes = plan.rows, plan.starts, plan.lanes
         root = None if np.all(weights == 1.0) else np.sqrt(weights)
         # Block j is folded into lane j mod `lanes`, each lane in block order, and the lanes
         # are added in lane order: the number of lanes depends on the sizes only, so the sums
         # are the same, bitwise, for any number of threads (which take whole lanes).
-        lanes = min(MAX_LANES, len(starts), max(1, LANE_BYTES // (8 * P * P)))
         if on_device is None:  # not settled by the caller's boundary (Placement.on_device)
             on_device = is_device_array(X)
         threads = 1 if on_device else min(resolve_n_threads(n_threads), lanes)
-
 
         def fold(target: RidgeStatistics, start: int, workspace: Workspace) -> None:
             stop = min(start + rows, n)

@@ -51,6 +51,9 @@ from kernelmaps.models._progress import FitProgress
 __all__ = ["AUTO_EXACT_MAX_SAMPLES", "check_alpha"]
 
 #: solver="auto" uses the exact solver up to this many samples (n×n float64 = 200 MB).
+#: The one owner of that decision (compare's exact="auto" decides whether a benchmark's
+#: reference runs: evaluate.comparison's own thresholds). Chosen with the solvers
+#: (c9d06e6) by that memory, not measured.
 AUTO_EXACT_MAX_SAMPLES = 5_000
 
 

@@ -9,8 +9,12 @@ from numbers import Integral, Real
 from typing import Any
 
 from kernelmaps._ridge.checks import check_alphas, check_cv
+from kernelmaps._suggest import did_you_mean
+from kernelmaps.evaluate import METHODS, median_heuristic_parameter, methods_for
+from kernelmaps.kernels import Kernel, resolve_kernel
 
-__all__ = ["check_alphas", "check_bounds", "check_cv", "check_int", "check_real"]
+__all__ = ["check_alphas", "check_bounds", "check_cv", "check_int", "check_kernel",
+           "check_method", "check_real"]
 
 
 def check_int(name: str, value: Any, low: int) -> int:
@@ -44,3 +48,35 @@ def check_bounds(bounds: Any) -> tuple[float, float] | None:
     if not (0 < low <= high < math.inf):
         raise ValueError(f"gamma_bounds must satisfy 0 < low <= high < inf; got {bounds!r}.")
     return low, high
+
+
+#: Kernel scale parameters the search can set (``alpha`` of the student kernel would collide
+#: with ridge's α in ``params``).
+_SCALES = ("gamma", "length_scale")
+
+
+def check_kernel(kernel: Any) -> tuple[Kernel, str]:
+    """``(the kernel resolved, the name of the scale parameter tune searches)``."""
+    resolved = resolve_kernel(kernel, owner="tune")
+    scale = median_heuristic_parameter(resolved)
+    if scale not in _SCALES:
+        raise ValueError(
+            f"tune searches a kernel's scale ({' or '.join(_SCALES)}) around the median "
+            f"heuristic; the {resolved.name!r} kernel has none it can search. Use one of "
+            "'rbf', 'laplacian', 'chi2', 'poly', 'sigmoid', 'matern', or GridSearchCV "
+            "(kernel objects take set_params).")
+    return resolved, scale
+
+
+def check_method(method: Any, kernel: Kernel) -> str:
+    """A method of the registry that approximates ``kernel``."""
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a method name (str); got {type(method).__name__}.")
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}{did_you_mean(method, METHODS)}; valid "
+                         f"methods are {sorted(METHODS)}.")
+    if not METHODS[method].supports(kernel):
+        raise ValueError(f"method {method!r} does not approximate the {kernel.name!r} kernel; "
+                         f"methods for it: {methods_for(kernel)}.")
+    return method
+

@@ -52,24 +52,24 @@ from kernelmaps._ridge import (
     ranking_score,
     ridge_alpha_path,
 )
-from kernelmaps._suggest import did_you_mean
 from kernelmaps.evaluate import (
     METHODS,
     choose_scale,
     main_kernel,
     make_scaler,
-    median_heuristic_parameter,
-    methods_for,
     task_of,
 )
-from kernelmaps.kernels import DegenerateKernelWarning, Kernel, resolve_kernel
+from kernelmaps.kernels import DegenerateKernelWarning, Kernel
 from kernelmaps.tuning._checks import (
     check_alphas,
     check_bounds,
     check_cv,
     check_int,
+    check_kernel,
+    check_method,
     check_real,
 )
+from kernelmaps.tuning._curves import next_gain, plateau_middle
 from kernelmaps.tuning.result import Trial, TuneResult
 
 __all__ = ["START_COMPONENTS", "min_rows", "tune"]
@@ -87,36 +87,8 @@ _RESOLUTION = 0.2
 _REFINE_STEP = 0.5
 #: Brent evaluations at most per refinement.
 _MAX_REFINE = 6
-#: Kernel scale parameters the search can set (``alpha`` of the student kernel would collide
-#: with ridge's α in ``params``).
-_SCALES = ("gamma", "length_scale")
 #: Measured times are multiplied by this margin before a budget decision.
 _BUDGET_MARGIN = 1.25
-
-
-# =========================================================================== validation
-def _check_kernel(kernel: Any) -> tuple[Kernel, str]:
-    resolved = resolve_kernel(kernel, owner="tune")
-    scale = median_heuristic_parameter(resolved)
-    if scale not in _SCALES:
-        raise ValueError(
-            f"tune searches a kernel's scale ({' or '.join(_SCALES)}) around the median "
-            f"heuristic; the {resolved.name!r} kernel has none it can search. Use one of "
-            "'rbf', 'laplacian', 'chi2', 'poly', 'sigmoid', 'matern', or GridSearchCV "
-            "(kernel objects take set_params).")
-    return resolved, scale
-
-
-def _check_method(method: Any, kernel: Kernel) -> str:
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a method name (str); got {type(method).__name__}.")
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}{did_you_mean(method, METHODS)}; valid "
-                         f"methods are {sorted(METHODS)}.")
-    if not METHODS[method].supports(kernel):
-        raise ValueError(f"method {method!r} does not approximate the {kernel.name!r} kernel; "
-                         f"methods for it: {methods_for(kernel)}.")
-    return method
 
 
 # =========================================================================== the search
@@ -221,6 +193,13 @@ class _Search:
             self.best = (key, feature_map, path)
         return self.cache[key]
 
+    def best_scored(self) -> tuple[tuple[float, int], Any, AlphaPath]:
+        """``((log₂ scale, D), map, α path)`` of the best configuration scored so far."""
+        if self.best is None:
+            raise RuntimeError("tune scored no configuration: search_scale scores its centre "
+                               "before anything else, so a search has one from its start.")
+        return self.best
+
     def learn_cost(self, seconds: float, n_rows: int, n_components: int) -> None:
         """Learn how far this data and this machine now are from the cost model."""
         ratio = seconds / max(self.model_seconds(n_rows, n_components), 1e-12)
@@ -305,40 +284,12 @@ class _Search:
         return plateau_middle([u for u, _ in scored], [s for _, s in scored], tie)
 
 
-def plateau_middle(scales: list[float], values: list[float], tie: float) -> float:
-    """Of the run of neighbouring ``scales`` (sorted) whose values are within ``tie`` of the
-    best, the one nearest the run's middle."""
-    best = int(np.argmax(values))
-    top = values[best]
-    low = high = best
-    while low > 0 and values[low - 1] >= top - tie:
-        low -= 1
-    while high < len(values) - 1 and values[high + 1] >= top - tie:
-        high += 1
-    middle = 0.5 * (scales[low] + scales[high])
-    return min(scales[low:high + 1], key=lambda u: abs(u - middle))
-
-
 def _key(log2_value: float, n_components: int) -> tuple[float, int]:
     return round(float(log2_value), 9), int(n_components)
 
 
 class _OutOfTime(Exception):
     """Raised inside Brent's objective to stop it when the budget would be exceeded."""
-
-
-def _next_gain(dimensions: list[int], scores: list[float]) -> float:
-    """The gain the next doubling is likely to bring: a least-squares line through
-    (log D, log gain) of the doublings so far, extrapolated (nan: no trend to fit)."""
-    gains = np.diff(scores)
-    at = np.asarray(dimensions[1:], dtype=float)
-    positive = gains > 0
-    if positive.sum() < 2:
-        return math.nan
-    slope, intercept = np.polyfit(np.log(at[positive]), np.log(gains[positive]), 1)
-    if slope >= 0:
-        return math.nan
-    return float(math.exp(intercept + slope * math.log(2.0 * dimensions[-1])))
 
 
 def _max_components(method: str, n_rows: int, max_components: int) -> int:
@@ -453,8 +404,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     """
     started = time.perf_counter()
     scaling = scale  # `scale` names the kernel's scale parameter below
-    resolved, scale = _check_kernel(kernel)
-    method = _check_method(method, resolved)
+    resolved, scale = check_kernel(kernel)
+    method = check_method(method, resolved)
     target = check_real("target", target, 0.0, 1.0)
     cv = check_cv(cv)
     budget = None if time_budget is None else check_real("time_budget", time_budget, 0.0)
@@ -470,25 +421,9 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         raise TypeError(f"progress must be callable or None; got {type(progress).__name__}.")
 
     X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="X")
-    # Scaling by compare's scale rule (one place: choose_scale), before the γ rule reads X.
-    scaling, scale_check = choose_scale(scaling, X)
-    scaler = make_scaler(scaling, sp.issparse(X))
-    if scaler is not None:
-        X = scaler.fit_transform(X)
-    scale_reason = ("set by the caller" if scale_check is None else
-                    f"auto: {scale_check.n_drowned} of the {scale_check.n_features} features "
-                    "carry less than a tenth of an equal share of the variance ("
-                    + ("at least half: standardised" if scale_check.advised
-                       else "fewer than half: left as they are") + ")")
+    X, scaler, scaling, scale_reason = _scaled(X, scaling)
     n = X.shape[0]
-    y = check_target(y, n, "y")
-    task = task_of(y, task)
-    minimum = min_rows(cv)
-    if n < minimum:
-        raise ValueError(f"X has {n} row{'s' * (n != 1)}; tune needs at least {minimum} with "
-                         f"cv={cv!r}.")
-    if task == "classification" and np.unique(y).size < 2:
-        raise ValueError("y holds a single class; classification needs at least two.")
+    y, task = _checked_target(y, n, task, cv)
 
     rng = check_random_state(random_state)
     # An int seeds the map itself, so the map is the one Nystroem(random_state=that int)
@@ -499,12 +434,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         rng.choice(n, size=search_rows, replace=False))
     # The main job's γ rule (the centre of the search), on X as the map sees it.
     heuristic = main_kernel(resolved.name, X, random_state=seed)[1].value
-    centre = math.log2(heuristic)
-    if bounds is None:
-        low, high, widen = centre - _OCTAVES, centre + _OCTAVES, True
-    else:
-        low, high, widen = math.log2(bounds[0]), math.log2(bounds[1]), False
-        centre = min(max(centre, low), high)
+    centre, low, high, widen = _scale_range(heuristic, bounds)
 
     top = _max_components(method, rows.size, max_components)
     start_d = min(fixed if fixed is not None else START_COMPONENTS, top)
@@ -517,63 +447,16 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
                      expected_steps=10 + 2 * doublings)
     notes: list[str] = []
 
-    # -- γ at the starting D -----------------------------------------------------------
+    # -- γ at the starting D, then D by doubling ------------------------------------------
     u_best, stopped = search.search_scale(centre, low, high, start_d, "gamma", widen)
     d_best = start_d
-    # -- D by doubling -------------------------------------------------------------------
     if fixed is None and stopped != "time budget":
-        dims, scores = [start_d], [search.cache[_key(u_best, start_d)]]
-        stopped = "max_components"
-        while 2 * dims[-1] <= top:
-            d = 2 * dims[-1]
-            if not search.affordable(d):
-                stopped = "time budget"
-                break
-            scores.append(search.evaluate(u_best, d, "n_components"))
-            dims.append(d)
-            tolerance = target * max(abs(scores[-1]), 1e-12)
-            # The last doubling gained too little, or the trend says the next one will
-            # (a nan trend compares False: keep growing).
-            if scores[-1] - scores[-2] < tolerance or _next_gain(dims, scores) < tolerance:
-                stopped = "converged"
-                break
-        # The smallest D scoring within the tolerance of the best: a larger D whose gain is
-        # below the tolerance buys cost, not accuracy.
-        good = max(scores) - target * max(abs(max(scores)), 1e-12)
-        d_best = dims[next(i for i, s in enumerate(scores) if s >= good)]
-        if d_best != start_d:
-            # The best γ drifts with D (more landmarks afford a narrower kernel): one
-            # half-octave step either side at the final D.
-            for u in (u_best - _REFINE_STEP, u_best + _REFINE_STEP):
-                if low <= u <= high:
-                    if not search.affordable(d_best):
-                        stopped = "time budget"
-                        break
-                    search.evaluate(u, d_best, "refine")
+        d_best, stopped = _grow_components(search, u_best, start_d, top, target, (low, high))
     u_best = search.best_scale(d_best, u_best)
-    value = float(2.0**u_best)
 
     # -- the final model on all rows ---------------------------------------------------
-    assert search.best is not None
-    best_key, best_map, best_path = search.best
-    if rows.size == n and best_key == _key(u_best, d_best):
-        final_map, path = best_map, best_path  # the search ran on all rows: no refit
-    elif budget is not None and not search.affordable(0, d_best):
-        # Not even the final fit fits: keep the best model of the search rows.
-        final_map, path = best_map, best_path
-        value, d_best = float(2.0 ** best_key[0]), best_key[1]
-        notes.append(f"the time budget left no time to refit on all {n} rows: the model is "
-                     f"the best one fitted on the {rows.size} search rows.")
-        stopped = "time budget"
-    else:
-        t0 = time.perf_counter()
-        final_map = search.build(value, d_best)
-        Z = final_map.fit_transform(X)
-        path = ridge_alpha_path(Z, y, alphas=alphas, task=task, cv=cv, random_state=seed,
-                                score_rows=honest_rows(final_map, n))
-        search.record(Trial(stage="final", gamma=value, n_components=d_best,
-                            n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
-                            score=path.score, time_s=time.perf_counter() - t0))
+    final_map, path, value, d_best, why = _final_fit(search, u_best, d_best, notes)
+    stopped = why or stopped
     if path.alpha in (alphas[0], alphas[-1]) and alphas.size > 1:
         edge = "smallest" if path.alpha == alphas[0] else "largest"
         notes.append(f"the chosen alpha={path.alpha:g} is the {edge} of the grid; a wider "
@@ -588,3 +471,104 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
                       scale_name=scale, heuristic=heuristic,
                       time_s=time.perf_counter() - started, stopped=stopped, notes=notes,
                       scale=scaling, scale_reason=scale_reason)
+
+
+def _scaled(X: Any, scaling: str) -> tuple[Any, Any, str, str]:
+    """``(X scaled, the scaler or None, the scaling chosen, why)``: compare's scale rule (one
+    place: choose_scale), applied before the γ rule reads X."""
+    scaling, scale_check = choose_scale(scaling, X)
+    scaler = make_scaler(scaling, sp.issparse(X))
+    if scaler is not None:
+        X = scaler.fit_transform(X)
+    scale_reason = ("set by the caller" if scale_check is None else
+                    f"auto: {scale_check.n_drowned} of the {scale_check.n_features} features "
+                    "carry less than a tenth of an equal share of the variance ("
+                    + ("at least half: standardised" if scale_check.advised
+                       else "fewer than half: left as they are") + ")")
+    return X, scaler, scaling, scale_reason
+
+
+def _checked_target(y: Any, n: int, task: str, cv: str | int) -> tuple[np.ndarray, str]:
+    """``(y, task)`` checked against the ``n`` rows and the rows ``cv`` needs."""
+    y = check_target(y, n, "y")
+    task = task_of(y, task)
+    minimum = min_rows(cv)
+    if n < minimum:
+        raise ValueError(f"X has {n} row{'s' * (n != 1)}; tune needs at least {minimum} with "
+                         f"cv={cv!r}.")
+    if task == "classification" and np.unique(y).size < 2:
+        raise ValueError("y holds a single class; classification needs at least two.")
+    return y, task
+
+
+def _scale_range(heuristic: float, bounds: tuple[float, float] | None
+                 ) -> tuple[float, float, float, bool]:
+    """``(centre, low, high, widen)`` of the γ search in octaves: the heuristic ± a few
+    octaves that the walk may widen, or the caller's bounds with the centre inside them."""
+    centre = math.log2(heuristic)
+    if bounds is None:
+        return centre, centre - _OCTAVES, centre + _OCTAVES, True
+    low, high = math.log2(bounds[0]), math.log2(bounds[1])
+    return min(max(centre, low), high), low, high, False
+
+
+def _grow_components(search: _Search, u_best: float, start_d: int, top: int, target: float,
+                     bounds: tuple[float, float]) -> tuple[int, str]:
+    """``(D, why the growth stopped)``: D doubled from ``start_d`` at the best γ while a
+    doubling gains at least ``target`` (relative), then γ refined at the D kept."""
+    dims, scores = [start_d], [search.cache[_key(u_best, start_d)]]
+    stopped = "max_components"
+    while 2 * dims[-1] <= top:
+        d = 2 * dims[-1]
+        if not search.affordable(d):
+            stopped = "time budget"
+            break
+        scores.append(search.evaluate(u_best, d, "n_components"))
+        dims.append(d)
+        tolerance = target * max(abs(scores[-1]), 1e-12)
+        # The last doubling gained too little, or the trend says the next one will
+        # (a nan trend compares False: keep growing).
+        if scores[-1] - scores[-2] < tolerance or next_gain(dims, scores) < tolerance:
+            stopped = "converged"
+            break
+    # The smallest D scoring within the tolerance of the best: a larger D whose gain is
+    # below the tolerance buys cost, not accuracy.
+    good = max(scores) - target * max(abs(max(scores)), 1e-12)
+    d_best = dims[next(i for i, s in enumerate(scores) if s >= good)]
+    if d_best != start_d:
+        # The best γ drifts with D (more landmarks afford a narrower kernel): one
+        # half-octave step either side at the final D.
+        low, high = bounds
+        for u in (u_best - _REFINE_STEP, u_best + _REFINE_STEP):
+            if low <= u <= high:
+                if not search.affordable(d_best):
+                    stopped = "time budget"
+                    break
+                search.evaluate(u, d_best, "refine")
+    return d_best, stopped
+
+
+def _final_fit(search: _Search, u_best: float, d_best: int, notes: list[str]
+               ) -> tuple[Any, AlphaPath, float, int, str | None]:
+    """``(map, α path, γ, D, "time budget" or None)`` of the final model on all rows: the
+    search's best model where it ran on all rows or no time is left for a refit (a note
+    says so), else a refit at (2^``u_best``, ``d_best``)."""
+    value = float(2.0**u_best)
+    (best_u, best_d), best_map, best_path = search.best_scored()
+    X, y = search.X, search.y
+    n = X.shape[0]
+    if search.rows.size == n and (best_u, best_d) == _key(u_best, d_best):
+        return best_map, best_path, value, d_best, None  # the search ran on all rows
+    if search.budget is not None and not search.affordable(0, d_best):
+        notes.append(f"the time budget left no time to refit on all {n} rows: the model is "
+                     f"the best one fitted on the {search.rows.size} search rows.")
+        return best_map, best_path, float(2.0**best_u), best_d, "time budget"
+    t0 = time.perf_counter()
+    final_map = search.build(value, d_best)
+    Z = final_map.fit_transform(X)
+    path = ridge_alpha_path(Z, y, alphas=search.alphas, task=search.task, cv=search.cv,
+                            random_state=search.seed, score_rows=honest_rows(final_map, n))
+    search.record(Trial(stage="final", gamma=value, n_components=d_best,
+                        n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
+                        score=path.score, time_s=time.perf_counter() - t0))
+    return final_map, path, value, d_best, None

@@ -1,0 +1,93 @@
+"""Memory the engine's callers reuse or write once: per-thread scratch buffers at one alignment,
+and base-page arrays for data written once and then streamed."""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+import threading
+from collections.abc import Callable
+from math import prod
+from typing import Any
+
+import numpy as np
+
+__all__ = ["WRITTEN_ONCE_MIN_BYTES", "scratch_buffer", "written_once_buffer"]
+
+#: Scratch buffers start at this alignment on every thread, so a block's arithmetic (which
+#: SIMD and BLAS code paths run) does not depend on which thread runs it.
+_ALIGNMENT = 64
+_scratch = threading.local()
+
+
+def scratch_buffer(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A reusable per-thread work array of ``shape`` (contents undefined), 64-byte aligned.
+
+    Blocks run one after another on each thread, so a block's temporaries can live in the
+    same memory as the previous block's. Allocating them afresh costs more than the work
+    for cache-sized blocks: multi-megabyte allocations come from ``mmap`` and every page
+    is faulted in and zeroed again. Buffers are per thread (transform stays thread-safe),
+    live as long as the thread (the caller's, or a worker of the engine's pool) and start
+    at the same alignment on every thread (see the module docstring, "Determinism").
+    """
+    dtype = np.dtype(dtype)
+    buffers = _scratch.__dict__.setdefault("buffers", {})
+    size = prod(shape)
+    buffer = buffers.get((name, dtype))
+    if buffer is None or buffer.size < size:
+        raw = np.empty(size * dtype.itemsize + _ALIGNMENT, dtype=np.uint8)
+        offset = -raw.ctypes.data % _ALIGNMENT
+        buffer = raw[offset:offset + size * dtype.itemsize].view(dtype)
+        buffers[(name, dtype)] = buffer
+    return buffer[:size].reshape(shape)
+
+
+#: ``madvise``'s advice for base pages (Linux ``MADV_NOHUGEPAGE``).
+_MADV_NOHUGEPAGE = 15
+_PAGE = 4096
+#: Arrays from this size on get base pages from :func:`written_once_buffer`.
+WRITTEN_ONCE_MIN_BYTES = 64 << 20
+
+
+def written_once_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A new array (contents undefined) for data written once and then read in passes —
+    FALKON's kernel-block cache — in base pages rather than transparent huge pages.
+
+    NumPy advises transparent huge pages for every allocation of 4 MB or more
+    (``MADV_HUGEPAGE``): fewer page faults and TLB misses. A streaming read hardly misses
+    the TLB, so for an array written once and then streamed only the first touch matters,
+    and there huge pages are the risk: measured on the 2-core development VM (a
+    Firecracker guest), fresh memory the host had taken back cost 1.8–2.5 ms/MB in huge
+    pages (a 5 ms fault per 2 MB) against 0.5–0.7 ms/MB in base pages — 2.1 GB first
+    touched in 2.5–5.3 s against 1.0–1.5 s, an 8 GB cache ≈ 8 s more — while a streaming
+    read of 2.1 GB on two threads took 85–110 ms against 86–88 ms. Memory the process had
+    just freed was faster in huge pages (0.1 against 0.5 ms/MB: 0.1 s on a 240 MB cache);
+    on bare metal huge pages save about 0.1 ms/MB (estimated from page-zeroing rates, not
+    measured here: ≈ 0.5 s on 8 GB). A probe of a few MB cannot tell which case a large
+    array will meet (16 MB probes came out fast while the next gigabyte was slow), so the
+    advice is withdrawn (``MADV_NOHUGEPAGE``) for arrays of :data:`WRITTEN_ONCE_MIN_BYTES`
+    or more, over their whole pages, before anything is written. Elsewhere than Linux it is
+    NumPy's array unchanged.
+    """
+    array = np.empty(shape, dtype=dtype)
+    if array.nbytes >= WRITTEN_ONCE_MIN_BYTES and _madvise is not None:
+        start = -(-array.ctypes.data // _PAGE) * _PAGE
+        stop = (array.ctypes.data + array.nbytes) // _PAGE * _PAGE
+        if stop > start:
+            _madvise(start, stop - start, _MADV_NOHUGEPAGE)  # advice: a failure changes nothing
+    return array
+
+
+def _libc_madvise() -> Callable[[int, int, int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        madvise = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):  # pragma: no cover - a libc without madvise
+        return None
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    madvise.restype = ctypes.c_int
+    return madvise
+
+
+_madvise = _libc_madvise()

@@ -1,0 +1,52 @@
+"""Scratch buffers (aligned on every thread) and written-once buffers (base pages)."""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from kernelmaps._engine import _buffers
+from tests._estimators import ENTRIES, one_per_class
+
+#: One registry entry per feature-map class (row-block and thread invariance of every
+#: registered estimator is in tests/test_contract.py).
+MAPS = one_per_class(e for e in ENTRIES if e.kind == "transformer" and not e.two_views)
+
+
+def test_scratch_buffers_are_aligned_on_every_thread():
+    def addresses():
+        return [_buffers.scratch_buffer(f"test_aligned_{n}", (n, 3), dtype).ctypes.data % 64
+                for n in (1, 7, 1000) for dtype in (np.float32, np.float64, np.complex128)]
+
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(addresses).result() == addresses() == [0] * 9
+
+# ------------------------------------------------------------------- written-once buffers
+def _vm_flags(address: int) -> list[str]:
+    """The VmFlags of the mapping of this process that holds ``address`` (Linux)."""
+    flags, inside = [], False
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            head = line.split()[0]
+            if "-" in head and all(c in "0123456789abcdef-" for c in head):
+                low, high = (int(part, 16) for part in head.split("-"))
+                inside = low <= address < high
+            elif inside and head == "VmFlags:":
+                flags = line.split()[1:]
+    return flags
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and smaps: Linux")
+def test_written_once_buffers_withdraw_the_huge_page_advice_numpy_gives():
+    from kernelmaps._engine import WRITTEN_ONCE_MIN_BYTES, written_once_buffer
+
+    big = written_once_buffer((WRITTEN_ONCE_MIN_BYTES // 4 + 4096, 1), np.float32)
+    assert big.shape == (WRITTEN_ONCE_MIN_BYTES // 4 + 4096, 1) and big.dtype == np.float32
+    big[...] = 1.0  # written after the advice: usable as any array
+    middle = big.ctypes.data + big.nbytes // 2
+    assert "nh" in _vm_flags(middle) and "hg" not in _vm_flags(middle)
+    small = written_once_buffer((1000,), np.float64)  # below the size: NumPy's array
+    assert small.shape == (1000,)
