@@ -9,6 +9,7 @@ import dask.array as da
 import numpy as np
 from sklearn.frozen import FrozenEstimator
 
+from kernelmaps._ridge import encode_labels
 from kernelmaps.distributed._collections import (
     aligned_rows,
     as_dask_rows,
@@ -19,7 +20,6 @@ from kernelmaps.distributed._collections import (
 from kernelmaps.distributed._fit import fit
 from kernelmaps.maps._base import FeatureMap
 from kernelmaps.models._accumulator import RidgeStatistics
-from kernelmaps.models.feature_ridge import encode_labels
 
 __all__ = ["dask_score", "fit_feature_ridge"]
 
