@@ -11,7 +11,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import Nystroem as SklearnNystroem
 from sklearn.pipeline import make_pipeline
 
-import kernelmaps.maps.nystroem as nystroem_module
+import kernelmaps.maps._preimage as preimage_module
 from kernelmaps import Nystroem
 
 
@@ -96,7 +96,7 @@ def test_all_rows_in_blocks_equals_one_block(X, monkeypatch):
     params = dict(gamma=0.5, n_components=15, random_state=0, fit_inverse_transform=True,
                   alpha=0.01)
     whole = Nystroem(**params).fit(X)
-    monkeypatch.setattr(nystroem_module, "_INVERSE_BLOCK_ROWS", 7)
+    monkeypatch.setattr(preimage_module, "_INVERSE_BLOCK_ROWS", 7)
     blocks = Nystroem(**params).fit(X)
     # Sums in another order: equal to the rounding of the (ridge-conditioned) solve.
     np.testing.assert_allclose(blocks.dual_coef_, whole.dual_coef_, rtol=1e-7)
