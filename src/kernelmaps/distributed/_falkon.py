@@ -32,7 +32,8 @@ from kernelmaps._engine import threads_per_task
 from kernelmaps.distributed._collections import SPLIT_EVERY, aligned_rows, as_dask_rows, ship
 from kernelmaps.distributed._fit import sample_landmarks
 from kernelmaps.models._common import fit_kernel
-from kernelmaps.models._nystrom import NystromSystem, attainable_residual, cache_budget
+from kernelmaps.models._kernel_blocks import attainable_residual, cache_budget
+from kernelmaps.models._nystrom import NystromSystem
 from kernelmaps.models._progress import FitProgress
 from kernelmaps.models._ridge_base import check_alpha
 
@@ -182,7 +183,7 @@ def dask_cache_budget(X: da.Array, Y: da.Array) -> int:
     else, on a ``dask.distributed`` cluster whose workers have memory limits,
     :data:`DASK_CACHE_FRACTION` of their sum less the persisted rows (X, targets, weights);
     else (local threads, or workers without a limit)
-    :func:`~kernelmaps.models._nystrom.cache_budget` of this machine."""
+    :func:`~kernelmaps.models._kernel_blocks.cache_budget` of this machine."""
     if get_config()["kernel_cache_bytes"] is not None:
         return cache_budget()
     try:

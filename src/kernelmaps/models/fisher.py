@@ -41,7 +41,7 @@ from kernelmaps.models._common import (
     fit_kernel,
     labels_from_scores,
 )
-from kernelmaps.models._nystrom import cache_budget, cross_block
+from kernelmaps.models._kernel_blocks import cache_budget, cross_block
 
 __all__ = ["KernelFisherDiscriminant"]
 

@@ -19,7 +19,7 @@ from kernelmaps._ridge import encode_labels
 from kernelmaps._validation import validate_input
 from kernelmaps.models._cg import STALL_FACTOR
 from kernelmaps.models._common import as_float64, float64_like, labels_from_scores
-from kernelmaps.models._nystrom import attainable_residual
+from kernelmaps.models._kernel_blocks import attainable_residual
 from kernelmaps.models._ridge_base import _KernelRidgeBase
 
 __all__ = ["KernelRidgeClassifier"]
