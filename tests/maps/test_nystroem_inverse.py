@@ -146,3 +146,16 @@ def test_bad_uses_are_refused_with_the_reason(X):
         Nystroem(fit_inverse_transform=True, alpha=-1.0).fit(X)
     with pytest.raises(ValueError, match="inverse_fit_rows"):
         Nystroem(fit_inverse_transform=True, inverse_fit_rows="some").fit(X)
+
+
+def test_a_singular_pre_image_system_falls_back_to_least_squares_with_the_one_warning():
+    # alpha=0 and a nearly constant kernel (tiny gamma): G is numerically singular, so the
+    # ridge system is solved by least squares, with _linalg's one warning (the old private
+    # solver fell back silently), and the pre-images stay finite.
+    X = np.random.RandomState(0).rand(60, 2)
+    model = Nystroem(gamma=1e-3, n_components=30, fit_inverse_transform=True, alpha=0.0,
+                     random_state=0)
+    with pytest.warns(UserWarning, match="Singular matrix in solving dual problem") as record:
+        model.fit(X)
+    assert record[0].filename == __file__  # pointed at the caller's fit
+    assert np.isfinite(model.inverse_transform(model.transform(X))).all()

@@ -101,7 +101,7 @@ def fit_preimage_map(kernel: Kernel, components: Any, normalization: Any, X: Any
             target = landmarks
     # Symmetric to rounding only (blocks of kernel values, sums of products): solved as its
     # symmetric part; least squares, with the one warning, where it is not positive definite.
-    dual_coef = solve_psd((system + system.T) / 2, target, overwrite=True, stacklevel=5)
+    dual_coef = solve_psd((system + system.T) / 2, target, overwrite=True, stacklevel=7)
     if not np.isfinite(dual_coef).all():
         raise ValueError(
             "fit_inverse_transform=True could not learn the pre-image map: the ridge "
