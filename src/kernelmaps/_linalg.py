@@ -271,21 +271,24 @@ def psd_factor_solve(factor: tuple[np.ndarray, bool], rhs: np.ndarray) -> np.nda
 
 
 def solve_psd(system: np.ndarray, rhs: np.ndarray, *, overwrite: bool = False,
-              stacklevel: int = 2) -> np.ndarray:
+              stacklevel: int = 2, warn: bool = True) -> np.ndarray:
     """:math:`A^{-1}B` for a symmetric ``system`` :math:`A`: Cholesky, else least squares.
 
     With ``overwrite=True`` (a C-contiguous float64 ``system``) the factorisation happens in
     ``system``'s memory (:func:`psd_factor`): afterwards its strict lower triangle is
     unchanged and :func:`restore_symmetric` with the saved diagonal gives the matrix back.
     When it is not positive definite, warns with :data:`SINGULAR_WARNING` and returns the
-    least-squares solution (as scikit-learn's kernel ridge does).
+    least-squares solution (as scikit-learn's kernel ridge does); ``warn=False`` for a
+    caller whose system is singular by design where it is singular at all (the Nyström
+    pre-image's subset of regressors, whose least-squares solution is the answer).
     """
     if not overwrite:
         system = np.array(system, dtype=np.float64, order="C")
     factor = psd_factor(system, overwrite=True)
     if factor is not None:
         return psd_factor_solve(factor, rhs)
-    warnings.warn(SINGULAR_WARNING, stacklevel=stacklevel + 1)
+    if warn:
+        warnings.warn(SINGULAR_WARNING, stacklevel=stacklevel + 1)
     return scipy.linalg.lstsq(system, rhs, check_finite=False)[0]
 
 
