@@ -28,6 +28,7 @@ from kernelmaps._array_api import (
     on_device,
     to_numpy,
 )
+from kernelmaps._ridge import labels_from_scores
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
@@ -39,7 +40,6 @@ from kernelmaps.models._common import (
     check_fitted_placement,
     expansion_points,
     fit_kernel,
-    labels_from_scores,
 )
 from kernelmaps.models._kernel_blocks import cache_budget, cross_block
 
