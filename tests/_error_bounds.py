@@ -45,6 +45,7 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 import kernelmaps as km
 from kernelmaps._linalg import inverse_sqrt_psd
+from kernelmaps._ridge import encode_labels
 from kernelmaps.kernels import IndefiniteKernelWarning
 from kernelmaps.kernels._rounding import default_error
 from kernelmaps.models import (
@@ -58,7 +59,6 @@ from kernelmaps.models import (
 )
 from kernelmaps.models._preconditioner import FalkonPreconditioner
 from kernelmaps.models.cca import _centred, _regularised_whitening
-from kernelmaps.models.feature_ridge import encode_labels
 
 #: The dtype of the runs being bounded, and of their small systems (set by
 #: :func:`error_bound`).

@@ -14,6 +14,8 @@ from kernelmaps._linalg import (
     cholesky_in_place,
     inverse_sqrt_psd,
     lower_times_upper_in_place,
+    psd_factor,
+    psd_factor_solve,
     psd_spectrum,
     restore_symmetric,
     solve_psd,
@@ -48,6 +50,22 @@ def test_solve_psd_falls_back_to_least_squares_with_the_one_warning():
         x = solve_psd(A.copy(), b, overwrite=True)
     assert np.linalg.norm(A @ x - b) <= 1e-8 * np.linalg.norm(b)
     assert "least-squares" in SINGULAR_WARNING
+
+
+def test_psd_factor_solves_many_right_hand_sides_or_refuses_an_indefinite_matrix():
+    A = spd_matrix(120, 1e4)
+    A = (A + A.T) / 2
+    rng = np.random.RandomState(2)
+    factor = psd_factor(A)  # a copy: A stays as it was
+    for B in (rng.normal(size=(120, 2)), rng.normal(size=120)):
+        np.testing.assert_allclose(psd_factor_solve(factor, B), np.linalg.solve(A, B),
+                                   rtol=0, atol=120 * 1e4 * EPS * 1e2)
+    indefinite = np.diag([1.0, 2.0, -1e-3])
+    original = indefinite.copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # refusing is the caller's: no warning here
+        assert psd_factor(indefinite, overwrite=True) is None
+    np.testing.assert_array_equal(indefinite, original)  # restored for the caller
 
 
 def test_cholesky_in_place_keeps_the_lower_triangle_and_grows_the_jitter():

@@ -3,17 +3,18 @@ r"""Dense linear algebra of the kernel machines: Cholesky in place, SPD solves, 
 One home for the factorisations every solver needs, below the models (``models/``) and the
 evaluation baseline (``evaluate/_exact.py``), so each is written once:
 
-``cholesky_in_place`` / ``cholesky_with_jitter``
+``cholesky_in_place``
     the upper Cholesky factor :math:`R` (:math:`R^\top R = A + \delta I`) of a symmetric
     matrix, LAPACK ``potrf`` on the matrix's own memory, the jitter :math:`\delta` grown
     ×:data:`JITTER_GROWTH` while the matrix is not numerically positive definite — the one
     jittered Cholesky (the FALKON preconditioner's second factor goes through it too, with
     its own way of writing the shifted matrix);
-``solve_psd``
+``solve_psd`` (``psd_factor`` / ``psd_factor_solve`` for a factor kept)
     :math:`A^{-1}B` for a symmetric :math:`A` by Cholesky in place, falling back to least
     squares with one warning (:data:`SINGULAR_WARNING`) when :math:`A` is not positive
-    definite; the matrix can then be restored (``restore_symmetric``) and factorised again,
-    so several right-hand-side groups with different shifts need no copy of :math:`A`;
+    definite (a caller that must refuse such a matrix keeps the factor instead); the matrix
+    can then be restored (``restore_symmetric``) and factorised again, so several
+    right-hand-side groups with different shifts need no copy of :math:`A`;
 ``lower_times_upper_in_place``
     :math:`RR^\top` from the upper factor :math:`R`, in place (LAPACK ``lauum``);
 ``inverse_sqrt_psd``
@@ -23,7 +24,7 @@ evaluation baseline (``evaluate/_exact.py``), so each is written once:
     negative ones beyond rounding warned about and dropped);
 ``psd_spectrum``
     the eigenpairs of a symmetric PSD matrix that are not numerically zero (the closed-form
-    ridge paths of :mod:`kernelmaps.tuning.ridge_path` and of the exact baseline);
+    ridge paths of :mod:`kernelmaps._ridge.path` and of the exact baseline);
 ``cholesky_with_jitter_device`` / ``solve_psd_device`` / ``inverse_sqrt_psd`` on a device array
     the same on another array library's device (array API dispatch).
 
@@ -69,12 +70,13 @@ __all__ = [
     "RELATIVE_RANK_TOL",
     "SINGULAR_WARNING",
     "cholesky_in_place",
-    "cholesky_with_jitter",
     "cholesky_with_jitter_device",
     "inverse_sqrt_psd",
     "lower_times_upper_in_place",
     "mirror_lower_to_upper",
     "mirror_upper_to_lower",
+    "psd_factor",
+    "psd_factor_solve",
     "psd_spectrum",
     "restore_symmetric",
     "solve_psd",
@@ -226,24 +228,6 @@ def cholesky_in_place(matrix: np.ndarray, jitter: float, *, floor: float = JITTE
     raise _not_positive_definite(what)
 
 
-def cholesky_with_jitter(matrix: np.ndarray, jitter: float, *, overwrite: bool = False,
-                         floor: float = JITTER_FLOOR, what: str = "centre kernel matrix",
-                         ) -> np.ndarray:
-    """Upper Cholesky factor :math:`R` of ``matrix + jitter·I`` (:math:`R^\\top R`), the
-    jitter grown as in :func:`cholesky_in_place`.
-
-    ``overwrite=True`` is :func:`cholesky_in_place` (returns ``matrix``, whose strict lower
-    triangle keeps the matrix's values); otherwise a new array holding only the factor (its
-    strict lower triangle zero).
-    """
-    if not overwrite:
-        matrix = np.array(matrix, dtype=np.float64, order="C")
-    R, _ = cholesky_in_place(matrix, jitter, floor=floor, what=what)
-    if not overwrite:
-        R[np.tril_indices(R.shape[0], -1)] = 0.0
-    return R
-
-
 def lower_times_upper_in_place(matrix: np.ndarray) -> None:
     r""":math:`RR^\top` of the upper factor :math:`R` in ``matrix``'s upper triangle, in place.
 
@@ -256,26 +240,55 @@ def lower_times_upper_in_place(matrix: np.ndarray) -> None:
         raise ValueError(f"dlauum: illegal argument {-info}")
 
 
-def solve_psd(system: np.ndarray, rhs: np.ndarray, *, overwrite: bool = False,
-              stacklevel: int = 2) -> np.ndarray:
-    """:math:`A^{-1}B` for a symmetric ``system`` :math:`A`: Cholesky, else least squares.
+def psd_factor(system: np.ndarray, *, overwrite: bool = False
+               ) -> tuple[np.ndarray, bool] | None:
+    """The Cholesky factor of a symmetric ``system``, for :func:`psd_factor_solve`, or
+    ``None`` when it is not positive definite (``system`` then as it was).
 
-    With ``overwrite=True`` (a C-contiguous float64 ``system``) the factorisation happens in
-    ``system``'s memory: afterwards its strict lower triangle is unchanged and
-    :func:`restore_symmetric` with the saved diagonal gives the matrix back. When it is not
-    positive definite, warns with :data:`SINGULAR_WARNING` and returns the least-squares
-    solution (as scikit-learn's kernel ridge does).
+    LAPACK ``potrf`` reads the upper triangle of ``system``. With ``overwrite=True`` (a
+    C-contiguous float64 ``system``) the factorisation happens in ``system``'s memory: its
+    strict lower triangle is unchanged and :func:`restore_symmetric` with the saved diagonal
+    gives the matrix back. What happens when the system is not positive definite is the
+    caller's: :func:`solve_psd` warns and solves by least squares; the ridge leverage scores
+    refuse the kernel.
     """
     if not overwrite:
         system = np.array(system, dtype=np.float64, order="C")
-    _check_in_place(system, "solve_psd")
+    _check_in_place(system, "psd_factor")
     diagonal = system.diagonal().copy()
     _, info = lapack.dpotrf(system.T, lower=1, clean=0, overwrite_a=1)
     if info == 0:
         # The Fortran view: its lower triangle is Rᵀ, so LAPACK reads it without a copy.
-        return scipy.linalg.cho_solve((system.T, True), rhs, check_finite=False)
+        return system.T, True
     restore_symmetric(system, diagonal)
-    warnings.warn(SINGULAR_WARNING, stacklevel=stacklevel + 1)
+    return None
+
+
+def psd_factor_solve(factor: tuple[np.ndarray, bool], rhs: np.ndarray) -> np.ndarray:
+    """:math:`A^{-1}B` from the factor :func:`psd_factor` returned (one factorisation for
+    several right-hand sides)."""
+    return scipy.linalg.cho_solve(factor, rhs, check_finite=False)
+
+
+def solve_psd(system: np.ndarray, rhs: np.ndarray, *, overwrite: bool = False,
+              stacklevel: int = 2, warn: bool = True) -> np.ndarray:
+    """:math:`A^{-1}B` for a symmetric ``system`` :math:`A`: Cholesky, else least squares.
+
+    With ``overwrite=True`` (a C-contiguous float64 ``system``) the factorisation happens in
+    ``system``'s memory (:func:`psd_factor`): afterwards its strict lower triangle is
+    unchanged and :func:`restore_symmetric` with the saved diagonal gives the matrix back.
+    When it is not positive definite, warns with :data:`SINGULAR_WARNING` and returns the
+    least-squares solution (as scikit-learn's kernel ridge does); ``warn=False`` for a
+    caller whose system is singular by design where it is singular at all (the Nyström
+    pre-image's subset of regressors, whose least-squares solution is the answer).
+    """
+    if not overwrite:
+        system = np.array(system, dtype=np.float64, order="C")
+    factor = psd_factor(system, overwrite=True)
+    if factor is not None:
+        return psd_factor_solve(factor, rhs)
+    if warn:
+        warnings.warn(SINGULAR_WARNING, stacklevel=stacklevel + 1)
     return scipy.linalg.lstsq(system, rhs, check_finite=False)[0]
 
 
@@ -465,7 +478,7 @@ def psd_spectrum(matrix: np.ndarray, *, overwrite: bool = False, driver: str = "
 # ----------------------------------------------------------------------------- on a device
 def cholesky_with_jitter_device(xp: Any, matrix: Any, jitter: float, *,
                                 what: str = "centre kernel matrix") -> Any:
-    """:func:`cholesky_with_jitter` in ``matrix``'s namespace (upper factor R, RᵀR), the
+    """:func:`cholesky_in_place` in ``matrix``'s namespace (upper factor R, RᵀR), the
     jitter grown by the same rule; the array API has no in-place factorisation, so each
     attempt factorises a shifted copy."""
     _, device = namespace_and_device(matrix)

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sklearn.datasets import load_digits
+from sklearn.preprocessing import LabelBinarizer
 
 from kernelmaps._ridge import (
     best_index,
     check_alpha,
     check_alphas,
     check_fixed_alpha,
+    encode_labels,
+    encode_targets,
     labels_from_scores,
     path_scores,
     ranking_score,
@@ -110,3 +115,26 @@ def test_every_alpha_check_refuses_the_same_values(bad):
         check_fixed_alpha(bad)
     assert check_fixed_alpha(None) is None and check_fixed_alpha(2) == 2.0
     np.testing.assert_array_equal(check_alpha([1.0, 2.0], 2, "exact"), [1.0, 2.0])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=2, max_size=30),
+       st.booleans())
+def test_the_one_pm1_encoder_is_label_binarizers_and_encode_targets_uses_it(labels, numeric):
+    y = np.array([ord(label) for label in labels] if numeric else labels)
+    if np.unique(y).size < 2:
+        y = np.append(y, y[0] + 1 if numeric else "z")
+    binarizer = LabelBinarizer(pos_label=1, neg_label=-1).fit(y)
+    expected = binarizer.transform(y).astype(np.float64)
+    np.testing.assert_array_equal(encode_labels(y, binarizer.classes_), expected)
+    Y, classes = encode_targets(y, y.shape[0], "classification")
+    np.testing.assert_array_equal(classes, binarizer.classes_)
+    np.testing.assert_array_equal(Y, expected)
+    assert Y.dtype == np.float64
+
+
+def test_encode_labels_codes_an_unseen_label_minus_one_everywhere():
+    classes = np.array([0, 1, 2])
+    np.testing.assert_array_equal(encode_labels(np.array([2, 5]), classes),
+                                  [[-1.0, -1.0, 1.0], [-1.0, -1.0, -1.0]])
+    np.testing.assert_array_equal(encode_labels(np.array([1, 5]), classes[:2]), [[1.0], [-1.0]])

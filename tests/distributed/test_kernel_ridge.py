@@ -12,7 +12,7 @@ from sklearn.exceptions import ConvergenceWarning
 import kernelmaps as km
 from kernelmaps import get_kernel
 from kernelmaps.models import KernelRidge, KernelRidgeClassifier
-from kernelmaps.models._nystrom import attainable_residual
+from kernelmaps.models._kernel_blocks import attainable_residual
 from tests._float32_bound import float32_prediction_bound
 
 

@@ -117,3 +117,25 @@ def test_kernel_objects_compare_and_hash():
     assert len({get_kernel("rbf", gamma=1.0), km.kernels.RBFKernel(gamma=1.0)}) == 1
     expected = "PolynomialKernel(gamma=None, degree=2, coef0=None)"
     assert repr(get_kernel("poly", degree=2)) == expected
+
+
+@pytest.mark.parametrize("name", ["rbf", "laplacian", "polynomial"])
+def test_matmul_sums_in_the_dtype_asked_for(name):
+    # accumulate=np.float64: the float32 kernel block widened, then a float64 product — the
+    # numbers of K.astype(float64) @ V to float64 rounding; the default sums in float32.
+    rng = np.random.RandomState(0)
+    X = rng.uniform(size=(300, 5)).astype(np.float32)
+    Y = X[:150]
+    V = rng.normal(size=(150, 2))  # cancelling coefficients
+    kernel = get_kernel(name, gamma=0.5) if name != "polynomial" else get_kernel(name)
+    K = kernel(X, Y).astype(np.float64)
+    exact = K @ V
+    bound = 150 * np.finfo(np.float64).eps * (np.abs(K) @ np.abs(V))
+    wide = kernel.matmul(X, Y, V, accumulate=np.float64)
+    assert wide.dtype == np.float64
+    np.testing.assert_array_less(np.abs(wide - exact), 2 * bound + 1e-300)
+    np.testing.assert_array_equal(kernel.matmul(X, Y, V[:, 0], accumulate=np.float64),
+                                  kernel.evaluate_matmul(X, Y, V[:, 0], accumulate=np.float64))
+    narrow = kernel.matmul(X, Y, V)
+    assert narrow.dtype == np.float32
+    assert np.abs(narrow - exact).max() > 2 * bound.max()  # float32 sums: far coarser

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -11,7 +13,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.kernel_approximation import Nystroem as SklearnNystroem
 from sklearn.pipeline import make_pipeline
 
-import kernelmaps.maps.nystroem as nystroem_module
+import kernelmaps.maps._preimage as preimage_module
 from kernelmaps import Nystroem
 
 
@@ -96,7 +98,7 @@ def test_all_rows_in_blocks_equals_one_block(X, monkeypatch):
     params = dict(gamma=0.5, n_components=15, random_state=0, fit_inverse_transform=True,
                   alpha=0.01)
     whole = Nystroem(**params).fit(X)
-    monkeypatch.setattr(nystroem_module, "_INVERSE_BLOCK_ROWS", 7)
+    monkeypatch.setattr(preimage_module, "_INVERSE_BLOCK_ROWS", 7)
     blocks = Nystroem(**params).fit(X)
     # Sums in another order: equal to the rounding of the (ridge-conditioned) solve.
     np.testing.assert_allclose(blocks.dual_coef_, whole.dual_coef_, rtol=1e-7)
@@ -146,3 +148,28 @@ def test_bad_uses_are_refused_with_the_reason(X):
         Nystroem(fit_inverse_transform=True, alpha=-1.0).fit(X)
     with pytest.raises(ValueError, match="inverse_fit_rows"):
         Nystroem(fit_inverse_transform=True, inverse_fit_rows="some").fit(X)
+
+
+def test_a_singular_pre_image_system_is_solved_by_least_squares_without_a_warning(monkeypatch):
+    # Every fit row a target and a nearly constant kernel (tiny gamma): alpha·G + K_nmᵀK_nm
+    # is numerically singular. _linalg's one solver falls back to least squares there — the
+    # minimum-norm pre-image map, asked for without its warning (the map warns about a
+    # degenerate kernel itself) — and the pre-images stay finite.
+    import kernelmaps.maps._preimage as preimage
+
+    systems = []
+
+    def spy(system, target, **kwargs):
+        systems.append(system.copy())
+        return preimage_solve(system, target, **kwargs)
+
+    preimage_solve = preimage.solve_psd
+    monkeypatch.setattr(preimage, "solve_psd", spy)
+    X = np.random.RandomState(0).rand(60, 2)
+    model = Nystroem(gamma=1e-6, n_components=30, fit_inverse_transform=True, alpha=0.1,
+                     inverse_fit_rows="all", random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        model.fit(X)
+    assert np.linalg.eigvalsh(systems[0]).min() <= 0  # not positive definite: least squares
+    assert np.isfinite(model.inverse_transform(model.transform(X))).all()

@@ -117,3 +117,27 @@ def test_beyond_the_cache_budget_the_kernel_matrix_is_streamed():
     np.testing.assert_allclose(streamed.transform(X) * signs, projections, rtol=0,
                                atol=tolerance * np.abs(projections).max())
     np.testing.assert_array_equal(streamed.predict(X), held.predict(X))
+
+
+@pytest.mark.parametrize("cache_bytes", [None, 1 << 16])  # projections held, then streamed
+def test_float32_projections_are_summed_in_float64_in_fit_and_transform(cache_bytes):
+    # fit projects the training rows as K (float32 values, widened) @ coef_ in float64;
+    # transform must project the same way, not with float32 sums over the p expansion
+    # points (1.8e6 times the float64 bound below before they agreed). The Laplacian
+    # kernel: its values sum |x - y| feature by feature, the same whatever block of rows
+    # computes them (a GEMM-based kernel's float32 values move with the block shape).
+    import kernelmaps as km
+
+    X, y = load_digits(return_X_y=True)
+    X = (X[:600] / 16).astype(np.float32)
+    y = y[:600]
+    with km.config_context(kernel_cache_bytes=cache_bytes):
+        model = KernelFisherDiscriminant(kernel="laplacian", gamma=0.05, n_components=200,
+                                         random_state=0).fit(X, y)
+    assert model.fit_info_["path"] == ("cached" if cache_bytes is None else "recompute")
+    K = model.kernel_(X, model.X_fit_).astype(np.float64)
+    expected = K @ model.coef_
+    bound = 200 * np.finfo(np.float64).eps * (np.abs(K) @ np.abs(model.coef_))
+    projections = model.transform(X)
+    assert projections.dtype == np.float64
+    np.testing.assert_array_less(np.abs(projections - expected), 2 * bound + 1e-300)

@@ -15,7 +15,7 @@ from sklearn.metrics.pairwise import rbf_kernel
 import kernelmaps as km
 from kernelmaps.models import KernelRidge, KernelRidgeClassifier
 from kernelmaps.models._falkon import ToleranceBelowPrecisionWarning
-from kernelmaps.models._nystrom import attainable_residual
+from kernelmaps.models._kernel_blocks import attainable_residual
 from tests._float32_bound import float32_prediction_bound
 from tests._helpers import peak_bytes
 
@@ -402,7 +402,7 @@ def test_float32_products_keep_the_float64_fit_at_fixed_iterations():
 
 
 def test_the_sweeps_sub_block_products_equal_the_whole_products():
-    from kernelmaps.models._nystrom import cross_block, gram_block, widened_gram_block
+    from kernelmaps.models._kernel_blocks import cross_block, gram_block, widened_gram_block
 
     rng = np.random.RandomState(0)
     K32 = rng.uniform(0.0, 1.0, size=(203, 50)).astype(np.float32)  # 3 sub-blocks + 11 rows
@@ -430,7 +430,8 @@ def test_the_sweeps_sub_block_products_equal_the_whole_products():
 def test_the_fused_rbf_first_pass_caches_the_kernel_and_its_right_hand_side(n_features,
                                                                            dtype):
     from kernelmaps.kernels import RBFKernel
-    from kernelmaps.models._nystrom import FUSED_RBF_MAX_FEATURES, NystromSystem, cross_block
+    from kernelmaps.models._kernel_blocks import cross_block
+    from kernelmaps.models._nystrom import FUSED_RBF_MAX_FEATURES, NystromSystem
 
     rng = np.random.RandomState(1)
     X = rng.uniform(0.0, 4.0, size=(517, n_features)).astype(dtype)  # unscaled, ragged
@@ -442,7 +443,7 @@ def test_the_fused_rbf_first_pass_caches_the_kernel_and_its_right_hand_side(n_fe
     # Beyond 64 features the kernel's own operations in its order, but a GEMM of another
     # block shape may sum in another order; up to 64 the norms ride in the GEMM. Either way
     # the entries differ by the exponent's rounding, which the kernel bounds (both sides).
-    assert n_features <= FUSED_RBF_MAX_FEATURES or isinstance(system._rbf[0], tuple)
+    assert n_features <= FUSED_RBF_MAX_FEATURES or isinstance(system._rbf, tuple)
     np.testing.assert_array_less(np.abs(system._cache - K),
                                  2 * kernel.rounding_error(X, C, K) + 1e-300)
     # The right-hand side is the sweep's product over the cached block, to its rounding.

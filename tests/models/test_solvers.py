@@ -8,7 +8,7 @@ import pytest
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import rbf_kernel
 
-from kernelmaps._linalg import cholesky_with_jitter
+from kernelmaps._linalg import cholesky_in_place
 from kernelmaps.models._cg import (
     Preconditioner,
     conjugate_gradient,
@@ -126,19 +126,21 @@ def test_conjugate_gradient_reports_non_convergence():
     assert zero == 0 and converged
 
 
-def test_cholesky_with_jitter_factors_singular_psd_matrices():
+def test_cholesky_in_place_factors_singular_psd_matrices():
     rng = np.random.RandomState(0)
     low_rank = rng.normal(size=(20, 3))
     matrix = low_rank @ low_rank.T  # rank 3: plain Cholesky fails
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.cholesky(matrix)
-    R = cholesky_with_jitter(matrix, 1e-14)
-    assert np.allclose(np.triu(R), R)  # upper factor
+    factored, jitter = cholesky_in_place(matrix.copy(), 1e-14)
+    assert jitter >= 1e-14  # grown from the jitter given, never below it
+    R = np.triu(factored)  # the upper factor; the strict lower triangle keeps the matrix
+    np.testing.assert_array_equal(np.tril(factored, -1), np.tril(matrix, -1))
     np.testing.assert_allclose(R.T @ R, matrix, atol=1e-6)
     # The jitter grows ×100 a bounded number of times (to 1e8 from 1e-14), so a matrix with
     # a large negative eigenvalue is refused with a pointer to the Mercer check.
     with pytest.raises(ValueError, match=r"not positive definite.*check_mercer"):
-        cholesky_with_jitter(np.diag([1.0, -1e10]), 1e-14)
+        cholesky_in_place(np.diag([1.0, -1e10]), 1e-14)
 
 
 def test_preconditioner_is_exact_for_the_nystrom_approximation_of_the_operator():

@@ -40,6 +40,7 @@ from kernelmaps._ridge.kernel_path import (
 )
 from kernelmaps._ridge.labels import (
     check_target,
+    encode_labels,
     encode_targets,
     label_binarizer,
     labels_from_scores,
@@ -60,6 +61,7 @@ __all__ = [
     "check_cv",
     "check_fixed_alpha",
     "check_target",
+    "encode_labels",
     "encode_targets",
     "honest_rows",
     "kernel_alpha_path",

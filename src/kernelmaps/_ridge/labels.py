@@ -2,7 +2,7 @@
 
 Ridge classifies by regressing one-vs-rest ±1 codes (one column for two classes, as
 :class:`~sklearn.linear_model.RidgeClassifier`): :func:`encode_targets` turns labels into
-those codes (scikit-learn's :class:`~sklearn.preprocessing.LabelBinarizer`), and
+those codes (:func:`encode_labels`, the one ±1 encoder: ``LabelBinarizer``'s codes), and
 :func:`labels_from_scores` turns scores back into labels — the class of the largest score,
 or, with one column, ``classes[1]`` where the score is positive. Every ridge in kernelmaps
 (the α paths, the exact baseline, ``KernelRidgeClassifier``, ``FeatureRidgeClassifier``,
@@ -15,11 +15,12 @@ from typing import Any
 
 import numpy as np
 from sklearn.preprocessing import LabelBinarizer
+from sklearn.utils.multiclass import unique_labels
 
 from kernelmaps._array_api import namespace_and_device, on_device, to_numpy
 
-__all__ = ["TASKS", "check_target", "check_task", "encode_targets", "label_binarizer",
-           "labels_from_scores"]
+__all__ = ["TASKS", "check_target", "check_task", "encode_labels", "encode_targets",
+           "label_binarizer", "labels_from_scores"]
 
 #: What a ridge path fits: numeric targets or class labels.
 TASKS = ("regression", "classification")
@@ -37,6 +38,17 @@ def label_binarizer(classes: np.ndarray) -> LabelBinarizer:
     return LabelBinarizer(pos_label=1, neg_label=-1).fit(classes)
 
 
+def encode_labels(y: Any, classes: np.ndarray) -> np.ndarray:
+    """One-vs-rest ±1 targets of the labels ``y`` for the sorted ``classes``, float64: one
+    column for two classes (+1 for ``classes[1]``), as ``RidgeClassifier`` and
+    :class:`~sklearn.preprocessing.LabelBinarizer` ``(pos_label=1, neg_label=-1)`` code them;
+    a label outside ``classes`` is −1 in every column."""
+    y = np.asarray(y).reshape(-1)
+    if classes.size == 2:
+        return np.where(y == classes[1], 1.0, -1.0)[:, None]
+    return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
+
+
 def encode_targets(y: Any, n: int, task: str, rows_of: str = "Z"
                    ) -> tuple[np.ndarray, np.ndarray | None]:
     """Targets as an ``(n, n_outputs)`` float64 array (±1 class codes for classification)
@@ -50,10 +62,10 @@ def encode_targets(y: Any, n: int, task: str, rows_of: str = "Z"
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D class labels for classification; got shape "
                              f"{y.shape}.")
-        binarizer = LabelBinarizer(pos_label=1, neg_label=-1).fit(y)
-        if binarizer.classes_.size < 2:
+        classes = unique_labels(y)  # LabelBinarizer's classes_ (and its refusals)
+        if classes.size < 2:
             raise ValueError("y holds a single class; classification needs at least two.")
-        return binarizer.transform(y).astype(np.float64), binarizer.classes_
+        return encode_labels(y, classes), classes
     Y = np.asarray(y, dtype=np.float64)
     if not np.all(np.isfinite(Y)):
         raise ValueError("y contains NaN or infinite values; drop or impute them.")

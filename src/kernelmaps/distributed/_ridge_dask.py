@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.frozen import FrozenEstimator
 
+from kernelmaps._ridge import encode_labels
 from kernelmaps.distributed._collections import (
     aligned_rows,
     as_dask_rows,
@@ -20,7 +21,6 @@ from kernelmaps.distributed._collections import (
 from kernelmaps.distributed._fit import fit
 from kernelmaps.maps import FeatureMap
 from kernelmaps.maps.interface import output_width
-from kernelmaps.models.feature_ridge import encode_labels
 from kernelmaps.models.interface import (
     RidgeStatistics,
     n_targets,

@@ -5,9 +5,10 @@ result as its fitted ``kernel_``; from then on kernel values come from that obje
 
 ``kernel(X, Y=None)``
     the ``(n_X, n_Y)`` matrix, in row blocks on the engine;
-``kernel.matmul(X, Y, V)``
-    :math:`K(X, Y)\,V` in row blocks, never holding :math:`K(X, Y)` (predictions of kernel
-    machines, Fisher projections, kernel means);
+``kernel.matmul(X, Y, V, accumulate=None)``
+    :math:`K(X, Y)\,V` in row blocks, never holding :math:`K(X, Y)`, summed in the kernel
+    values' dtype or in ``accumulate`` (predictions of kernel machines, Fisher projections,
+    kernel means; ``evaluate_matmul`` for inputs already validated);
 ``kernel.reduce(X, Y, fn, *aligned)``
     :math:`\sum_b f(K(X_b, Y), a_b)` over row blocks :math:`b` (FALKON's
     :math:`K_{nM}^\top K_{nM} v`, leverage scores), one block per thread in memory;
@@ -32,6 +33,7 @@ import numpy as np
 from sklearn.utils.validation import check_array
 
 from kernelmaps._array_api import (
+    float_dtypes,
     is_device_array,
     itemsize,
     matmul,
@@ -225,8 +227,9 @@ class Kernel:
             self._fix_diagonal(X, K)
         return K
 
-    def matmul(self, X: Any, Y: Any, V: Any, *, n_threads: int | None = None) -> np.ndarray:
-        """``K(X, Y) @ V`` in row blocks of ``X``, never holding ``K(X, Y)``.
+    def matmul(self, X: Any, Y: Any, V: Any, *, n_threads: int | None = None,
+               accumulate: Any = None) -> np.ndarray:
+        r"""``K(X, Y) @ V`` in row blocks of ``X``, never holding ``K(X, Y)``.
 
         Memory beyond the result is one ``(block, n_Y)`` kernel block per thread, so this is
         what predictions of kernel machines use on any number of rows.
@@ -242,35 +245,77 @@ class Kernel:
         n_threads : int or None, default=None
             Threads for the row blocks; ``None``: the process setting
             (:func:`kernelmaps.set_config`).
+        accumulate : dtype or None, default=None
+            The dtype the products are summed in. ``None``: the kernel values' dtype
+            (float32 for float32 inputs). ``numpy.float64``: each kernel block, still
+            computed in the inputs' dtype, is widened to float64 before it is multiplied
+            (float64 where an array-API device has it) — a float32 sum of ``n_Y`` terms
+            :math:`k(x, y_j)\,v_j` loses up to :math:`n_Y\varepsilon_{32}\sum_j
+            |k(x, y_j)||v_j|`, far more than the kernel values' own rounding when ``V`` has
+            cancelling entries (the dual coefficients of kernel machines).
 
         Returns
         -------
         ndarray of shape (n_X,) or (n_X, k)
-            ``K(X, Y) @ V``, in the dtype of the kernel values (float32 for float32 inputs).
+            ``K(X, Y) @ V``, in the dtype of the kernel values (float32 for float32 inputs),
+            or in ``accumulate``.
         """
         X, Y = self._check_pair(X, Y)
-        return self._matmul(X, Y, V, n_threads=n_threads)
+        return self.evaluate_matmul(X, Y, V, n_threads=n_threads, accumulate=accumulate)
 
-    def _matmul(self, X: Any, Y: Any, V: Any, *, n_threads: int | None = None) -> np.ndarray:
+    def evaluate_matmul(self, X: Any, Y: Any, V: Any, *, n_threads: int | None = None,
+                        accumulate: Any = None, name: str | None = None) -> Any:
+        """:meth:`matmul` of validated inputs, as :meth:`evaluate` is of a block.
+
+        Parameters
+        ----------
+        X, Y : {ndarray, sparse matrix, device array}
+            The rows and the columns of the kernel matrix, validated (as :meth:`evaluate`
+            takes them).
+        V : array-like of shape (n_Y,) or (n_Y, k)
+            The vector or matrix multiplied, one row per row of ``Y``.
+        n_threads : int or None, default=None
+            Threads for the row blocks; ``None``: the process setting.
+        accumulate : dtype or None, default=None
+            The dtype the products are summed in (see :meth:`matmul`).
+        name : str or None, default=None
+            What an error about a non-finite value names (the caller's method);
+            ``None``: this kernel's ``matmul``.
+
+        Returns
+        -------
+        array of shape (n_X,) or (n_X, k)
+            ``K(X, Y) @ V`` (an array of ``X``'s namespace and device for device arrays).
+        """
+        name = f"{self!r}.matmul" if name is None else name
         if is_device_array(X):
-            return self._matmul_device(X, Y, V)
+            return self._matmul_device(X, Y, V, accumulate, name)
         dtype = self._result_dtype(X, Y)
+        sums = dtype if accumulate is None else np.dtype(accumulate)
         V = np.asarray(V)
         if V.shape[0] != self._n_columns(Y):
             raise ValueError(f"V has {V.shape[0]} rows but K(X, Y) has {self._n_columns(Y)} "
                              "columns: V must have one row per row of Y.")
         squeeze = V.ndim == 1
-        V = np.ascontiguousarray(V.reshape(V.shape[0], -1), dtype=dtype)
+        V = np.ascontiguousarray(V.reshape(V.shape[0], -1), dtype=sums)
         m = self._n_columns(Y)
+        widen = sums != dtype
 
         def block(xb: Any, out: np.ndarray) -> None:
             kb = scratch_buffer("kernel_matmul", (xb.shape[0], m), dtype)
             self.evaluate_into(xb, Y, kb)
+            if widen:  # into this thread's float64 buffer, then a float64 product
+                wide = scratch_buffer("kernel_matmul_wide", kb.shape, sums)
+                np.copyto(wide, kb)
+                kb = wide
             np.matmul(kb, V, out=out)
 
-        result = run_blocks(X, n_out=V.shape[1], dtype=dtype, block_fn=block,
-                            temp_bytes_per_row=8 * m + self._temp_bytes_per_row(Y),
-                            n_threads=resolve_n_threads(n_threads), name=f"{self!r}.matmul",
+        # Per row: the kernel block (8 bytes a value, float32's counted as float64's) and,
+        # with accumulate, room for its float64 copy beside a float32 block (12).
+        result = run_blocks(X, n_out=V.shape[1], dtype=sums, block_fn=block,
+                            temp_bytes_per_row=(8 if accumulate is None else 12) * m
+                            + self._temp_bytes_per_row(Y),
+                            n_threads=resolve_n_threads(n_threads), name=name,
                             nonfinite_hint=_NONFINITE_HINT)
         return result[:, 0] if squeeze else result
 
@@ -453,11 +498,13 @@ class Kernel:
             K = set_diagonal(xp, K, xp.astype(self._diag_device(xp, X), K.dtype))
         return K
 
-    def _matmul_device(self, X: Any, Y: Any, V: Any) -> Any:
+    def _matmul_device(self, X: Any, Y: Any, V: Any, accumulate: Any, name: str) -> Any:
         xp, device = namespace_and_device(X)
         Y = self._device_columns(xp, X, Y)
         dtype = self._device_dtype(xp, X, Y)
-        V = on_device(V, xp, device, dtype)
+        # float64 sums where the device has float64 (Apple's MPS has none).
+        sums = dtype if accumulate is None else float_dtypes(xp, device)[0]
+        V = on_device(V, xp, device, sums)
         if V.shape[0] != self._n_columns(Y):
             raise ValueError(f"V has {V.shape[0]} rows but K(X, Y) has {self._n_columns(Y)} "
                              "columns: V must have one row per row of Y.")
@@ -465,10 +512,13 @@ class Kernel:
         V = xp.reshape(V, (V.shape[0], -1))
         m = self._n_columns(Y)
         result = run_blocks(
-            X, n_out=V.shape[1], dtype=dtype,
-            block_fn=lambda xb, out: matmul(xp, self._evaluate_device(xp, xb, Y), V, out=out),
-            temp_bytes_per_row=m * itemsize(xp, dtype) + self._temp_bytes_per_row(Y),
-            name=f"{self!r}.matmul", nonfinite_hint=_NONFINITE_HINT)
+            X, n_out=V.shape[1], dtype=sums,
+            block_fn=lambda xb, out: matmul(
+                xp, xp.astype(self._evaluate_device(xp, xb, Y), sums, copy=False), V,
+                out=out),
+            temp_bytes_per_row=m * (itemsize(xp, dtype) + itemsize(xp, sums))
+            + self._temp_bytes_per_row(Y),
+            name=name, nonfinite_hint=_NONFINITE_HINT)
         return result[:, 0] if squeeze else result
 
     # -- data-dependent parameters (gamma="scale" / "auto") ---------------------------

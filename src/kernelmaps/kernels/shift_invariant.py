@@ -118,12 +118,84 @@ class RBFKernel(_ConstantDiagonal, Kernel):
     def evaluate_into(self, X, Y, out):
         # exp(-γ‖x−y‖²) = exp(min(2γ⟨x,y⟩ − γ‖x‖² − γ‖y‖², 0)): the scale −2γ rides on the
         # (small) Y operand of the BLAS call, saving one pass over the block.
-        gamma = self._gamma(X.shape[1])
-        dot_into(X, Y * (2.0 * gamma), out)
-        out -= (gamma * row_sq_norms(X))[:, None]
-        out -= (gamma * row_sq_norms(Y))[None, :]
-        np.minimum(out, 0.0, out=out)
-        np.exp(out, out=out)
+        scaled_columns, column_terms = self.column_terms(Y)
+        dot_into(X, scaled_columns, out)
+        self.values_from_products(out, self.row_terms(X), column_terms)
+
+    # The pieces of evaluate_into, for a caller that arranges the products itself (FALKON's
+    # fused first pass: the columns' side once per fit, the element-wise passes per cached
+    # sub-block): the formula stays here, in one place.
+    def column_terms(self, Y: Any) -> tuple[Any, np.ndarray]:
+        r"""The columns' side of a block: :math:`2\gamma y` and :math:`\gamma\|y\|^2`.
+
+        Parameters
+        ----------
+        Y : {ndarray, sparse matrix} of shape (n_Y, n_features)
+            Validated columns.
+
+        Returns
+        -------
+        scaled_columns : {ndarray, sparse matrix} of shape (n_Y, n_features)
+            :math:`2\gamma Y`, the right operand of the block's inner products.
+        column_terms : ndarray of shape (n_Y,)
+            :math:`\gamma\|y_j\|^2`.
+        """
+        gamma = self._gamma(Y.shape[1])
+        return Y * (2.0 * gamma), gamma * row_sq_norms(Y)
+
+    def row_terms(self, X: Any) -> np.ndarray:
+        r"""The rows' side of a block: :math:`\gamma\|x_i\|^2`.
+
+        Parameters
+        ----------
+        X : {ndarray, sparse matrix} of shape (n_X, n_features)
+            Validated rows.
+
+        Returns
+        -------
+        ndarray of shape (n_X,)
+            :math:`\gamma\|x_i\|^2`, in the dtype of ``X``.
+        """
+        return self._gamma(X.shape[1]) * row_sq_norms(X)
+
+    def values_from_products(self, out: np.ndarray, row_terms: np.ndarray,
+                             column_terms: np.ndarray) -> None:
+        r"""Turn :math:`2\gamma\langle x_i, y_j\rangle` into :math:`k(x_i, y_j)`, in place.
+
+        Subtracts the :meth:`row_terms` and the column terms of :meth:`column_terms`, clips
+        at 0 against rounding and exponentiates: the operations of :meth:`evaluate_into`
+        after its inner products, in the same order.
+
+        Parameters
+        ----------
+        out : ndarray of shape (n_X, n_Y)
+            The inner products :math:`\langle x_i, 2\gamma y_j\rangle`, overwritten with
+            the kernel values.
+        row_terms : ndarray of shape (n_X,)
+            :math:`\gamma\|x_i\|^2` (:meth:`row_terms`).
+        column_terms : ndarray of shape (n_Y,)
+            :math:`\gamma\|y_j\|^2` (:meth:`column_terms`).
+        """
+        out -= row_terms[:, None]
+        out -= column_terms[None, :]
+        self.values_from_exponent(out, out)
+
+    def values_from_exponent(self, exponent: np.ndarray, out: np.ndarray) -> None:
+        r"""Write :math:`\exp(\min(e, 0))` into ``out``, clipping ``exponent`` in place.
+
+        :math:`e = 2\gamma\langle x, y\rangle - \gamma\|x\|^2 - \gamma\|y\|^2`, the
+        expanded :math:`-\gamma\|x-y\|^2`; the clip at 0 undoes rounding, which can make the
+        expanded squared distance negative. ``out`` may be ``exponent`` itself.
+
+        Parameters
+        ----------
+        exponent : ndarray
+            :math:`2\gamma\langle x, y\rangle - \gamma\|x\|^2 - \gamma\|y\|^2`.
+        out : ndarray of the shape of ``exponent``
+            The kernel values written.
+        """
+        np.minimum(exponent, 0.0, out=exponent)
+        np.exp(exponent, out=out)
 
     def rounding_error(self, X, Y, K):
         # The exponent −γ‖x − y‖², expanded, is known to γ(d + 3)ε(2|x|ᵀ|y| + ‖x‖² + ‖y‖²):

@@ -10,6 +10,7 @@ import scipy.linalg
 from sklearn.utils import check_random_state
 
 from kernelmaps._engine import block_rows_for
+from kernelmaps._linalg import psd_factor, psd_factor_solve
 from kernelmaps.kernels import Kernel
 from kernelmaps.landmarks._gram import _as_gram, _check_n_components, _Gram
 
@@ -171,20 +172,19 @@ def _ridge_leverage_scores(gram: _Gram, rows: np.ndarray, columns: Any, K_ss: np
     enter only the diagonal of one small Cholesky factorisation.
     """
     system = K_ss + np.diag(ridge / weights**2)
-    try:
-        factor = scipy.linalg.cho_factor(system, check_finite=False)
-    except np.linalg.LinAlgError as error:
+    factor = psd_factor(system, overwrite=True)  # system is this function's own sum
+    if factor is None:
         raise ValueError(
             "Ridge leverage scores need a positive semi-definite kernel, but the kernel "
             "matrix of the sample is indefinite. Use a PSD kernel, or "
             "landmarks='uniform' or 'renyi'."
-        ) from error
+        )
     scores = np.empty(rows.size)
     step = block_rows_for(rows.size, 3 * 8 * K_ss.shape[0])
     for start in range(0, rows.size, step):
         stop = min(start + step, rows.size)
         block = gram.cross(gram.rows(rows[start:stop]), columns)
-        solved = scipy.linalg.cho_solve(factor, block.T, check_finite=False)
+        solved = psd_factor_solve(factor, block.T)
         scores[start:stop] = diag[start:stop] - np.einsum("ij,ji->i", block, solved)
     # A residual can come out slightly negative by rounding; in theory it is >= 0.
     np.maximum(scores, 0.0, out=scores)

@@ -12,6 +12,7 @@ from functools import cache
 import numpy as np
 from scipy import special
 
+from kernelmaps._linalg import cholesky_in_place
 from kernelmaps.kernels.spectral import invert_cdf, open_unit_interval
 from kernelmaps.maps._projection import DenseProjection
 from kernelmaps.maps._registry import Frequencies, FrequencyRequest
@@ -53,7 +54,10 @@ def regular_simplex(n_features: int) -> np.ndarray:
 def _simplex_gram_factor(n_features: int, k: int) -> np.ndarray:
     d = n_features
     gram = (1.0 + 1.0 / d) * np.eye(k) - 1.0 / d  # k vertices: ⟨v_i, v_j⟩ = −1/d
-    factor = np.linalg.cholesky(gram)
+    # Positive definite for k <= d (its one null vector needs all d + 1 vertices), so the
+    # first, unshifted attempt factorises it: L = Rᵀ, bitwise NumPy's lower factor.
+    upper, _ = cholesky_in_place(gram, 0.0, what="simplex Gram matrix")
+    factor = np.ascontiguousarray(np.triu(upper).T)
     factor.flags.writeable = False
     return factor
 

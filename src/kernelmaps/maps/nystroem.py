@@ -7,7 +7,6 @@ from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -33,41 +32,16 @@ from kernelmaps.kernels.degenerate import warn_if_degenerate
 from kernelmaps.kernels.interface import result_dtype
 from kernelmaps.landmarks import LANDMARK_STRATEGIES, select_landmarks
 from kernelmaps.maps._base import FeatureMap
+from kernelmaps.maps._preimage import (
+    fit_preimage_map,
+    needs_fit_inverse_transform,
+    preimages,
+)
 
 __all__ = ["Nystroem"]
 
 #: The two feature bases of the Nyström map (see :class:`Nystroem`).
 BASES = INVERSE_SQRT_BASES
-
-#: Rows per block when the pre-image map is fitted on every fit row.
-_INVERSE_BLOCK_ROWS = 4096
-
-
-class _needs_fit_inverse_transform:
-    """A method that exists only on instances with ``fit_inverse_transform=True``.
-
-    Looking it up on an instance with ``fit_inverse_transform=False`` raises
-    :class:`~sklearn.exceptions.NotFittedError` — an ``AttributeError``, so ``hasattr`` is
-    False, as on scikit-learn's Nystroem, and scikit-learn's checks and ``Pipeline`` see no
-    inverse — whose message says which parameter to set.
-    """
-
-    def __init__(self, method: Any) -> None:
-        self.method = method
-        self.__doc__ = method.__doc__
-        self.__name__ = method.__name__
-        self.__wrapped__ = method
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        if obj is not None and not getattr(obj, "fit_inverse_transform", False):
-            raise NotFittedError(
-                f"This {type(obj).__name__} has no {self.__name__}: it was created with "
-                "fit_inverse_transform=False (the default). Set "
-                f"{type(obj).__name__}(fit_inverse_transform=True) — and alpha, the ridge of "
-                "the map back — and fit it, as for KernelPCA."
-            )
-        return self.method.__get__(obj, owner)
-
 
 class Nystroem(FeatureMap):
     r"""Approximate a kernel map using a subset of the training data (Nyström method).
@@ -436,46 +410,11 @@ class Nystroem(FeatureMap):
                 "kernel='precomputed' gives only the kernel matrix, not the points. Pass the "
                 "kernel itself (as KernelPCA also requires), or set fit_inverse_transform=False."
             )
-        kernel = self.kernel_
-        if kernel.requires_non_negative:
-            raise ValueError(
-                f"fit_inverse_transform=True evaluates the {kernel.name} kernel on the "
-                "features, which take negative values, but that kernel is defined for "
-                "non-negative data only. Use another kernel, or set fit_inverse_transform=False."
-            )
-        bits = namespace_and_device(X)[0].finfo(X.dtype).bits if is_device_array(X) \
-            else np.dtype(X.dtype).itemsize * 8
-        dtype = np.float32 if bits == 32 else np.float64  # as NumPy's fit (moved after)
-        landmarks = _host_dense(self.components_)
-        normalization = _host_dense(self.normalization_)
-        # The landmarks' own features z(c_i), (m, n_features_out): k(C, C) W^T.
-        with np.errstate(over="ignore", invalid="ignore"):
-            features = kernel(landmarks) @ normalization.T
-            landmark_gram = kernel(features)  # G = k(z(c_i), z(c_j)), (m, m)
-            if self.inverse_fit_rows == "all":
-                # Subset of regressors: every fit row a target, the landmarks the basis;
-                # K_nm^T K_nm and K_nm^T X summed over row blocks (memory O(block·m)).
-                system = self.alpha * landmark_gram
-                target = np.zeros_like(landmarks)
-                X = to_numpy(X) if is_device_array(X) else X
-                for start in range(0, X.shape[0], _INVERSE_BLOCK_ROWS):
-                    rows = _host_dense(X[start:start + _INVERSE_BLOCK_ROWS])
-                    cross = kernel(kernel(rows, landmarks) @ normalization.T, features)
-                    system += cross.T @ cross
-                    target += cross.T @ rows
-            else:
-                system = landmark_gram + self.alpha * np.eye(landmark_gram.shape[0])
-                target = landmarks
-        dual_coef = _solve_symmetric(system, target)
-        if not np.isfinite(dual_coef).all():
-            raise ValueError(
-                "fit_inverse_transform=True could not learn the pre-image map: the ridge "
-                "system is not finite. Raise alpha, or check the kernel parameters."
-            )
-        self.dual_coef_ = dual_coef.astype(dtype, copy=False)
-        self.X_transformed_fit_ = features.astype(dtype, copy=False)
+        self.dual_coef_, self.X_transformed_fit_ = fit_preimage_map(
+            self.kernel_, self.components_, self.normalization_, X, alpha=self.alpha,
+            inverse_fit_rows=self.inverse_fit_rows)
 
-    @_needs_fit_inverse_transform
+    @needs_fit_inverse_transform
     def inverse_transform(self, X: Any) -> np.ndarray:
         r"""Map features back to the input space: the learned pre-images.
 
@@ -546,22 +485,7 @@ class Nystroem(FeatureMap):
                 "pre-image map yet: fit it again (fit_inverse_transform=True is set now)."
             )
         self._check_same_placement(X)
-        expected = self.X_transformed_fit_.shape[1]
-        if is_device_array(X):  # on X's device, in X's dtype
-            xp, device = namespace_and_device(X)
-            if X.ndim != 2 or X.shape[1] != expected:
-                raise ValueError(_inverse_shape_message(X.shape, expected))
-            basis = on_device(self.X_transformed_fit_, xp, device, X.dtype)
-            coef = on_device(self.dual_coef_, xp, device, X.dtype)
-            return matmul(xp, self.kernel_.evaluate(X, basis), coef)
-        features = check_array(X, accept_sparse="csr", dtype=list(FLOAT_DTYPES),
-                               input_name="X")
-        if features.shape[1] != expected:
-            raise ValueError(_inverse_shape_message(features.shape, expected))
-        basis = to_numpy(self.X_transformed_fit_).astype(features.dtype, copy=False)
-        coef = to_numpy(self.dual_coef_).astype(features.dtype, copy=False)
-        with np.errstate(over="ignore", invalid="ignore"):
-            return np.asarray(self.kernel_(features, basis) @ coef, dtype=features.dtype)
+        return preimages(self.kernel_, self.X_transformed_fit_, self.dual_coef_, X)
 
     def _block_temp_bytes_per_row(self, n_features):
         return 2 * self.normalization_.shape[1] * 8
@@ -596,27 +520,6 @@ class Nystroem(FeatureMap):
     def _transform_block_device(self, xp, params, X_block, out):
         embedded = self.kernel_.evaluate(X_block, params["columns"])
         return matmul(xp, embedded, params["normalization"].T, out=out)
-
-
-def _inverse_shape_message(shape: tuple, expected: int) -> str:
-    return (f"X has {shape[1] if len(shape) == 2 else shape} features, but "
-            f"Nystroem.inverse_transform expects {expected} (n_features_out_): give the "
-            "output of transform.")
-
-
-def _host_dense(A: Any) -> np.ndarray:
-    """A float64 host ndarray of a NumPy, sparse or device array."""
-    A = to_numpy(A) if is_device_array(A) else A
-    return np.asarray(A.toarray() if sp.issparse(A) else A, dtype=np.float64)
-
-
-def _solve_symmetric(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    """A⁻¹B for a symmetric A: Cholesky when A is positive definite, else least squares."""
-    A = (A + A.T) / 2
-    try:
-        return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True), B)
-    except (np.linalg.LinAlgError, scipy.linalg.LinAlgError, ValueError):
-        return scipy.linalg.lstsq(A, B)[0]
 
 
 def _all_finite(K: Any) -> bool:

@@ -166,7 +166,7 @@ def conjugate_gradient(operator: Callable[[np.ndarray], np.ndarray], b: np.ndarr
         solver passes :data:`TRUE_RESIDUAL_EVERY`).
     attainable : float, default=0.0
         The relative residual the operator's precision allows
-        (:func:`kernelmaps.models._nystrom.attainable_residual`); 0 disables the stall
+        (:func:`kernelmaps.models._kernel_blocks.attainable_residual`); 0 disables the stall
         test.
 
     Returns

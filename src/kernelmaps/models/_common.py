@@ -28,9 +28,6 @@ from kernelmaps._array_api import (
     namespace_and_device,
     on_device,
 )
-
-# Scores → class labels: the ridge core's one decoding rule, re-exported for the models.
-from kernelmaps._ridge import labels_from_scores
 from kernelmaps.kernels import (
     Kernel,
     KernelNameOptions,
@@ -50,7 +47,6 @@ __all__ = [
     "fit_kernel",
     "float64_like",
     "kernel_columns",
-    "labels_from_scores",
     "select_centres",
 ]
 

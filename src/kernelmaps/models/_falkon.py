@@ -108,7 +108,7 @@ def falkon_solve(matvec: Callable[[np.ndarray], np.ndarray], K_MM: np.ndarray, a
     (:mod:`kernelmaps.models._nystrom`), so the operator is known to about
     :math:`(\sqrt M + \sqrt b)\,\varepsilon_{32}` relative and CG cannot bring the relative
     residual much below :math:`10(\sqrt M+\sqrt b)\,\varepsilon_{32}` — 4.7e-5 to 7.5e-5
-    for M = 1,000-3,000 with b = 64 (:func:`~kernelmaps.models._nystrom.attainable_residual`;
+    for M = 1,000-3,000 with b = 64 (:func:`~kernelmaps.models._kernel_blocks.attainable_residual`;
     float64 data: about 1e-13). Measured stalls: 8e-6 (Fashion-MNIST, M = 1,000) to 2e-4 (an
     ill-conditioned M = 80 system). A ``tol`` below ``attainable_residual`` warns with
     :class:`ToleranceBelowPrecisionWarning` and CG stops there instead of iterating on

@@ -45,7 +45,7 @@ from kernelmaps.models._common import (
     select_centres,
 )
 from kernelmaps.models._falkon import falkon_solve
-from kernelmaps.models._nystrom import NystromSystem, kernel_times
+from kernelmaps.models._nystrom import NystromSystem
 from kernelmaps.models._progress import FitProgress
 
 __all__ = ["AUTO_EXACT_MAX_SAMPLES", "check_alpha"]
@@ -235,8 +235,9 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
         check_fitted_placement(self, X, self.dual_coef_, method)
-        return kernel_times(self.kernel_, X, self._columns, self.dual_coef_,
-                            name=f"{type(self).__name__}.{method}")
+        return self.kernel_.evaluate_matmul(X, self._columns, self.dual_coef_,
+                                            accumulate=np.float64,
+                                            name=f"{type(self).__name__}.{method}")
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -29,7 +29,7 @@ from kernelmaps import _cost
 from kernelmaps._config import get_config, resolve_n_threads
 from kernelmaps._validation import validate_input
 from kernelmaps.models._common import fit_kernel
-from kernelmaps.models._nystrom import cache_budget
+from kernelmaps.models._kernel_blocks import cache_budget
 
 __all__ = ["FitCost", "estimate_fit_cost"]
 

@@ -41,7 +41,7 @@ from kernelmaps._engine import (
     is_dask_collection,
     run_blocks,
 )
-from kernelmaps._ridge import labels_from_scores
+from kernelmaps._ridge import encode_labels, labels_from_scores
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
@@ -51,48 +51,10 @@ from kernelmaps.maps.interface import accepts_sparse, fit_reads_rows, output_wid
 from kernelmaps.models._accumulator import RidgeStatistics, Workspaces
 from kernelmaps.models._common import as_float64, check_fitted_placement
 
-__all__ = ["FeatureRidge", "FeatureRidgeClassifier", "encode_labels", "normal_statistics",
-           "ridge_solve"]
+__all__ = ["FeatureRidge", "FeatureRidgeClassifier"]
 
 #: The placement of host input (NumPy arrays, sparse matrices): the fitted arrays stay there.
 _HOST = placement_of(np.empty((0, 0)))
-
-
-def normal_statistics(feature_map: FeatureMap, X: Any, Y: np.ndarray,
-                      weights: np.ndarray) -> np.ndarray:
-    r"""The Gram matrix :math:`G = A^\top A` of :math:`A = \sqrt{s}\,[z(X),\ 1,\ Y]`, by blocks.
-
-    The full symmetric matrix of the models' one accumulator of statistics
-    (``RidgeStatistics``) after adding every row of ``X`` (row blocks near the engine's
-    ``block_bytes``; only
-    :math:`G`, :math:`(D+1+t)^2` float64 values, is kept; BLAS ``syrk`` in float64 whatever
-    the features' dtype; on an array-API device the features of each block are made there
-    and copied to the host, where the normal equations are accumulated).
-    """
-    statistics = RidgeStatistics(output_width(feature_map, X), Y.shape[1])
-    return statistics.add(feature_map, X, Y, weights).symmetric()
-
-
-def ridge_solve(gram: np.ndarray, n_features: int, alpha: float,
-                fit_intercept: bool) -> tuple[np.ndarray, np.ndarray]:
-    r"""``(coef (D, t), intercept (t,))`` from the Gram matrix of :func:`normal_statistics`.
-
-    ``RidgeStatistics.solve``: with weighted means :math:`\mu = Z^\top s / \sum s` and
-    :math:`\bar y`, the centred system
-    :math:`(Z^\top S Z - (\textstyle\sum s)\,\mu\mu^\top + \alpha I)\,w = Z^\top S Y -
-    (\textstyle\sum s)\,\mu\bar y^\top`, :math:`b = \bar y - \mu^\top w` is scikit-learn's
-    ``Ridge`` (Cholesky; least squares if the matrix is singular, with
-    :data:`kernelmaps._linalg.SINGULAR_WARNING`).
-    """
-    return RidgeStatistics.from_gram(gram, n_features).solve(alpha, fit_intercept)
-
-
-def encode_labels(y: np.ndarray, classes: np.ndarray) -> np.ndarray:
-    """One-vs-rest ±1 targets (one column for two classes, as ``RidgeClassifier``)."""
-    y = np.asarray(y).reshape(-1)
-    if classes.size == 2:
-        return np.where(y == classes[1], 1.0, -1.0)[:, None]
-    return np.where(y[:, None] == classes[None, :], 1.0, -1.0)
 
 
 def _default_map() -> FeatureMap:

@@ -28,6 +28,7 @@ from kernelmaps._array_api import (
     on_device,
     to_numpy,
 )
+from kernelmaps._ridge import labels_from_scores
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate
@@ -39,9 +40,8 @@ from kernelmaps.models._common import (
     check_fitted_placement,
     expansion_points,
     fit_kernel,
-    labels_from_scores,
 )
-from kernelmaps.models._nystrom import cache_budget, cross_block, kernel_times
+from kernelmaps.models._kernel_blocks import cache_budget, cross_block
 
 __all__ = ["KernelFisherDiscriminant"]
 
@@ -238,7 +238,9 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
             self._check_expansion(None)
             self.coef_, self.eigenvalues_ = self._directions(
                 *self._scatter_by_passes(X, y_index))
-            projections = kernel_times(self.kernel_, X, self.X_fit_, self.coef_)
+            projections = self.kernel_.evaluate_matmul(X, self.X_fit_, self.coef_,
+                                                       accumulate=np.float64,
+                                                       name="KernelFisherDiscriminant.fit")
             self.fit_info_ = {"path": "recompute", "cache_bytes": 0}
         # The (C−1)-dimensional LDA runs on the host; its coefficients go where X lives.
         lda = LinearDiscriminantAnalysis().fit(to_numpy(projections), y_index)
@@ -342,7 +344,9 @@ class KernelFisherDiscriminant(SuggestOptionsMixin, ClassifierMixin,
         check_is_fitted(self)
         X = validate_input(self, X, reset=False)
         check_fitted_placement(self, X, self.coef_, method)
-        return as_float64(self.kernel_.matmul(X, self.X_fit_, self.coef_), X)
+        # Summed in float64, as fit projects the training rows (float32 data too).
+        return as_float64(self.kernel_.matmul(X, self.X_fit_, self.coef_,
+                                              accumulate=np.float64), X)
 
     def decision_function(self, X: Any) -> np.ndarray:
         """Linear discriminant scores in the projected space (scikit-learn's LDA convention).

@@ -27,7 +27,8 @@ import numpy as np
 from kernelmaps.maps import FeatureMap
 from kernelmaps.models._accumulator import RidgeStatistics
 from kernelmaps.models._common import fit_kernel
-from kernelmaps.models._nystrom import NystromSystem, attainable_residual, cache_budget
+from kernelmaps.models._kernel_blocks import attainable_residual, cache_budget
+from kernelmaps.models._nystrom import NystromSystem
 from kernelmaps.models._progress import FitProgress
 
 __all__ = [

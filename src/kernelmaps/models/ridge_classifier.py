@@ -15,12 +15,12 @@ from kernelmaps._array_api import (
     to_numpy,
 )
 from kernelmaps._engine import collection_handler, is_dask_collection
+from kernelmaps._ridge import encode_labels, labels_from_scores
 from kernelmaps._validation import validate_input
 from kernelmaps.models._cg import STALL_FACTOR
-from kernelmaps.models._common import as_float64, float64_like, labels_from_scores
-from kernelmaps.models._nystrom import attainable_residual
+from kernelmaps.models._common import as_float64, float64_like
+from kernelmaps.models._kernel_blocks import attainable_residual
 from kernelmaps.models._ridge_base import _KernelRidgeBase
-from kernelmaps.models.feature_ridge import encode_labels
 
 __all__ = ["KernelRidgeClassifier"]
 

@@ -4,7 +4,7 @@ r"""Choosing γ, α and D for a feature map and a linear model, using the proble
     the kernel's scale by a 1-D search in log scale around the median heuristic, D by
     doubling, α in closed form; returns a fitted pipeline, the parameters and every
     configuration tried (:class:`TuneResult`);
-:func:`ridge_alpha_path` (:mod:`~kernelmaps.tuning.ridge_path`)
+:func:`ridge_alpha_path`
     every ridge α scored from one eigendecomposition of the features (exact leave-one-out
     or k folds), and the linear model at the best one (:class:`AlphaPath`);
 :func:`kernel_alpha_path`
@@ -17,8 +17,7 @@ above :mod:`kernelmaps.evaluate` and uses its public median heuristic, method re
 target checks. See ``docs/tuning.md``.
 """
 
-from kernelmaps.tuning.result import Trial, TuneResult
-from kernelmaps.tuning.ridge_path import (
+from kernelmaps._ridge import (
     DEFAULT_ALPHAS,
     AlphaPath,
     KernelAlphaPath,
@@ -26,6 +25,7 @@ from kernelmaps.tuning.ridge_path import (
     kernel_alpha_path,
     ridge_alpha_path,
 )
+from kernelmaps.tuning.result import Trial, TuneResult
 from kernelmaps.tuning.search import START_COMPONENTS, tune
 
 __all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "KernelAlphaPath", "Trial",

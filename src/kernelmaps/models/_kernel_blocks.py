@@ -1,0 +1,203 @@
+r"""Products over kernel blocks held in memory: sub-block sweeps in the block's dtype,
+summed in float64, and the memory budget of kernel-block caches.
+
+FALKON's system (:class:`kernelmaps.models._nystrom.NystromSystem`) and the Fisher
+discriminant's passes over :math:`K` multiply each kernel block :math:`K_b` (rows × M) by
+small M × t or rows × t operands:
+
+* :func:`cross_block` gives :math:`K_b^\top W_b Y_b`, :func:`gram_block`
+  :math:`K_b^\top W_b K_b V` in one sweep (each sub-block used for both products while it
+  is in cache), :func:`widened_gram_block` the same with float64 products;
+* :func:`cache_budget` is how many bytes of kernel blocks one fit may keep (the
+  ``kernel_cache_bytes`` setting).
+
+**Precision.** float64 blocks are multiplied in float64 throughout. float32 blocks are
+multiplied in float32 — over sub-blocks of :func:`sweep_rows` rows (64 at M = 1,000-3,000),
+with the operands and the weights rounded to float32 (:func:`scaled_operand`) — and the
+sub-blocks' M × t results summed in float64, so a sweep reads a float32 block once and
+widens nothing. Each product is then known to about :math:`(\sqrt M + \sqrt b)\,
+\varepsilon_{32}` relative (random-walk rounding of sums of M and b terms), not the
+:math:`\sqrt{n}\,\varepsilon_{32}` of float32 sums over whole blocks that issue 17 fixed
+with float64 accumulation; CG reaches the relative residual :func:`attainable_residual`
+gives.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import array_api_compat
+import numpy as np
+
+from kernelmaps._config import available_memory, get_config
+from kernelmaps._engine import scratch_buffer
+
+__all__ = ["KERNEL_CACHE_FRACTION", "attainable_residual", "cache_budget", "cross_block",
+           "gram_block", "scaled_operand", "sweep_rows", "widened_gram_block"]
+
+#: ``kernel_cache_bytes=None`` (the default) lets the kernel blocks use this fraction of the
+#: memory available when a fit starts.
+KERNEL_CACHE_FRACTION = 0.5
+
+
+def cache_budget() -> int:
+    """Bytes the kernel-block caches of one fit may hold: the ``kernel_cache_bytes`` setting,
+    or :data:`KERNEL_CACHE_FRACTION` of the memory available now when it is ``None``."""
+    setting = get_config()["kernel_cache_bytes"]
+    if setting is not None:
+        return int(setting)
+    available = available_memory()
+    return int(KERNEL_CACHE_FRACTION * available) if np.isfinite(available) else 0
+
+
+#: Bytes of the sub-block a pass multiplies at a time: small enough to stay in a core's L2
+#: cache between its two products (K_b v, then K_bᵀ u), large enough for BLAS. Measured on
+#: one thread (CPU time, float32, 2026-11): 64-row sub-blocks sweep 60,000 × 1,000 with 10
+#: targets in 0.048 s against 0.081 s for 131 rows, and 100,000 × 2,000 with one target
+#: equally fast from 64 to 262 rows; with 26 targets at M = 3,000, 64 rows beat 21 (the
+#: second product's inner dimension).
+SWEEP_BYTES = 1 << 18
+#: The fewest and the most rows of a sub-block: at least 64 for BLAS, at most 64 so that a
+#: float32 sub-block's sums of b terms stay at √b·ε₃₂ ≈ 1e-6 relative (256-row sub-blocks
+#: left CG at M = 80 to stall at 1e-4 and 10× the float32 error bound; 64 rows at 0.06-0.09
+#: of it, tests/models/test_ridge.py).
+MIN_SWEEP_ROWS, MAX_SWEEP_ROWS = 64, 64
+
+
+def sweep_rows(M: int, itemsize: int) -> int:
+    """Rows of a sub-block of an ``(·, M)`` block of ``itemsize``-byte values:
+    :data:`SWEEP_BYTES` of them, clipped to [:data:`MIN_SWEEP_ROWS`,
+    :data:`MAX_SWEEP_ROWS`]."""
+    return int(min(MAX_SWEEP_ROWS, max(MIN_SWEEP_ROWS, SWEEP_BYTES // (itemsize * max(1, M)))))
+
+
+def attainable_residual(dtype: Any, n_centres: int) -> float:
+    r"""The relative residual CG can reach on kernel blocks of ``dtype`` with ``n_centres``
+    centres: below it the iterates follow rounding, not the system.
+
+    Products over a block are done in the blocks' dtype (float32 products for float32 data,
+    float64 sums across sub-blocks of :func:`sweep_rows` rows): each entry of
+    :math:`K_bV` is a sum of :math:`M` terms, each entry of :math:`K_b^\top U` one of
+    :math:`b` terms, with rounding errors that add up like a random walk, so the operator is
+    known to about :math:`(\sqrt M + \sqrt b)\,\varepsilon` relative. The preconditioned
+    system's condition number is :math:`O(1)`, but the preconditioner's triangular solves
+    add their own :math:`\sqrt M\varepsilon_{64}` and the Gram's rounding is correlated
+    across entries of one sign (a kernel is non-negative), so the stated floor carries a
+    factor 10 of margin: :math:`10(\sqrt M + \sqrt b)\,\varepsilon`. For float32 and
+    M = 1,000-3,000 that is 5e-5 to 7.5e-5; for float64 (whose floor is below any useful
+    ``tol``) 1e-13.
+    """
+    dtype = np.dtype(dtype)
+    eps = float(np.finfo(dtype).eps)
+    b = sweep_rows(n_centres, dtype.itemsize)
+    return 10.0 * (np.sqrt(max(1, n_centres)) + np.sqrt(b)) * eps
+
+
+# The products over sub-blocks call ``np.dot``, not ``np.matmul``: for products this small
+# (64 rows) NumPy's matmul keeps the GIL, so the engine's threads took turns — measured on 2
+# cores, 400,000 × 2,000 float32, t = 1: two threads 0.40 s per pass against 0.39 s for one;
+# ``np.dot`` releases the GIL around its BLAS call.
+def _sub_blocks(K_b: np.ndarray):
+    """``(start, rows)`` of ``K_b`` in sub-blocks of :func:`sweep_rows` rows (views, in the
+    block's dtype: a float32 block is multiplied in float32, no widened copy)."""
+    rows = sweep_rows(K_b.shape[1], K_b.dtype.itemsize)
+    for start in range(0, K_b.shape[0], rows):
+        yield start, K_b[start:start + rows]
+
+
+def _operand(V: np.ndarray, dtype: Any) -> np.ndarray:
+    """``V`` in the blocks' dtype, C-contiguous (a float32 copy of a small M × t array)."""
+    return np.ascontiguousarray(V, dtype=dtype)
+
+
+def scaled_operand(V: np.ndarray, dtype: Any) -> tuple[np.ndarray, np.ndarray | None]:
+    """``(V / s, s)`` with ``V / s`` in the blocks' dtype and ``s`` a power of two per column
+    (exact to divide and multiply back) that brings the column's largest entry to [0.5, 1):
+    a float64 CG vector beyond float32's range (the preconditioner's T⁻¹ of a numerically
+    singular K_MM reaches 1e40 and more) or below its normal range is then represented to
+    float32's relative precision instead of overflowing. ``s`` is None for float64."""
+    if np.dtype(dtype) == np.float64:
+        return _operand(V, dtype), None
+    peak = np.max(np.abs(V), axis=0) if V.size else np.ones(V.shape[1])
+    scale = np.exp2(np.ceil(np.log2(np.where(peak > 0, peak, 1.0)))).astype(np.float64)
+    return _operand(V / scale, dtype), scale
+
+
+def cross_block(K_b: Any, w_b: Any, Y_b: Any) -> Any:
+    r""":math:`K_b^\top W_b Y_b` (float64): a product in K_b's dtype per sub-block of
+    :func:`sweep_rows` rows, the sub-blocks summed in float64. ``w_b`` may be ``None``
+    (unit weights)."""
+    if not isinstance(K_b, np.ndarray):
+        xp = array_api_compat.array_namespace(K_b)
+        WY = Y_b if w_b is None else Y_b * w_b[:, None]
+        return xp.astype(K_b, Y_b.dtype, copy=False).T @ WY
+    M, t = K_b.shape[1], Y_b.shape[1]
+    total = np.zeros((M, t))
+    WY, scale = scaled_operand(Y_b if w_b is None else Y_b * w_b[:, None], K_b.dtype)
+    if scale is None:
+        return np.matmul(K_b.T, WY, out=total)
+    part = scratch_buffer("nystrom_part", (M, t), K_b.dtype)
+    for start, sub in _sub_blocks(K_b):
+        np.dot(sub.T, WY[start:start + sub.shape[0]], out=part)
+        total += part
+    return total * scale
+
+
+def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
+    r""":math:`K_b^\top W_b K_b V` (float64): one sweep over the block, each sub-block of
+    :func:`sweep_rows` rows used for both products while it is in cache.
+
+    The products are in K_b's dtype — float32 for float32 data (``V`` and ``w_b`` are
+    rounded to it), with a relative error of about :math:`(\sqrt M+\sqrt b)\,
+    \varepsilon_{32}` per sub-block (:func:`attainable_residual`) — and the sub-blocks'
+    results are summed in float64. ``w_b`` may be ``None`` (unit weights)."""
+    if not isinstance(K_b, np.ndarray):
+        K_b = array_api_compat.array_namespace(K_b).astype(K_b, V.dtype, copy=False)
+        KV = K_b @ V
+        if w_b is not None:
+            KV *= w_b[:, None]
+        return K_b.T @ KV
+    dtype = K_b.dtype
+    M, t = K_b.shape[1], V.shape[1]
+    scale = None
+    if V.dtype != dtype:
+        V, scale = scaled_operand(V, dtype)
+    if w_b is not None and w_b.dtype != dtype:
+        w_b = w_b.astype(dtype)
+    total = np.zeros((M, t))
+    part = scratch_buffer("nystrom_part", (M, t), dtype)
+    # The loop runs 15,625 times a pass at 1M rows and its Python work holds the GIL the
+    # other thread waits for: the buffers are fetched once, not per sub-block.
+    kv = scratch_buffer("nystrom_kv", (sweep_rows(M, dtype.itemsize), t), dtype)
+    for start, sub in _sub_blocks(K_b):
+        KV = kv[: sub.shape[0]]
+        np.dot(sub, V, out=KV)
+        if w_b is not None:
+            KV *= w_b[start:start + sub.shape[0], None]
+        np.dot(sub.T, KV, out=part)
+        total += part
+    return total if scale is None else total * scale
+
+
+def widened_gram_block(K_b: np.ndarray, w_b: Any, V: np.ndarray) -> np.ndarray:
+    r""":math:`K_b^\top W_b K_b V` with float64 products whatever K_b's dtype: each sub-block
+    widened into a per-thread float64 scratch buffer first (the path before issue 26, kept
+    for systems whose preconditioner would amplify float32 products' rounding, see
+    :meth:`NystromSystem.widen`)."""
+    M, t = K_b.shape[1], V.shape[1]
+    V = _operand(V, np.float64)
+    total = np.zeros((M, t))
+    part = scratch_buffer("nystrom_part", (M, t), np.float64)
+    rows = sweep_rows(M, K_b.dtype.itemsize)  # as _sub_blocks cuts K_b
+    wide_rows = scratch_buffer("nystrom_float64", (rows, M), np.float64)
+    kv = scratch_buffer("nystrom_kv", (rows, t), np.float64)
+    for start, sub in _sub_blocks(K_b):
+        wide = wide_rows[: sub.shape[0]]
+        np.copyto(wide, sub)
+        KV = kv[: sub.shape[0]]
+        np.dot(wide, V, out=KV)
+        if w_b is not None:
+            KV *= w_b[start:start + sub.shape[0], None]
+        np.dot(wide.T, KV, out=part)
+        total += part
+    return total
