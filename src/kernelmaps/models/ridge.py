@@ -193,7 +193,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         """
         if is_dask_collection(X):  # Dask (optional): FALKON, K_nM passes on the workers
             return collection_handler("fit_kernel_ridge")(self, X, y, sample_weight)
-        X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True)
+        X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True,
+                              classifier="KernelRidgeClassifier")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=float64_like(X))
         Y = as_float64(y, X)
