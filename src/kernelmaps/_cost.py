@@ -298,9 +298,10 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
 #: ``KernelRidge(solver="auto")`` stays exact while the exact fit's estimated time is at most
 #: this many seconds (:func:`exact_fit_fits`). scikit-learn's ``KernelRidge`` always solves
 #: exactly, so a user who did not choose a solver is asked to wait for it up to this long:
-#: five minutes, the order of a large scikit-learn fit on a laptop (n ≈ 25,000 at 35
-#: Gflop/s) — past it FALKON fits in seconds, and the warning says how to insist on exact.
-#: A judgement, not a measurement.
+#: five minutes, the order of a large scikit-learn fit on a laptop (n ≈ 25,000 by these
+#: formulas at 35 Gflop/s) — past it FALKON fits in seconds, and the warning says how to
+#: insist on exact. A judgement, not a measurement (the formulas are: 12,000 × 10 estimated
+#: 40 s at load 5.5, fitted in 47 s at load 1.3-2.6).
 EXACT_FIT_MAX_SECONDS = 300.0
 #: ... and while its memory (:func:`exact_fit_memory`) is at most this fraction of the memory
 #: available: the other half is left to the data, the predictions and other processes (the
