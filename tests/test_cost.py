@@ -132,7 +132,12 @@ def test_the_estimate_of_an_exact_fit_counts_its_kernel_and_cholesky(fixed_rate)
         n * n * (2 * d + _cost.KERNEL_ENTRY_FLOPS) / RATE)
     assert cost.factorisation_s == pytest.approx(
         (n**3 / 3 / _cost.CHOLESKY_EFFICIENCY + 2 * n * n * t) / RATE)
-    assert cost.memory_bytes == 16 * n * n  # the float64 kernel matrix and one in X's dtype
+    # The float64 kernel matrix, factorised in place; float32 data computes it in float32
+    # first (one more n × n array). _cost.exact_fit_memory is also solver="auto"'s budget.
+    assert cost.memory_bytes == 8 * n * n == _cost.exact_fit_memory(n)
+    cost32 = estimate_fit_cost(KernelRidge(kernel="rbf", gamma=0.1, solver="exact"),
+                               X.astype(np.float32))
+    assert cost32.memory_bytes == 12 * n * n
     assert cost.seconds(50) == cost.first_pass_s + cost.factorisation_s
 
 
@@ -161,3 +166,20 @@ def test_recomputing_the_kernel_blocks_costs_more_per_iteration():
     # Recomputing a block adds its kernel values (2·d + the entry's passes) to the sweep.
     assert recompute - cached == pytest.approx(_cost.kernel_matrix_flops(20000, 300, 8, 4))
     assert recompute > 2 * cached
+
+
+def test_exact_fit_fits_by_the_memory_and_the_time_budget(fixed_rate, monkeypatch):
+    # solver="auto"'s rule (issue 34): exact while the fit fits both budgets.
+    monkeypatch.setattr(_cost, "available_memory", lambda: 1e12)
+    n, d = 6000, 5
+    decision = _cost.exact_fit_fits(n, d)
+    assert decision.fits and decision.memory_bytes == 8 * n * n
+    assert decision.seconds == pytest.approx(_cost.exact_fit_flops(n, d, 1) / RATE)
+    monkeypatch.setattr(_cost, "EXACT_FIT_MAX_SECONDS", 0.5 * decision.seconds)
+    over_time = _cost.exact_fit_fits(n, d)
+    assert not over_time.fits and "more than" in over_time.reason and " s)" in over_time.reason
+    monkeypatch.setattr(_cost, "available_memory", lambda: 1.9 * 8 * n * n)
+    monkeypatch.setattr(_cost, "EXACT_FIT_MAX_SECONDS", 1e9)
+    over_memory = _cost.exact_fit_fits(n, d)
+    assert not over_memory.fits and "50% of the memory" in over_memory.reason
+    assert _cost.exact_fit_fits(_cost.EXACT_FIT_ALWAYS_SAMPLES, d).fits  # no probe, no check

@@ -52,6 +52,7 @@ from types import MappingProxyType
 from typing import Any
 
 from kernelmaps._optional import import_optional
+from kernelmaps._suggest import did_you_mean
 
 _DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024,
                              "device_block_bytes": 1024 * 1024 * 1024,
@@ -109,11 +110,20 @@ def _check_setting(name: str, value: Any) -> None:
         raise ValueError(f"unknown setting {name!r}")
 
 
+def _check_names(settings: Mapping[str, Any], caller: str) -> None:
+    """Refuse a setting that does not exist, naming the closest one (a TypeError, as Python's)."""
+    for key in settings:
+        if key not in _DEFAULTS:
+            raise TypeError(f"{caller}() got an unexpected keyword argument {key!r}"
+                            f"{did_you_mean(key, _DEFAULTS)}; the settings are "
+                            f"{sorted(_DEFAULTS)}.")
+
+
 def set_config(*, n_threads: int | str | None = "unchanged",
                block_bytes: int | str = "unchanged",
                device_block_bytes: int | str = "unchanged",
                kernel_cache_bytes: int | str | None = "unchanged",
-               jit: bool | str = "unchanged") -> None:
+               jit: bool | str = "unchanged", **unknown: Any) -> None:
     """Change kernelmaps settings for the whole process.
 
     Parameters
@@ -133,6 +143,8 @@ def set_config(*, n_threads: int | str | None = "unchanged",
     jit : bool, default="unchanged"
         Compile the random-feature maps' float64 cosine with Numba (initially ``False``;
         ``True`` raises an ImportError naming the ``jit`` extra when Numba is missing).
+    **unknown : dict
+        Refused: a TypeError naming the closest setting (``n_thread`` → ``n_threads``).
 
     Examples
     --------
@@ -143,6 +155,7 @@ def set_config(*, n_threads: int | str | None = "unchanged",
     4194304
     >>> set_config(block_bytes=previous)
     """
+    _check_names(unknown, "set_config")
     settings = (("n_threads", n_threads), ("block_bytes", block_bytes),
                 ("device_block_bytes", device_block_bytes),
                 ("kernel_cache_bytes", kernel_cache_bytes), ("jit", jit))
@@ -179,10 +192,8 @@ def config_context(**settings: Any) -> Iterator[None]:
     ...     get_config()["kernel_cache_bytes"]
     0
     """
+    _check_names(settings, "config_context")
     for key, value in settings.items():
-        if key not in _DEFAULTS:
-            raise TypeError(f"config_context() got an unexpected keyword argument {key!r}; "
-                            f"the settings are {sorted(_DEFAULTS)}.")
         _check_setting(key, value)
     token = _overrides.set({**_overrides.get(), **settings})
     try:

@@ -32,13 +32,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelmaps._config import resolve_n_threads
+from kernelmaps._config import available_memory, resolve_n_threads
 from kernelmaps._engine import blas_controller
 
 __all__ = [
     "ALPHA_PATH_ARRAYS", "BLOCK_ROWS", "CHOLESKY_EFFICIENCY", "EIGH_FLOPS",
-    "KERNEL_ENTRY_FLOPS", "PROBE_SIZE", "ExactCost", "cg_iteration_flops", "cholesky_flops",
-    "eigh_flops", "exact_baseline_cost", "exact_baseline_memory", "feature_map_flops",
+    "EXACT_FIT_ALWAYS_SAMPLES", "EXACT_FIT_MAX_SECONDS", "EXACT_FIT_MEMORY_FRACTION",
+    "KERNEL_ENTRY_FLOPS", "PROBE_SIZE", "ExactCost", "ExactFitDecision", "cg_iteration_flops",
+    "cholesky_flops", "eigh_flops", "exact_baseline_cost", "exact_baseline_memory",
+    "exact_fit_fits", "exact_fit_flops", "exact_fit_memory", "feature_map_flops",
     "feature_ridge_flops", "gemm_rate", "kernel_matrix_flops", "nystrom_first_pass_flops",
     "preconditioner_flops", "seconds", "triangular_solve_flops",
 ]
@@ -290,3 +292,77 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
              else triangular_solve_flops(n, n_test))
     memory = exact_baseline_memory(n_train, n_test, closed_form, select_alpha, m)
     return ExactCost(kernel, name, factor, test, memory, gemm_rate(threads))
+
+
+# ----------------------------------------------------------------------------- a model's exact fit
+#: ``KernelRidge(solver="auto")`` stays exact while the exact fit's estimated time is at most
+#: this many seconds (:func:`exact_fit_fits`). scikit-learn's ``KernelRidge`` always solves
+#: exactly, so a user who did not choose a solver is asked to wait for it up to this long:
+#: five minutes, the order of a large scikit-learn fit on a laptop (n ≈ 25,000 by these
+#: formulas at 35 Gflop/s) — past it FALKON fits in seconds, and the warning says how to
+#: insist on exact. A judgement, not a measurement (the formulas are: 12,000 × 10 estimated
+#: 40 s at load 5.5, fitted in 47 s at load 1.3-2.6).
+EXACT_FIT_MAX_SECONDS = 300.0
+#: ... and while its memory (:func:`exact_fit_memory`) is at most this fraction of the memory
+#: available: the other half is left to the data, the predictions and other processes (the
+#: fraction compare's ``exact="auto"`` leaves too). Chosen, not measured.
+EXACT_FIT_MEMORY_FRACTION = 0.5
+#: Up to this many rows the exact fit always fits (≤ 144 MB, about a second): no probe of the
+#: rate is run (it costs ~0.2 s once per process).
+EXACT_FIT_ALWAYS_SAMPLES = 3000
+
+
+def exact_fit_memory(n_samples: float, itemsize: int = 8) -> float:
+    """Bytes of an exact kernel ridge fit beyond the data: the n × n float64 kernel matrix,
+    factorised in place, plus the matrix in X's dtype when that is not float64 (it is
+    computed there, then converted)."""
+    n2 = float(n_samples) ** 2
+    return 8 * n2 + (itemsize * n2 if itemsize != 8 else 0.0)
+
+
+def exact_fit_flops(n_samples: float, n_features: float, n_targets: float,
+                    itemsize: int = 8) -> float:
+    """An exact kernel ridge fit: the kernel matrix (``n_features=0``: a precomputed one,
+    only copied), its Cholesky factorisation and the two triangular solves (2·n²·t)."""
+    n = float(n_samples)
+    return (kernel_matrix_flops(n, n, n_features, itemsize) + cholesky_flops(n)
+            + 2.0 * n * n * n_targets)
+
+
+@dataclass(frozen=True)
+class ExactFitDecision:
+    """Whether an exact kernel ridge fit fits this machine now, and why (for messages)."""
+
+    fits: bool
+    reason: str
+    seconds: float
+    memory_bytes: float
+    available_bytes: float
+
+
+def exact_fit_fits(n_samples: int, n_features: int, n_targets: int = 1, itemsize: int = 8, *,
+                   threads: int | None = None) -> ExactFitDecision:
+    """Decide whether an exact kernel ridge fit fits the machine: ``solver="auto"``'s rule.
+
+    It fits while its memory (:func:`exact_fit_memory`) is at most
+    :data:`EXACT_FIT_MEMORY_FRACTION` of the memory available now and its time
+    (:func:`exact_fit_flops` at :func:`gemm_rate` on ``threads``) at most
+    :data:`EXACT_FIT_MAX_SECONDS`; up to :data:`EXACT_FIT_ALWAYS_SAMPLES` rows it always does.
+    """
+    memory = exact_fit_memory(n_samples, itemsize)
+    if n_samples <= EXACT_FIT_ALWAYS_SAMPLES:
+        return ExactFitDecision(True, f"{n_samples} rows <= {EXACT_FIT_ALWAYS_SAMPLES}",
+                                0.0, memory, float("inf"))
+    available = available_memory()
+    time_s = seconds(exact_fit_flops(n_samples, n_features, n_targets, itemsize),
+                     resolve_n_threads() if threads is None else threads)
+    estimate = (f"the exact fit of {n_samples} rows needs ~{memory / 1e9:.1f} GB of "
+                f"{available / 1e9:.1f} GB available and ~{time_s:.0f} s")
+    if memory > EXACT_FIT_MEMORY_FRACTION * available:
+        return ExactFitDecision(False, f"{estimate} (more than "
+                                f"{EXACT_FIT_MEMORY_FRACTION:.0%} of the memory)",
+                                time_s, memory, available)
+    if time_s > EXACT_FIT_MAX_SECONDS:
+        return ExactFitDecision(False, f"{estimate} (more than {EXACT_FIT_MAX_SECONDS:.0f} s)",
+                                time_s, memory, available)
+    return ExactFitDecision(True, estimate, time_s, memory, available)

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_wine
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import (
@@ -21,7 +21,9 @@ from kernelmaps import (
     SkewedChi2Sampler,
     TensorSRHT,
 )
+from kernelmaps.evaluate import median_heuristic
 from kernelmaps.models import (
+    FeatureRidgeClassifier,
     KernelCCA,
     KernelFisherDiscriminant,
     KernelMeanDistance,
@@ -125,3 +127,32 @@ def test_dask_fit_runs_the_same_check():
         warnings.simplefilter("error", DegenerateKernelWarning)
         RBFSampler(gamma=0.02, random_state=0).fit(X)
         RandomFourierFeatures(gamma=0.02, random_state=0).fit(X)
+
+
+# Issue 34: γ = 1e-9 on digits (the median heuristic gives 2.1e-4) scored 0.102 — chance —
+# on its own training data, silently: the kernel's values differed by 4e-6 of their size,
+# far above the rounding level the warning used to start at (γ ≈ 1e-12).
+@pytest.mark.parametrize("model", [
+    KernelRidgeClassifier(gamma=1e-9),
+    FeatureRidgeClassifier(RBFSampler(gamma=1e-9, random_state=0)),
+], ids=["KernelRidgeClassifier", "FeatureRidgeClassifier-RBFSampler"])
+def test_too_small_gamma_on_digits_warns_naming_the_median_heuristic(model):
+    X, y = _digits.data, _digits.target
+    with pytest.warns(DegenerateKernelWarning, match="numerically constant") as caught:
+        model.fit(X, y)
+    message = str(caught[0].message)
+    assert "gamma=1e-09 is too small" in message
+    heuristic = median_heuristic(X, "rbf").value  # 2.1e-4
+    found = float(message.split("gives gamma ≈ ")[1].split(" ")[0])
+    assert heuristic / 2 < found < heuristic * 2
+
+
+@pytest.mark.parametrize("loader", [load_wine, load_breast_cancer, load_digits, load_diabetes])
+@pytest.mark.parametrize("multiple", [0.01, 0.1, 1.0, 10.0, 100.0])
+def test_no_false_positive_around_the_median_heuristic(loader, multiple):
+    X, y = loader(return_X_y=True)
+    gamma = multiple * median_heuristic(X, "rbf").value
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DegenerateKernelWarning)
+        RBFSampler(gamma=gamma, random_state=0).fit(X)
+        KernelRidge(kernel="rbf", gamma=gamma).fit(X[:300], y[:300])

@@ -13,6 +13,7 @@ from sklearn.kernel_ridge import KernelRidge as SklearnKernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
 import kernelmaps as km
+from kernelmaps import _cost
 from kernelmaps.models import KernelRidge, KernelRidgeClassifier
 from kernelmaps.models._falkon import ToleranceBelowPrecisionWarning
 from kernelmaps.models._kernel_blocks import attainable_residual
@@ -162,12 +163,47 @@ def test_nystrom_memory_stays_within_the_kernel_cache_budget(budget):
     assert info["cached_rows"] == budget // (500 * 8)
 
 
-def test_auto_solver_picks_by_size():
-    X, y = regression_data(n=50)
-    assert KernelRidge(kernel="rbf").fit(X, y).solver_ == "exact"
-    X, y = regression_data(n=5001, d=2)
-    model = KernelRidge(kernel="rbf", n_components=50, random_state=0).fit(X, y)
+def test_auto_solver_stays_exact_as_sklearn_above_the_old_5000_rows():
+    # Issue 34: auto switched to Nyström (M = 1,000) above 5,000 rows, silently; at 6,000 × 5
+    # the exact fit needs 0.3 GB and a few seconds, so auto stays scikit-learn's model.
+    X, y = regression_data(n=6000, d=5)
+    params = dict(kernel="rbf", gamma=0.1, alpha=1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", km.models.ApproximateSolverWarning)
+        ours = KernelRidge(**params).fit(X, y)
+    theirs = SklearnKernelRidge(**params).fit(X, y)
+    assert ours.solver_ == "exact" and ours.dual_coef_.shape == (6000,)
+    # Both solve (K + αI)c = y by Cholesky; K's condition number is at most 1 + n/α.
+    np.testing.assert_allclose(ours.predict(X[:500]), theirs.predict(X[:500]),
+                               rtol=0, atol=1e-9 * np.abs(theirs.predict(X[:500])).max())
+    assert KernelRidge(kernel="rbf").fit(X[:50], y[:50]).solver_ == "exact"
+
+
+@pytest.mark.parametrize("budget", ["seconds", "memory"])
+@pytest.mark.parametrize("cls", [KernelRidge, KernelRidgeClassifier])
+def test_auto_solver_over_the_budget_says_it_uses_falkon(monkeypatch, budget, cls):
+    if budget == "seconds":
+        monkeypatch.setattr(_cost, "EXACT_FIT_MAX_SECONDS", 0.0)
+    else:
+        monkeypatch.setattr(_cost, "available_memory", lambda: 1e6)
+    X, y = regression_data(n=_cost.EXACT_FIT_ALWAYS_SAMPLES + 1, d=2)
+    if cls is KernelRidgeClassifier:
+        y = y > np.median(y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        model = cls(kernel="rbf", n_components=50, random_state=0).fit(X, y)
+    approximate = [w for w in caught
+                   if issubclass(w.category, km.models.ApproximateSolverWarning)]
+    assert len(approximate) == 1 and approximate[0].filename == __file__
+    message = str(approximate[0].message)
+    for part in ("M = 50", "solver='exact'", "solver='falkon'", "rms relative",
+                 "more than 0 s" if budget == "seconds" else "of the memory"):
+        assert part in message
     assert model.solver_ == "nystrom" and model.dual_coef_.shape == (50,)
+    for solver in ("exact", "falkon"):  # choosing either explicitly says nothing
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", km.models.ApproximateSolverWarning)
+            cls(kernel="rbf", n_components=50, solver=solver).fit(X[:200], y[:200])
 
 
 @pytest.mark.parametrize("cls", [KernelRidge, KernelRidgeClassifier])

@@ -73,8 +73,8 @@ EXACT_AUTO_MAX_SECONDS = 60.0
 #: the memory available; ``exact=True`` refuses it above all of it.
 EXACT_AUTO_MEMORY_FRACTION = 0.5
 #: Up to this many training rows the baseline always fits (seconds, < 0.5 GB): no estimate.
-#: Chosen with the baseline (e5c6d55), not measured. Not KernelRidge's solver="auto" limit
-#: (models: AUTO_EXACT_MAX_SAMPLES), which picks a model's solver, not a reference run.
+#: Chosen with the baseline (e5c6d55), not measured. Not KernelRidge's solver="auto" rule
+#: (_cost.exact_fit_fits), which picks a model's solver, not a reference run.
 _EXACT_ALWAYS_TRAIN = 3000
 #: Even with ``exact=True`` the baseline is refused above this many training rows: the
 #: n × n kernel matrix alone would need 80 GB.

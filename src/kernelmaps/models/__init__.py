@@ -1,5 +1,6 @@
 """Kernel machines: fitted on explicit features z(x) or on the kernel k directly."""
 
+from kernelmaps.models._ridge_base import ApproximateSolverWarning
 from kernelmaps.models.cca import KernelCCA
 from kernelmaps.models.cost import FitCost, estimate_fit_cost
 from kernelmaps.models.feature_ridge import FeatureRidge, FeatureRidgeClassifier
@@ -12,6 +13,7 @@ from kernelmaps.models.streaming import StreamingPipeline, make_streaming_pipeli
 
 __all__ = [
     "FIXED_SIZE_MODELS",
+    "ApproximateSolverWarning",
     "FeatureRidge",
     "FeatureRidgeClassifier",
     "FitCost",

@@ -6,6 +6,9 @@ estimator with two ways of reading ``y``. Both solve, for targets :math:`Y` (n �
 
 * ``solver="exact"``: :math:`(K + \alpha I)C = Y` — the n × n kernel matrix is factorised
   in place, once per distinct ``alpha`` (:func:`kernelmaps._linalg.solve_psd`);
+* ``solver="auto"``: exact while the exact fit fits the machine
+  (:func:`kernelmaps._cost.exact_fit_fits`), else Nyström with an
+  :class:`ApproximateSolverWarning`;
 * ``solver="nystrom"``: :math:`(K_{nM}^\top W K_{nM} + \alpha K_{MM})\beta = K_{nM}^\top W
   Y` by FALKON (:func:`~kernelmaps.models._falkon.falkon_solve`) over a
   :class:`~kernelmaps.models._nystrom.NystromSystem` (in memory) or its Dask counterpart
@@ -19,6 +22,7 @@ there reaches the in-memory and the Dask fits alike.
 from __future__ import annotations
 
 import time
+import warnings
 from numbers import Integral, Real
 from typing import Any
 
@@ -29,6 +33,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from kernelmaps._array_api import is_device_array, namespace_and_device
+from kernelmaps._cost import exact_fit_fits
 from kernelmaps._linalg import solve_psd_device
 from kernelmaps._ridge import check_alpha, solve_shifted_in_place
 from kernelmaps._suggest import SuggestOptionsMixin
@@ -48,13 +53,34 @@ from kernelmaps.models._falkon import falkon_solve
 from kernelmaps.models._nystrom import NystromSystem
 from kernelmaps.models._progress import FitProgress
 
-__all__ = ["AUTO_EXACT_MAX_SAMPLES", "check_alpha"]
+__all__ = ["ApproximateSolverWarning", "check_alpha"]
 
-#: solver="auto" uses the exact solver up to this many samples (n×n float64 = 200 MB).
-#: The one owner of that decision (compare's exact="auto" decides whether a benchmark's
-#: reference runs: evaluate.comparison's own thresholds). Chosen with the solvers
-#: (c9d06e6) by that memory, not measured.
-AUTO_EXACT_MAX_SAMPLES = 5_000
+#: What ``solver="auto"``'s warning states about the gap to the exact solver: measured, the
+#: rms relative difference of FALKON's predictions (M = 1,000, uniform centres) to the exact
+#: solver's on 2,000 test points of docs/models.md's synthetic problem (load 1.3-6.5):
+#: 8e-6 (6,000 × 5, γ = 0.1, α = 1), 1e-2 (6,000 × 5, γ = 1, α = 0.1), 7.6e-3 (12,000 × 10,
+#: γ = 0.1, α = 1), 0.30 (12,000 × 10, γ = 1, α = 0.1: largest difference 0.86). It
+#: depends on the data, γ, α and M (a narrow kernel and a small α need more centres); no
+#: bound is computed per fit.
+FALKON_MEASURED_GAP = ("8e-6 to 0.3 rms relative on the problems of docs/models.md, the "
+                       "largest with a narrow kernel and a small alpha")
+
+
+class ApproximateSolverWarning(UserWarning):
+    """``solver="auto"`` fitted by Nyström/FALKON because the exact solve does not fit.
+
+    The model then differs from scikit-learn's ``KernelRidge`` (``dual_coef_`` has one
+    coefficient per centre). Pass ``solver="exact"`` or ``solver="falkon"`` to choose.
+
+    Examples
+    --------
+    Make the choice an error, to never get an approximation unasked:
+
+    >>> import warnings
+    >>> from kernelmaps.models import ApproximateSolverWarning
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("error", ApproximateSolverWarning)
+    """
 
 
 class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
@@ -98,12 +124,31 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         """Whether X holds kernel values (``kernel="precomputed"``), for the tags."""
         return isinstance(self.kernel, str) and self.kernel == "precomputed"
 
-    def _choose_solver(self, n_samples: int) -> str:
+    def _choose_solver(self, X: Any, n_targets: int = 1) -> tuple[str, str | None]:
+        """The solver that runs, and why ``"auto"`` chose Nyström (None otherwise).
+
+        ``"auto"`` is exact while the exact fit fits the machine by the one cost model
+        (:func:`kernelmaps._cost.exact_fit_fits`: memory and time budgets).
+        """
         if self.solver == "falkon":  # the algorithm's name for the one Nyström solver
-            return "nystrom"
+            return "nystrom", None
         if self.solver != "auto":
-            return self.solver
-        return "exact" if n_samples <= AUTO_EXACT_MAX_SAMPLES else "nystrom"
+            return self.solver, None
+        itemsize = getattr(getattr(X, "dtype", None), "itemsize", 8)
+        n_features = 0 if self._pairwise else X.shape[1]  # a precomputed K is only copied
+        decision = exact_fit_fits(X.shape[0], n_features, n_targets, itemsize)
+        return ("exact", None) if decision.fits else ("nystrom", decision.reason)
+
+    def _warn_approximate(self, n_samples: int, reason: str) -> None:
+        M = min(self.n_components, n_samples)
+        warnings.warn(
+            f"{type(self).__name__}: solver='auto' fits by Nyström/FALKON with M = {M} "
+            f"centres, not exactly as scikit-learn's KernelRidge: {reason}. Its predictions "
+            f"differ from the exact solver's by an amount that depends on the data, gamma, "
+            f"alpha and M (measured: {FALKON_MEASURED_GAP}); a larger n_components narrows "
+            "it. Pass solver='exact' for the exact model anyway, or solver='falkon' to "
+            "choose the approximation (and silence this warning).",
+            ApproximateSolverWarning, stacklevel=5)
 
     # ------------------------------------------------------------------ fit (in memory)
     def _fit_targets(self, X: Any, Y: Any, sample_weight: Any, ravel: bool) -> None:
@@ -112,7 +157,9 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         if self._pairwise and X.shape[0] != X.shape[1]:
             raise ValueError("With kernel='precomputed', X must be the square (n_samples, "
                              f"n_samples) training kernel matrix; got shape {X.shape}.")
-        solver = self._choose_solver(X.shape[0])
+        solver, approximate = self._choose_solver(X, Y.shape[1])
+        if approximate is not None:
+            self._warn_approximate(X.shape[0], approximate)
         alpha = check_alpha(self.alpha, Y.shape[1], solver)
         progress = FitProgress(self.verbose, type(self).__name__)
         if solver == "exact":

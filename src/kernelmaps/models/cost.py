@@ -130,14 +130,14 @@ def estimate_fit_cost(model: Any, X: Any, *, n_targets: int = 1) -> FitCost:
     fit_kernel(probe_model, X)  # the kernel's parameter errors, as fit raises them
     n, d = X.shape
     threads = resolve_n_threads()
-    solver = probe_model._choose_solver(n)
+    solver, _ = probe_model._choose_solver(X, n_targets)
     itemsize = X.dtype.itemsize
     if solver == "exact":
         factorisation = (_cost.cholesky_flops(n) + 2.0 * n * n * n_targets)
         return FitCost("exact", "direct",
                        _cost.seconds(_cost.kernel_matrix_flops(n, n, d, itemsize), threads),
                        _cost.seconds(factorisation, threads), 0.0, 0,
-                       int(8 * n * n + itemsize * n * n))
+                       int(_cost.exact_fit_memory(n, itemsize)))
     M = min(probe_model.n_components, n)
     budget = cache_budget()
     cached = int(min(n, budget // (M * itemsize)))

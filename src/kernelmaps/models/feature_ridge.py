@@ -66,6 +66,7 @@ def _default_map() -> FeatureMap:
 class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
     #: Regression: numeric targets, several columns allowed; classification: 1-D labels.
     _y_numeric: bool
+    _classifier: str | None = None  # named when a regressor gets text labels
     _parameter_constraints: dict = {
         "feature_map": [FeatureMap, FrozenEstimator, None],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -148,7 +149,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             collection_handler("fit_feature_ridge")(self, X, y, sample_weight)
             return self
         X, y = validate_input(self, X, y, reset=True, multi_output=self._y_numeric,
-                              y_numeric=self._y_numeric)
+                              y_numeric=self._y_numeric, classifier=self._classifier)
         where = placement_of(X)  # once, here at the boundary: carried inward from here
         y, weights = self._host_targets(X, y, sample_weight, where)
         self.__dict__.pop("_workspaces", None)  # a previous partial_fit's buffers
@@ -169,7 +170,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
         """Add the rows of one batch to the statistics (fitting the map on the first)."""
         first = "_gram" not in self.__dict__
         X, y = validate_input(self, X, y, reset=first, multi_output=self._y_numeric,
-                              y_numeric=self._y_numeric)
+                              y_numeric=self._y_numeric, classifier=self._classifier)
         where = placement_of(X)  # once, here at the boundary: carried inward from here
         y, weights = self._host_targets(X, y, sample_weight, where)
         if first:
@@ -408,6 +409,7 @@ class FeatureRidge(RegressorMixin, _FeatureRidgeBase):
     """
 
     _y_numeric = True
+    _classifier = "FeatureRidgeClassifier"
 
     def _set_targets(self, y: Any) -> None:
         self._ravel = y.ndim == 1

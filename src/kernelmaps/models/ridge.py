@@ -12,9 +12,9 @@ from sklearn.utils.validation import _check_sample_weight
 from kernelmaps._engine import collection_handler, is_dask_collection
 from kernelmaps._validation import validate_input
 from kernelmaps.models._common import as_float64, float64_like
-from kernelmaps.models._ridge_base import AUTO_EXACT_MAX_SAMPLES, _KernelRidgeBase
+from kernelmaps.models._ridge_base import _KernelRidgeBase
 
-__all__ = ["AUTO_EXACT_MAX_SAMPLES", "KernelRidge"]
+__all__ = ["KernelRidge"]
 
 
 class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
@@ -83,7 +83,10 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
         arguments of a callable.
     solver : {"auto", "exact", "nystrom", "falkon"}, default="auto"
-        ``"auto"``: exact up to 5,000 samples, Nyström beyond. ``"falkon"`` and
+        ``"auto"``: exact, as scikit-learn's, while the exact fit fits the machine
+        (its n × n float64 matrix within half the available memory, its time estimated by
+        the cost model at most 300 s; docs/models.md); beyond, Nyström with an
+        ``ApproximateSolverWarning`` saying so (``solver_`` says what ran). ``"falkon"`` and
         ``"nystrom"`` are the same solver (FALKON over M Nyström centres) under two names:
         the same model, ``solver_`` ``"nystrom"`` for both.
     n_components : int, default=1000
@@ -190,7 +193,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         """
         if is_dask_collection(X):  # Dask (optional): FALKON, K_nM passes on the workers
             return collection_handler("fit_kernel_ridge")(self, X, y, sample_weight)
-        X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True)
+        X, y = validate_input(self, X, y, reset=True, multi_output=True, y_numeric=True,
+                              classifier="KernelRidgeClassifier")
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=float64_like(X))
         Y = as_float64(y, X)

@@ -71,7 +71,10 @@ class KernelRidgeClassifier(ClassifierMixin, _KernelRidgeBase):
         Further kernel parameters (e.g. ``alpha`` of the Student kernel), or the keyword
         arguments of a callable.
     solver : {"auto", "exact", "nystrom", "falkon"}, default="auto"
-        ``"auto"``: exact up to 5,000 samples, Nyström beyond. ``"falkon"`` and
+        ``"auto"``: exact, as scikit-learn's, while the exact fit fits the machine
+        (its n × n float64 matrix within half the available memory, its time estimated by
+        the cost model at most 300 s; docs/models.md); beyond, Nyström with an
+        ``ApproximateSolverWarning`` saying so (``solver_`` says what ran). ``"falkon"`` and
         ``"nystrom"`` are the same solver (FALKON over M Nyström centres) under two names:
         the same model, ``solver_`` ``"nystrom"`` for both.
     n_components : int, default=1000
