@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 import warnings
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from kernelmaps import _fastmath, config_context
+from kernelmaps import _fastmath, config_context, get_config, set_config
 from kernelmaps._fastmath import MAX_FAST_ARG, cos_inplace
 
 # Documented absolute-error bound (about 1.8 ulp of 1.0); the analysis in the
@@ -423,3 +424,54 @@ def test_compiled_cosine_without_a_writable_cache_compiles_per_process(monkeypat
         assert calls == [{"nogil": True, "cache": True}, {"nogil": True}]
     finally:
         _fastmath._compiled_cos_rows.cache_clear()
+
+
+def _fake_numba(calls: list):
+    class Numba:  # cache=True fails as on a read-only install; the kernel runs as Python
+        @staticmethod
+        def njit(**options):
+            calls.append(options)
+            if options.get("cache"):
+                raise RuntimeError("cannot cache function: no locator available")
+            return lambda function: function
+
+    return Numba
+
+
+def test_auto_past_the_crossover_compiles_without_a_writable_cache(monkeypatch) -> None:
+    # jit="auto", the default, on a read-only install: the kernel is compiled per process,
+    # and the call that crosses JIT_AUTO_ELEMENTS gives the NumPy path's numbers, equal.
+    calls: list = []
+    monkeypatch.setattr(_fastmath, "import_optional", lambda name, extra: _fake_numba(calls))
+    monkeypatch.setattr(_fastmath, "_numba_installed", lambda: True)
+    monkeypatch.setattr(_fastmath, "_numpy_elements", 0)
+    monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 60)
+    x = np.random.default_rng(24).normal(0.0, 20.0, (3, 16))
+    offset = np.linspace(0.0, 6.0, 16)
+    expected = x.copy()
+    with config_context(jit=False):
+        cos_inplace(expected, offset=offset, scale=0.3)
+    _fastmath._compiled_cos_rows.cache_clear()
+    try:
+        below, above = x[:1].copy(), x.copy()
+        cos_inplace(below, offset=offset, scale=0.3)  # 16 elements: NumPy's passes
+        assert calls == []
+        cos_inplace(above, offset=offset, scale=0.3)  # 64 in all: compiled from here on
+        assert calls == [{"nogil": True, "cache": True}, {"nogil": True}]
+        np.testing.assert_array_equal(below, expected[:1])
+        np.testing.assert_array_equal(above, expected)
+    finally:
+        _fastmath._compiled_cos_rows.cache_clear()
+
+
+def test_auto_without_numba_stays_on_numpy_and_true_names_the_fix(monkeypatch) -> None:
+    monkeypatch.setattr(_fastmath, "_numba_installed", lambda: False)
+    monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 0)
+    monkeypatch.setattr(_fastmath._compiled_cos_rows, "cache_info",
+                        lambda: type("Info", (), {"currsize": 0})())
+    assert get_config()["jit"] == "auto" and not _fastmath._use_compiled(10**9)
+    with pytest.raises(ValueError, match='jit must be "auto", True or False'):
+        set_config(jit="yes")
+    monkeypatch.setitem(sys.modules, "numba", None)  # Numba missing: import fails
+    with pytest.raises(ImportError, match=r"pip install 'kernelmaps\[jit\]'"):
+        set_config(jit=True)
