@@ -478,3 +478,30 @@ def test_auto_without_numba_stays_on_numpy_and_true_names_the_fix(monkeypatch) -
     monkeypatch.setitem(sys.modules, "numba", None)  # Numba missing: import fails
     with pytest.raises(ImportError, match=r"pip install 'kernelmaps\[jit\]'"):
         set_config(jit=True)
+
+
+@needs_numba
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 40), width=st.integers(1, 300), seed=st.integers(0, 2**32 - 1),
+       crossover=st.integers(0, 24_000), scale=st.floats(0.01, 10.0))
+def test_auto_gives_the_numpy_numbers_on_either_side_of_the_crossover(
+        rows, width, seed, crossover, scale) -> None:
+    # Whether "auto" has switched yet (the first call or the second of the same size) never
+    # changes a number: both equal jit=False's, bitwise.
+    x = np.random.default_rng(seed).normal(0.0, 50.0, (rows, width))
+    offset = np.random.default_rng(seed + 1).uniform(0.0, 6.3, width)
+    expected = x.copy()
+    with config_context(jit=False):
+        cos_inplace(expected, offset=offset, scale=scale)
+    saved = (_fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements)
+    _fastmath._compiled_cos_rows.cache_clear()  # not loaded yet
+    try:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = crossover, 0
+        first, second = x.copy(), x.copy()
+        cos_inplace(first, offset=offset, scale=scale)
+        cos_inplace(second, offset=offset, scale=scale)
+        assert _fastmath._compiled_cos_rows.cache_info().currsize == (2 * x.size >= crossover)
+    finally:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = saved
+    np.testing.assert_array_equal(first, expected)
+    np.testing.assert_array_equal(second, expected)
