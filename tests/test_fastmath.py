@@ -498,9 +498,11 @@ def test_auto_gives_the_numpy_numbers_on_either_side_of_the_crossover(
     try:
         _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = crossover, 0
         first, second = x.copy(), x.copy()
+        loaded = _fastmath._compiled_cos_rows.cache_info
         cos_inplace(first, offset=offset, scale=scale)
+        assert loaded().currsize == (x.size >= crossover)
         cos_inplace(second, offset=offset, scale=scale)
-        assert _fastmath._compiled_cos_rows.cache_info().currsize == (2 * x.size >= crossover)
+        assert loaded().currsize == (2 * x.size >= crossover)
     finally:
         _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = saved
     np.testing.assert_array_equal(first, expected)
