@@ -3,9 +3,12 @@ test is in the root conftest.py)."""
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
+from kernelmaps import config_context
 from tests._helpers import dense
 
 
@@ -24,3 +27,13 @@ def assert_same_numbers(ours, theirs, rtol: float = 1e-8) -> None:
 @pytest.fixture
 def rng() -> np.random.RandomState:
     return np.random.RandomState(0)
+
+
+@pytest.fixture(params=[False, pytest.param(True, marks=pytest.mark.skipif(
+    importlib.util.find_spec("numba") is None, reason="Numba is not installed"))],
+    ids=["numpy", "compiled"])
+def jit_path(request):
+    """Run the test on the NumPy cosine and on the compiled one (``set_config(jit=...)``):
+    CI's suite covers both paths on each CPU kernel family it runs."""
+    with config_context(jit=request.param):
+        yield request.param

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 import warnings
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from kernelmaps import _fastmath, config_context
+from kernelmaps import _fastmath, config_context, get_config, set_config
 from kernelmaps._fastmath import MAX_FAST_ARG, cos_inplace
 
 # Documented absolute-error bound (about 1.8 ulp of 1.0); the analysis in the
@@ -353,7 +354,8 @@ def test_compiled_cosine_gives_the_numpy_passes_numbers_bitwise(shape, form) -> 
     if "bound" in form:
         kwargs["max_abs"] = float(np.abs(x + kwargs["offset"]).max())
     expected, got = x.copy(), x.copy()
-    cos_inplace(expected, **kwargs)
+    with config_context(jit=False):  # the NumPy passes, whatever auto chose
+        cos_inplace(expected, **kwargs)
     calls = _compiled_calls()
     with config_context(jit=True):
         cos_inplace(got, **kwargs)
@@ -373,7 +375,8 @@ def test_compiled_cosine_sends_rows_beyond_the_fast_range_to_numpy() -> None:
     x[3, 5], x[7, 1], x[9, 9], x[11, 0] = np.inf, np.nan, 1e9, -MAX_FAST_ARG
     expected, got = x.copy(), x.copy()
     with np.errstate(invalid="ignore"):
-        cos_inplace(expected, offset=np.zeros(300), scale=0.5)
+        with config_context(jit=False):  # the NumPy passes, whatever auto chose
+            cos_inplace(expected, offset=np.zeros(300), scale=0.5)
         with config_context(jit=True):
             cos_inplace(got, offset=np.zeros(300), scale=0.5)
     np.testing.assert_array_equal(got, expected)  # NaN where NumPy gives NaN
@@ -390,7 +393,8 @@ def test_compiled_cosine_runs_on_threads_with_the_same_numbers() -> None:
     blocks = [rng.normal(0.0, 10.0, (200, 500)) for _ in range(8)]
     expected = [b.copy() for b in blocks]
     for block in expected:
-        cos_inplace(block, scale=2.0)
+        with config_context(jit=False):  # the NumPy passes, whatever auto chose
+            cos_inplace(block, scale=2.0)
 
     def run(block: np.ndarray) -> np.ndarray:
         with config_context(jit=True):
@@ -423,3 +427,83 @@ def test_compiled_cosine_without_a_writable_cache_compiles_per_process(monkeypat
         assert calls == [{"nogil": True, "cache": True}, {"nogil": True}]
     finally:
         _fastmath._compiled_cos_rows.cache_clear()
+
+
+def _fake_numba(calls: list):
+    class Numba:  # cache=True fails as on a read-only install; the kernel runs as Python
+        @staticmethod
+        def njit(**options):
+            calls.append(options)
+            if options.get("cache"):
+                raise RuntimeError("cannot cache function: no locator available")
+            return lambda function: function
+
+    return Numba
+
+
+def test_auto_past_the_crossover_compiles_without_a_writable_cache(monkeypatch) -> None:
+    # jit="auto", the default, on a read-only install: the kernel is compiled per process,
+    # and the call that crosses JIT_AUTO_ELEMENTS gives the NumPy path's numbers, equal.
+    calls: list = []
+    monkeypatch.setattr(_fastmath, "import_optional", lambda name, extra: _fake_numba(calls))
+    monkeypatch.setattr(_fastmath, "_numba_installed", lambda: True)
+    monkeypatch.setattr(_fastmath, "_numpy_elements", 0)
+    monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 60)
+    x = np.random.default_rng(24).normal(0.0, 20.0, (3, 16))
+    offset = np.linspace(0.0, 6.0, 16)
+    expected = x.copy()
+    with config_context(jit=False):
+        cos_inplace(expected, offset=offset, scale=0.3)
+    _fastmath._compiled_cos_rows.cache_clear()
+    try:
+        below, above = x[:1].copy(), x.copy()
+        cos_inplace(below, offset=offset, scale=0.3)  # 16 elements: NumPy's passes
+        assert calls == []
+        cos_inplace(above, offset=offset, scale=0.3)  # 64 in all: compiled from here on
+        assert calls == [{"nogil": True, "cache": True}, {"nogil": True}]
+        np.testing.assert_array_equal(below, expected[:1])
+        np.testing.assert_array_equal(above, expected)
+    finally:
+        _fastmath._compiled_cos_rows.cache_clear()
+
+
+def test_auto_without_numba_stays_on_numpy_and_true_names_the_fix(monkeypatch) -> None:
+    monkeypatch.setattr(_fastmath, "_numba_installed", lambda: False)
+    monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 0)
+    monkeypatch.setattr(_fastmath._compiled_cos_rows, "cache_info",
+                        lambda: type("Info", (), {"currsize": 0})())
+    assert get_config()["jit"] == "auto" and not _fastmath._use_compiled(10**9)
+    with pytest.raises(ValueError, match='jit must be "auto", True or False'):
+        set_config(jit="yes")
+    monkeypatch.setitem(sys.modules, "numba", None)  # Numba missing: import fails
+    with pytest.raises(ImportError, match=r"pip install 'kernelmaps\[jit\]'"):
+        set_config(jit=True)
+
+
+@needs_numba
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 40), width=st.integers(1, 300), seed=st.integers(0, 2**32 - 1),
+       crossover=st.integers(0, 24_000), scale=st.floats(0.01, 10.0))
+def test_auto_gives_the_numpy_numbers_on_either_side_of_the_crossover(
+        rows, width, seed, crossover, scale) -> None:
+    # Whether "auto" has switched yet (the first call or the second of the same size) never
+    # changes a number: both equal jit=False's, bitwise.
+    x = np.random.default_rng(seed).normal(0.0, 50.0, (rows, width))
+    offset = np.random.default_rng(seed + 1).uniform(0.0, 6.3, width)
+    expected = x.copy()
+    with config_context(jit=False):
+        cos_inplace(expected, offset=offset, scale=scale)
+    saved = (_fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements)
+    _fastmath._compiled_cos_rows.cache_clear()  # not loaded yet
+    try:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = crossover, 0
+        first, second = x.copy(), x.copy()
+        loaded = _fastmath._compiled_cos_rows.cache_info
+        cos_inplace(first, offset=offset, scale=scale)
+        assert loaded().currsize == (x.size >= crossover)
+        cos_inplace(second, offset=offset, scale=scale)
+        assert loaded().currsize == (2 * x.size >= crossover)
+    finally:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = saved
+    np.testing.assert_array_equal(first, expected)
+    np.testing.assert_array_equal(second, expected)

@@ -4,10 +4,13 @@ every test)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 #: What the feature maps never need: plots, data frames, the terminal UI, the linear SVMs and
 #: the statistics of the comparison tools.
@@ -140,3 +143,41 @@ def test_subpackages_are_attributes_after_import_kernelmaps():
     """)
     assert run_python(code).splitlines() == [
         "kernelmaps.models.ridge RBFKernel True True True", "True"]
+
+
+# jit="auto" (the default) loads Numba only once the process's cosine work repays it
+# (kernelmaps._fastmath.JIT_AUTO_ELEMENTS): a fresh interpreter shows what was imported.
+AUTO = textwrap.dedent("""
+    import sys
+    import numpy as np
+    import kernelmaps
+    from kernelmaps import _fastmath
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 6))
+    maps = [kernelmaps.RBFSampler(n_components=300, random_state=0),
+            kernelmaps.RandomFourierFeatures(n_components=256, output="cos_sin",
+                                             random_state=0),
+            kernelmaps.SkewedChi2Sampler(n_components=100, random_state=0),
+            kernelmaps.AdditiveChi2Sampler()]
+    data = [X, X, np.abs(X), np.abs(X)]
+    small = [m.fit(x).transform(x) for m, x in zip(maps, data)]
+    print(kernelmaps.get_config()["jit"], "numba" in sys.modules)
+    if len(sys.argv) > 1:  # lower the crossover to what these transforms did, plus one call
+        _fastmath.JIT_AUTO_ELEMENTS = _fastmath._numpy_elements + int(sys.argv[1])
+        large = [m.transform(x) for m, x in zip(maps, data)]
+        with kernelmaps.config_context(jit=False):
+            plain = [m.transform(x) for m, x in zip(maps, data)]
+        print("numba" in sys.modules, _fastmath._compiled_cos_rows.cache_info().currsize,
+              all(np.array_equal(a, b) for a, b in zip(small + large, plain + plain)))
+""")
+
+
+def test_import_and_small_transforms_never_import_numba():
+    assert run_python(AUTO).split() == ["auto", "False"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numba") is None, reason="Numba is not installed")
+def test_auto_switches_at_the_crossover_with_the_numpy_numbers_bitwise():
+    # The transforms either side of the crossover give the NumPy path's features, equal.
+    assert run_python(AUTO, "60000").split() == ["auto", "False", "True", "1", "True"]

@@ -28,12 +28,15 @@ scikit-learn's signatures):
     memory available when the fit starts (:func:`available_memory`); ``0`` recomputes
     every pass.
 ``jit``
-    ``True`` compiles the float64 cosine of the random-feature maps (``RBFSampler``,
-    ``RandomFourierFeatures``, ``SkewedChi2Sampler``, the χ² maps) with Numba — the ``jit``
-    extra, checked when the setting is made — into one pass per row instead of NumPy's
-    chunked ufunc passes: about 5× faster, with the same numbers bit for bit (the same IEEE
-    operations in the same order, no fused multiply-add). ``False`` (default): NumPy only,
-    so a process pays no import (≈ 0.3 s) or first compilation (≈ 1 s, then cached on disk).
+    Whether the float64 cosine of the random-feature maps (``RBFSampler``,
+    ``RandomFourierFeatures``, ``SkewedChi2Sampler``, the χ² maps) runs as Numba-compiled
+    code — one pass per row instead of NumPy's chunked ufunc passes, about 5× faster, with
+    the same numbers bit for bit (the same IEEE operations in the same order, no fused
+    multiply-add). ``"auto"`` (default): compiled once the cosine work of the process repays
+    loading Numba (:data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`), NumPy before that and
+    where Numba is not installed, so ``import kernelmaps`` and small transforms never import
+    it. ``True``: always compiled (an ImportError naming the fix when Numba is missing).
+    ``False``: NumPy only.
 
 :func:`set_config` changes the settings of the whole process; :func:`config_context` changes
 them for the calling thread only (its context, as :mod:`contextvars` defines it), so threads
@@ -56,7 +59,7 @@ from kernelmaps._suggest import did_you_mean
 
 _DEFAULTS: dict[str, Any] = {"n_threads": None, "block_bytes": 8 * 1024 * 1024,
                              "device_block_bytes": 1024 * 1024 * 1024,
-                             "kernel_cache_bytes": None, "jit": False}
+                             "kernel_cache_bytes": None, "jit": "auto"}
 _lock = threading.Lock()
 #: The process-wide settings (:func:`set_config`).
 _config: dict[str, Any] = dict(_DEFAULTS)
@@ -102,9 +105,9 @@ def _check_setting(name: str, value: Any) -> None:
             raise ValueError("kernel_cache_bytes must be None (half the available memory) "
                              f"or an int >= 0 (0: no cache); got {value!r}.")
     elif name == "jit":
-        if not isinstance(value, bool):
-            raise ValueError(f"jit must be True or False; got {value!r}.")
-        if value:
+        if not (isinstance(value, bool) or (isinstance(value, str) and value == "auto")):
+            raise ValueError(f'jit must be "auto", True or False; got {value!r}.')
+        if value is True:
             import_optional("numba", extra="jit")  # the prerequisite, before any work
     else:  # pragma: no cover - guarded by the keyword-only signature
         raise ValueError(f"unknown setting {name!r}")
@@ -140,9 +143,10 @@ def set_config(*, n_threads: int | str | None = "unchanged",
     kernel_cache_bytes : int or None, default="unchanged"
         Bytes of kernel blocks a fit may keep between passes over the data; ``None``
         (initially): half the memory available when the fit starts; ``0``: none.
-    jit : bool, default="unchanged"
-        Compile the random-feature maps' float64 cosine with Numba (initially ``False``;
-        ``True`` raises an ImportError naming the ``jit`` extra when Numba is missing).
+    jit : {"auto", True, False}, default="unchanged"
+        Compile the random-feature maps' float64 cosine with Numba: ``"auto"`` (initially)
+        once the process's cosine work repays loading Numba, ``True`` always (an
+        ImportError naming the fix when Numba is missing), ``False`` never.
     **unknown : dict
         Refused: a TypeError naming the closest setting (``n_thread`` → ``n_threads``).
 

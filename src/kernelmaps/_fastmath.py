@@ -80,8 +80,8 @@ fast range spares the two reductions of the range check. Measured on the same
 VM, RBF features of 240 x 1,000 float64 (the engine's block), interleaved
 medians: 0.95x the time of the separate passes.
 
-Compiled with Numba (``set_config(jit=True)``, the ``jit`` extra)
------------------------------------------------------------------
+Compiled with Numba (``set_config(jit="auto")``, the default)
+--------------------------------------------------------------
 The NumPy form makes 23-28 passes over each chunk, each a ufunc call that reads and
 writes the chunk in L2: about 4.5-6.7 ns/element, a third of ``FeatureRidge``'s one-pass
 fit on float64 data. :func:`_cos_rows` is the same algorithm, element by element, for
@@ -89,8 +89,17 @@ Numba to compile into one pass per row: 1.0-1.1 ns/element on the same machine (
 1,000 blocks, interleaved medians). It makes the same IEEE operations in the same order,
 and Numba without ``fastmath`` neither reassociates nor contracts a multiply and an add
 into an FMA, so its numbers are the NumPy form's bit for bit (tested on every shape and
-form). It is opt-in: importing Numba (about 0.3 s) and compiling the kernel (about 1 s the
-first time, then Numba's disk cache) is a cost a small transform should not pay unasked.
+form): which path runs never changes a result.
+
+Once loaded, the compiled kernel is faster at every size (measured from 10 elements, one
+row of 10, to 240 x 1,000: 2.5-13x per call, dispatch included, at load average 8.6-9.2
+on 2 vCPUs). What it costs is loading it, once per process: importing Numba and loading
+the kernel from Numba's disk cache (the first compile, ~1 s more, happens once per
+install). ``jit="auto"`` therefore counts the elements the NumPy cosine has done in the
+process and switches when they reach :data:`JIT_AUTO_ELEMENTS`, the work whose NumPy time
+equals that load — the ski-rental rule: a process never pays more than twice what the
+better choice in hindsight would have cost, and one that cosines little (``import
+kernelmaps``, small transforms) never imports Numba at all.
 
 The work is done in chunks of ``CHUNK = 32768`` elements: each of the four
 live float64 buffers (the chunk plus three scratch buffers) is 256 KiB, so
@@ -102,6 +111,7 @@ within noise of 32768; 8192 and below were clearly slower (call overhead).
 from __future__ import annotations
 
 import functools
+import importlib.util
 from collections.abc import Callable
 
 import numpy as np
@@ -109,10 +119,19 @@ import numpy as np
 from kernelmaps._config import config_context, get_config
 from kernelmaps._optional import import_optional
 
-__all__ = ["MAX_FAST_ARG", "cos_inplace"]
+__all__ = ["JIT_AUTO_ELEMENTS", "MAX_FAST_ARG", "cos_inplace"]
 
 # Elements processed per block of ufunc passes (see the module docstring).
 CHUNK = 32768
+
+#: ``jit="auto"``'s crossover: the cosine elements a process does with NumPy before it loads
+#: the compiled kernel (the module docstring). Measured in one process per run (240 x 1,000
+#: blocks with offset and scale, 40 medians per path, NumPy and compiled interleaved twice;
+#: 3 fresh processes at load average 8.5-9.0 on a shared 2-vCPU AMD EPYC): importing Numba
+#: and the first call from its disk cache took 3.8-12 s, the NumPy passes 35-88 ns and the
+#: compiled kernel 3.5-4.2 ns per element, so the load was repaid after 1.04e8, 1.29e8 and
+#: 1.43e8 elements: the median, rounded. (A 1,000 x 1,000 transform is 1e6 elements.)
+JIT_AUTO_ELEMENTS = 130_000_000
 
 # Rounding constant 1.5 * 2**52: for |t| < 2**51, t + MAGIC rounds t to the
 # nearest integer (ties to even) and stores 2**51 + rint(t) in the mantissa.
@@ -306,7 +325,7 @@ def cos_inplace(x: np.ndarray, *, offset: np.ndarray | None = None,
     coefs = _COEFS if not scalar or scale == 1.0 else tuple(
         np.float64(scale) * coef for coef in _COEFS)
     checked = not (max_abs is not None and max_abs <= MAX_FAST_ARG / 2)
-    if get_config()["jit"]:
+    if _use_compiled(x.size):
         rows_view = x.reshape(-1, x.shape[-1]) if x.ndim > 1 else x.reshape(1, -1)
         skipped = _cos_compiled(rows_view, offset, coefs, None if scalar else scale, checked)
         if skipped is not None:  # rows with an argument beyond the fast range: NumPy's path
@@ -395,6 +414,40 @@ def _cos_rows(x: np.ndarray, offset: np.ndarray, coefs: np.ndarray, scale: np.nd
 _INV_PI_F, _MAGIC_F = float(_INV_PI), float(_MAGIC)
 _PI_HI_F, _PI_LO_F = float(_PI_HI), float(_PI_LO)
 _NO_VECTOR = np.empty(0)
+
+
+# Cosine elements done by the NumPy path under jit="auto" in this process (a plain counter:
+# a count lost to a race between threads only delays the switch by one block).
+_numpy_elements = 0
+
+
+@functools.cache
+def _numba_installed() -> bool:
+    """Whether Numba can be imported, without importing it."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def _use_compiled(elements: int) -> bool:
+    """Whether a cosine of ``elements`` runs compiled: ``jit=True`` always, ``False``
+    never, ``"auto"`` once loaded or once the process's NumPy cosine work reaches
+    :data:`JIT_AUTO_ELEMENTS` (where Numba is installed)."""
+    global _numpy_elements
+    setting = get_config()["jit"]
+    if not isinstance(setting, str):
+        return bool(setting)
+    if _compiled_cos_rows.cache_info().currsize:  # loaded: faster at every size
+        return True
+    if not _numba_installed():
+        return False
+    _numpy_elements += elements
+    if _numpy_elements < JIT_AUTO_ELEMENTS:
+        return False
+    try:
+        _compiled_cos_rows()
+    except ImportError:  # a broken Numba install: "auto" stays on NumPy's path for good
+        _numpy_elements = -(2**62)
+        return False
+    return True
 
 
 @functools.cache

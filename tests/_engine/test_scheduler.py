@@ -99,7 +99,7 @@ def test_jit_without_numba_names_the_extra_before_any_work(monkeypatch):
         km.set_config(jit=True)
     with pytest.raises(ImportError, match=r"kernelmaps\[jit\]"), km.config_context(jit=True):
         pytest.fail("the block ran without its prerequisite")  # pragma: no cover
-    assert km.get_config()["jit"] is False
+    assert km.get_config()["jit"] == "auto"  # the default, unchanged
 
 
 def test_config_context_restores():
@@ -107,7 +107,7 @@ def test_config_context_restores():
     with km.config_context(n_threads=1, block_bytes=8192, device_block_bytes=4096):
         assert km.get_config() == {"n_threads": 1, "block_bytes": 8192,
                                    "device_block_bytes": 4096, "kernel_cache_bytes": None,
-                                   "jit": False}
+                                   "jit": "auto"}
     assert km.get_config() == before
 
 

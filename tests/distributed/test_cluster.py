@@ -115,7 +115,7 @@ def test_kernel_ridge_falkon_on_workers(client):
 
 
 def _jit_setting(block):
-    return np.full((1, 1), km.get_config()["jit"])
+    return np.full((1, 1), km.get_config()["jit"] is True)
 
 
 def test_settings_belong_to_each_worker_process(client):
@@ -133,7 +133,7 @@ def test_settings_belong_to_each_worker_process(client):
         # Chunks of 500 rows against one pass: other GEMM shapes, equal to rounding.
         assert_same_numbers(transform(rff, X).compute(), rff.transform(X.compute()))
     finally:
-        client.run(km.set_config, jit=False)
+        client.run(km.set_config, jit="auto")
 
 
 def _gated_chunk(block, block_id=None, gated_block=None):

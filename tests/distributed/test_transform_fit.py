@@ -267,7 +267,7 @@ def test_engine_hooks():
 
 
 def _jit_setting(block):
-    return np.full((1, 1), km.get_config()["jit"])
+    return np.full((1, 1), km.get_config()["jit"] is True)
 
 
 @pytest.mark.parametrize("scheduler", ["threads", "sync"])

@@ -10,6 +10,9 @@ from sklearn.kernel_approximation import AdditiveChi2Sampler
 
 import kernelmaps as km
 
+# Every test on both cosines: NumPy's passes and the compiled kernel (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("jit_path")
+
 
 def additive_chi2(X, Y):
     X_, Y_ = X[:, None, :], Y[None, :, :]

@@ -14,6 +14,9 @@ from sklearn import kernel_approximation as ska
 import kernelmaps as km
 from tests.conftest import assert_same_numbers
 
+# Every test on both cosines: NumPy's passes and the compiled kernel (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("jit_path")
+
 rng = np.random.RandomState(42)
 X_TRAIN = rng.uniform(0, 1, size=(150, 12))
 X_TEST = rng.uniform(0, 1, size=(60, 12))
