@@ -259,8 +259,8 @@ def _kernel_and_bounds(args: argparse.Namespace) -> tuple[Kernel, tuple[float, f
     value = params.get(parameter) if parameter is not None else None
     if parameter == "gamma" and "sigma" in params:
         value = 1.0 / (2.0 * float(params["sigma"]) ** 2)
-    if value is None:
-        return kernel, None
+    if value is None or value in ("scale", "auto"):
+        return kernel, None  # scale / auto: resolved by tune on X as the map sees it
     if not (isinstance(value, (int, float)) and value > 0):
         raise ValueError(f"--{parameter.replace('_', '-')}: tune needs a positive value; got "
                          f"{value!r}.")

@@ -368,7 +368,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         The α grid (default :data:`~kernelmaps.tuning.DEFAULT_ALPHAS`, 10⁻⁶…10³).
     gamma_bounds : (float, float) or None, default=None
         Search interval of the scale parameter. ``None``: the median heuristic × 2^[−3, 3],
-        widened (up to 2^±8) when the best value is on an edge.
+        widened (up to 2^±8) when the best value is on an edge — or, for a ``kernel`` with
+        ``gamma="scale"`` or ``"auto"``, that value on X (after ``scale``), fixed.
     task : {"auto", "classification", "regression"}, default="auto"
         As in :func:`~kernelmaps.evaluate.compare`.
     search_rows : int, default=5000
@@ -437,6 +438,11 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         rng.choice(n, size=search_rows, replace=False))
     # The main job's γ rule (the centre of the search), on X as the map sees it.
     heuristic = main_kernel(resolved.name, X, random_state=seed)[1].value
+    if bounds is None and not resolved.is_resolved():
+        # gamma="scale" or "auto" asked for: its value on X as the map sees it, taken as
+        # given (as a number is through gamma_bounds), not searched.
+        value = float(getattr(resolved.resolve(X), scale))
+        bounds = (value, value)
     centre, low, high, widen = _scale_range(heuristic, bounds)
 
     top = _max_components(method, rows.size, max_components)
