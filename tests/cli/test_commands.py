@@ -267,7 +267,8 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
          "applies to table files, not to the bundled data set 'digits'; drop --target COLUMN."),
         (["--data", _write(tmp / "f.csv", "a,b\n1,2\n3,4\n")],
          "which column is the target? none is called target, label, labels, class or y; "
-         "columns are ['a', 'b']; name it with --target COLUMN."),
+         "columns are ['a', 'b']; name it with --target COLUMN (the likely one: 'b', the "
+         "last column)."),
         (["--data", good, "--kernel", "precomputed"],
          "--kernel precomputed needs kernel values, but --data gives features"),
     ]

@@ -33,3 +33,33 @@ def test_tune_takes_gamma_scale_as_given(capsys, tmp_path):
 def test_gamma_still_refuses_other_words(capsys):
     code, _, err = run_main(capsys, "compare", "--data", "iris", "--gamma", "median")
     assert code == 2 and "or scale or auto" in err and err.count("\n") == 1
+
+
+def test_without_target_a_long_header_shows_its_last_columns_and_the_likely_target(
+        capsys, tmp_path):
+    # 40 measurements and the class last: the list stopped at 20 and hid 'species'.
+    header = [f"m{i}" for i in range(40)] + ["species"]
+    rows = [",".join(map(str, range(41)))] * 4
+    path = tmp_path / "wide.csv"
+    path.write_text(",".join(header) + "\n" + "\n".join(rows) + "\n")
+    code, _, err = run_main(capsys, "compare", "--data", str(path))
+    assert code == 2
+    assert "'m15', … 21 more …, 'm37', 'm38', 'm39', 'species']" in err
+    assert "name it with --target COLUMN (the likely one: 'species', the last column)." in err
+
+
+def test_an_informational_note_is_not_put_under_warning(capsys, tmp_path, digits_csv,
+                                                        monkeypatch):
+    # The exact baseline's α from a subsample (beyond 2,000 training rows; here made to
+    # happen on 300): a note on how it ran, which the report showed under "Warning".
+    import kernelmaps.evaluate._exact as exact_module
+
+    monkeypatch.setattr(exact_module, "alpha_subsample_rows", lambda n: n - 50)
+    out = tmp_path / "report"
+    code, _, err = run_main(capsys, "compare", "--data", str(digits_csv), "--methods", "rff",
+                            "--n-components", "10", "--seeds", "1", "--threads", "1",
+                            "--out", str(out))
+    assert code == 0, err
+    page = (out / "report.html").read_text()
+    assert "exact baseline: α = " in page and "note: exact baseline: α" in err
+    assert 'class="warnings"' not in page
