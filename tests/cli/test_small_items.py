@@ -7,6 +7,8 @@ import json
 import pytest
 from sklearn.datasets import load_iris
 
+import kernelmaps.evaluate._exact as exact_module
+from kernelmaps.cli.report.cells import error_ci
 from tests.cli.conftest import run_main
 
 
@@ -52,8 +54,6 @@ def test_an_informational_note_is_not_put_under_warning(capsys, tmp_path, digits
                                                         monkeypatch):
     # The exact baseline's α from a subsample (beyond 2,000 training rows; here made to
     # happen on 300): a note on how it ran, which the report showed under "Warning".
-    import kernelmaps.evaluate._exact as exact_module
-
     monkeypatch.setattr(exact_module, "alpha_subsample_rows", lambda n: n - 50)
     out = tmp_path / "report"
     code, _, err = run_main(capsys, "compare", "--data", str(digits_csv), "--methods", "rff",
@@ -63,3 +63,12 @@ def test_an_informational_note_is_not_put_under_warning(capsys, tmp_path, digits
     page = (out / "report.html").read_text()
     assert "exact baseline: α = " in page and "note: exact baseline: α" in err
     assert 'class="warnings"' not in page
+
+
+@pytest.mark.parametrize(("low", "high", "shown"), [
+    (5.1e-12, 17.0, "5.1e-12–1.7e+01"),  # was 5.1e-12–17
+    (0.0123, 0.0345, "0.0123–0.0345"),
+    (2e-5, 3e-4, "2.0e-05–3.0e-04"),
+])
+def test_an_error_interval_has_both_ends_in_one_notation(low, high, shown):
+    assert error_ci({"error_ci_low": low, "error_ci_high": high}) == shown
