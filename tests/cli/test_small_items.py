@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import subprocess
 
 import pytest
 from sklearn.datasets import load_iris
 
 import kernelmaps.evaluate._exact as exact_module
-from kernelmaps.cli.report.cells import error_ci
+from kernelmaps.cli.report.cells import SUMMARY_COLUMNS, error_ci
+from kernelmaps.cli.report.html_page import CSS, html_table
 from tests.cli.conftest import run_main
 
 
@@ -72,3 +76,32 @@ def test_an_informational_note_is_not_put_under_warning(capsys, tmp_path, digits
 ])
 def test_an_error_interval_has_both_ends_in_one_notation(low, high, shown):
     assert error_ci({"error_ci_low": low, "error_ci_high": high}) == shown
+
+
+#: The widest summary row the report draws: every cell at its longest.
+WIDEST_ROW = ("tensor_srht", "1024 (n=25–800)", "10", "0.000123", "5.1e-12–1.7e+01", "0.9889",
+              "0.0123", "1e-04", "+0.0437 (2.1 SE)", "123.456", "1234.567", "12345.678",
+              "12345.678", "1234.567–12345.678", "12345.6")
+
+
+def test_a_number_cell_breaks_only_between_its_parts():
+    table = html_table(list(SUMMARY_COLUMNS), [WIDEST_ROW])
+    assert ('<span class="nw">5.1e-12–</span><wbr><span class="nw">1.7e+01</span>' in table)
+    assert '<span class="nw">1024</span><wbr><span class="nw">(n=25–800)</span>' in table
+    assert "<td class=\"num\">1e-04</td>" in table  # a plain number never breaks
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs headless chromium")
+def test_the_summary_table_fits_1300_px_to_its_peak_mb_column(tmp_path):
+    # was: 1,520 px of table in a 1,268 px box, "peak MB" behind a scroll bar
+    page = tmp_path / "table.html"
+    page.write_text(
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><style>{CSS}</style></head><body>"
+        f"{html_table(list(SUMMARY_COLUMNS), [WIDEST_ROW] * 3)}<script>"
+        "addEventListener('load',()=>{const d=document.querySelector('.scroll');"
+        "document.body.dataset.w=d.scrollWidth+'/'+d.clientWidth;});</script></body></html>")
+    dom = subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu",
+                          "--window-size=1300,800", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    needed, shown = map(int, re.search(r'data-w="(\d+)/(\d+)"', dom).groups())
+    assert needed <= shown, (needed, shown)
