@@ -315,7 +315,7 @@ class _LineRenderer:
         elapsed = self.clock() - (self._start if self._start is not None else self.clock())
         parts = []
         if p._total is not None or p._done:
-            parts.append(_count(p._done, p._total) + (f" {p.unit}" if p.unit else ""))
+            parts.append(_count(p._done, p._total).strip() + (f" {p.unit}" if p.unit else ""))
         parts.append(f"{_duration(elapsed)} elapsed")
         if p._total and 0 < p._done < p._total:
             parts.append(f"~{_duration(elapsed * (p._total - p._done) / p._done)} left")
