@@ -214,10 +214,11 @@ def gamma(text: str) -> int | float | str:
     if text.strip().lower() in ("scale", "auto"):
         return text.strip().lower()
     try:
-        value = number(text)
-    except argparse.ArgumentTypeError:
+        float(text)  # nan and inf are numbers: number() says they must be finite
+    except ValueError:
         raise argparse.ArgumentTypeError(f"expected a number > 0 such as 0.1, or scale or "
                                          f"auto; got {text!r}") from None
+    value = number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(
             f"expected gamma > 0 such as 0.1, or scale or auto (gamma = 0 makes every "
