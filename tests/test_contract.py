@@ -10,6 +10,7 @@ all of these once it has a registry entry (a test below fails until it has one).
 from __future__ import annotations
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -21,7 +22,14 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import kernelmaps as km
 import kernelmaps.io
 from kernelmaps.kernels import Kernel
-from tests._estimators import ENTRIES, Entry, by_id, make_data, public_estimators
+from tests._estimators import (
+    ENTRIES,
+    Entry,
+    by_id,
+    make_data,
+    one_per_class,
+    public_estimators,
+)
 from tests._helpers import dense
 from tests._rounding import assert_equal_to_rounding, assert_labels_agree_where_decided
 
@@ -355,3 +363,21 @@ def test_wrong_number_of_features_after_fit(e):
         with pytest.raises(ValueError,
                            match=rf"X has 3 features, but {e.cls.__name__} is expecting 5"):
             getattr(est, method)(X[:, :3])
+
+
+# ------------------------------------------------------------------------------ column names
+@by_id(one_per_class(ENTRIES))
+def test_a_dataframe_s_column_names_are_kept_and_checked(e):
+    # issue 34, item 4: every estimator fitted on a DataFrame keeps its columns' names, so
+    # scikit-learn's checks on predict/transform apply (a different column order raises).
+    pd = pytest.importorskip("pandas")
+    X, y = make_data(e)
+    frame = pd.DataFrame(X, columns=[f"col{i}" for i in range(X.shape[1])])
+    method = e.output_methods[0]
+    with warnings.catch_warnings():  # no "X does not have valid feature names" on the way
+        warnings.simplefilter("error", UserWarning)
+        est = e.make().fit(frame, y)
+        getattr(est, method)(frame)  # the same columns: accepted
+    assert list(est.feature_names_in_) == list(frame.columns)
+    with pytest.raises(ValueError, match="feature names"):
+        getattr(est, method)(frame[frame.columns[::-1]])

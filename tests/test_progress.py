@@ -2,11 +2,12 @@
 
 import io
 import logging
+import threading
 from types import SimpleNamespace
 
 import pytest
 
-from kernelmaps._progress import Progress, default_backend
+from kernelmaps._progress import Progress, choose_backend, default_backend
 
 
 def _drive(progress):
@@ -100,3 +101,56 @@ def test_fit_progress_reports_through_it(caplog):
     messages = [r.getMessage() for r in caplog.records]
     assert messages[1].startswith("KernelRidge: CG iteration 1/10, residual 1.00e-01")
     assert "stopped at max_iter after 1 iterations" in messages[-1]
+
+
+# ------------------------------------------------------------------ the line renderer
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_the_line_renderer_says_done_of_total_elapsed_and_remaining_every_interval():
+    clock, out = FakeClock(), io.StringIO()
+    # interval: the rule under test; the heartbeat thread waits on the real clock, which a
+    # fast test never lets reach 10 s, so every line here comes from a step.
+    progress = Progress(True, backend="lines", stream=out, clock=clock)
+    on_row, on_phase = progress.compare_callbacks()
+    on_phase("exact: kernel matrix")  # the first event: a line at once
+    for done, now in [(1, 4.0), (2, 13.9), (3, 14.0), (4, 19.0), (5, 24.0)]:
+        clock.now = now
+        on_row({"method": "nystroem", "n_features_out": 50}, done, 10)
+    progress.close()
+    assert out.getvalue().splitlines() == [
+        "exact: kernel matrix: 0 s elapsed",
+        "nystroem D=50: 1/10 runs, 4 s elapsed, ~36 s left",  # the first count
+        "nystroem D=50: 3/10 runs, 14 s elapsed, ~33 s left",  # 10 s after the last line
+        "nystroem D=50: 5/10 runs, 24 s elapsed, ~24 s left",
+    ]
+
+
+def test_the_line_renderer_reports_a_slow_step_from_its_heartbeat():
+    out = io.StringIO()
+    progress = Progress(True, backend="lines", stream=out, interval=0.01)
+    progress.step(1, 3, description="one slow run")
+    for _ in range(2000):  # waits for the heartbeat's line (no timing asserted)
+        if len(out.getvalue().splitlines()) >= 2:
+            break
+        threading.Event().wait(0.01)
+    progress.close()
+    lines = out.getvalue().splitlines()
+    assert len(lines) >= 2 and all(line.startswith("one slow run: 1/3") for line in lines)
+
+
+def test_counts_are_integers_in_plain_notation():
+    out = io.StringIO()
+    with Progress(True, backend="lines", stream=out) as progress:
+        progress.step(2_000_000, 2_000_000, description="reading")
+    assert "reading: 2,000,000/2,000,000" in out.getvalue() and "e+06" not in out.getvalue()
+
+
+def test_a_bar_on_a_terminal_lines_elsewhere():
+    assert choose_backend(io.StringIO()) == "lines"
+    assert choose_backend(SimpleNamespace(isatty=lambda: True)) == "rich"

@@ -171,7 +171,9 @@ def test_threads_change_only_the_times(capsys, tmp_path, digits_csv):
     assert summary["n_components_same_map"].tolist()[-2:] == ["25 50", "100"]
     assert {"cpu_time_s", "cpu_time_min_s", "cpu_time_max_s"} <= set(summary.columns)
     text = (tmp_path / "2" / "report.html").read_text()
-    assert "<td class=\"num\">64 (n=25–50)</td>" in text  # a number cell: never wraps
+    # a number cell: breaks before its note only, never inside a number
+    assert '<td class="num breaks"><span class="nw">64</span><wbr><span class="nw">' \
+        '(n=25–50)</span></td>' in text
     assert "structured: n_components 25 and 50 give the same map, D = 64 on 64 input " \
         "features" in text
     assert "2 worker processes of one thread each" in text
@@ -267,7 +269,8 @@ def bad_inputs(tmp: Path) -> list[tuple[list[str], str]]:
          "applies to table files, not to the bundled data set 'digits'; drop --target COLUMN."),
         (["--data", _write(tmp / "f.csv", "a,b\n1,2\n3,4\n")],
          "which column is the target? none is called target, label, labels, class or y; "
-         "columns are ['a', 'b']; name it with --target COLUMN."),
+         "columns are ['a', 'b']; name it with --target COLUMN (the likely one: 'b', the "
+         "last column)."),
         (["--data", good, "--kernel", "precomputed"],
          "--kernel precomputed needs kernel values, but --data gives features"),
     ]

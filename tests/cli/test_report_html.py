@@ -89,15 +89,23 @@ def _table_after(page: str, heading: str) -> str:
 def test_number_cells_never_wrap(comparison, tmp_path):
     page = _page(comparison, tmp_path)
     style = page[page.index("<style>"):page.index("</style>")]
-    assert re.search(r"td\.num,td:first-child\{white-space:nowrap\}", style)
+    assert re.search(r"td\.num,td:first-child,\.nw\{white-space:nowrap\}", style)
     assert re.search(r"\.scroll\{overflow-x:auto", style)  # wide tables scroll, not wrap
     results = _table_after(page, "Results")
     assert results.startswith("<h2>Results</h2>\n<div class=\"scroll\"><table>")
-    cells = re.findall(r"<td( class=\"num\")?>([^<]*)</td>", results)
+    cells = re.findall(r"<td( class=\"num(?: breaks)?\")?>(.*?)</td>", results)
     assert len(cells) == 15 * (1 + 2 * 2)  # the exact row and 2 methods × 2 D, 15 columns
     # The method's name first (nowrap as a first column), then 14 numbers.
     assert [bool(css) for css, _ in cells] == ([False] + [True] * 14) * 5, cells[:15]
-    texts = [text for _, text in cells]
+    # A number cell is one unbroken text, or unbroken pieces with a break between them
+    # (an interval after its dash, a note before its parenthesis): never inside a number.
+    for css, text in cells:
+        if "breaks" in css:
+            assert re.fullmatch(r'<span class="nw">[^<]+</span>(<wbr><span class="nw">[^<]+'
+                                r"</span>)+", text), text
+        else:
+            assert "<" not in text, text
+    texts = [re.sub(r"<[^>]+>", "", text) for _, text in cells]
     # The cells that wrapped before: α in scientific notation, ranges at their dash.
     assert any(re.fullmatch(r"\de-\d\d", t) for t in texts), texts
     assert any(re.fullmatch(r"[\d.e-]+–[\d.e-]+", t) for t in texts), texts

@@ -80,7 +80,8 @@ def check_reads_well(lines: list[str], columns: int, out: Path, wrap: bool = Tru
     for estimate in pd.read_csv(out / "advice.csv")["advice"]:
         assert " ".join(estimate.split()) in text, estimate
     assert re.search(r"No method came within 1 % of the reference score at the dimensions "
-                     r"tried; see the estimates\. Reference: the exact kernel's score "
+                     r"tried\. Closest: \w+ at D=[\d,]+, score [\d.]+, [\d.]+ % below the "
+                     r"reference\. Next: .+ Reference: the exact kernel's score "
                      r"\(0\.9\d+\)\.", text), text[-600:]
 
 

@@ -6,6 +6,7 @@ import json
 import shlex
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_digits
 
@@ -53,7 +54,9 @@ def test_tune_end_to_end(capsys, tmp_path):
     # predicts like the one tuned.
     loaded = kernelmaps.io.load(model)
     X, _ = load_digits(return_X_y=True)
-    assert loaded.predict(X[:20]).shape == (20,)
+    # (with the table's column names, which it keeps and checks)
+    frame = pd.DataFrame(X[:20], columns=loaded.feature_names_in_)
+    assert loaded.predict(frame).shape == (20,)
 
 
 def test_tune_prints_the_choice_and_a_progress_bar(capsys, tmp_path):

@@ -69,9 +69,44 @@ def test_power_law_gap_is_extrapolated_and_said_so():
     advice = advise(_table(rows), tolerance=0.01).iloc[0]
     assert not advice["meets"] and advice["n_components"] == 400
     assert advice["estimated_n_features_out"] == pytest.approx(1600, rel=1e-6)
-    assert "likely needs D ≈ 1.6e+03 output features (log-log extrapolation of the score " \
+    assert "likely needs about 1,600 output features (log-log extrapolation of the score " \
         "gap from 3 dimensions" in advice["advice"]
     assert "slope -0.50" in advice["advice"]
+
+
+def test_no_method_within_the_target_names_the_closest_and_the_next_command():
+    # rbf_sampler: gap 0.4·D^-0.5, 2 % at D = 400 (closest); reaches 1 % at D = 1,600.
+    rows = [("exact", 5000, 1.0, 10.0)]
+    rows += [("rbf_sampler", d, 1.0 - 0.4 * d**-0.5, d / 100) for d in (25, 100, 400)]
+    rows += [("nystroem", d, 1.0 - 0.5 * d**-0.5, d / 100) for d in (25, 100, 400)]
+    sentence = advice_sentence(advise(_table(rows), tolerance=0.01))
+    assert "Closest: rbf_sampler at D=400, score 0.98, 2 % below the reference." in sentence
+    assert "Next: rerun with --methods rbf_sampler --n-components 800,1600 (its trend " \
+        "reaches the tolerance at about 1,600 output features)." in sentence
+
+
+def test_an_estimate_too_large_to_be_sensible_is_said_so_in_plain_words():
+    # A gap that barely shrinks: its line reaches 1 % near D = 1e12.
+    rows = [("exact", 5000, 1.0, 10.0)]
+    rows += [("rbf_sampler", d, 1.0 - 0.1 * d**-0.1, d / 100) for d in (25, 100, 400)]
+    advice = advise(_table(rows), tolerance=0.01)
+    text = advice.iloc[0]["advice"]
+    assert "beyond 1,000,000 output features, too many to be sensible" in text
+    assert not re.search(r"\d[eE][+-]?\d", text), text  # no 2.59e+09
+    sentence = advice_sentence(advice)
+    assert 'Next: a larger D is out of this map\'s reach; fit the kernel machine with ' \
+        'FALKON instead, KernelRidgeClassifier(solver="falkon", n_components=5000) (5,000 ' \
+        'centres' in sentence
+
+
+def test_a_landmark_map_is_never_advised_more_landmarks_than_training_rows():
+    # nystroem reaches 1 % at D = 1,600 by its trend, but there are 1,000 training rows.
+    rows = [("exact", 1000, 1.0, 10.0)]
+    rows += [("nystroem", d, 1.0 - 0.4 * d**-0.5, d / 100) for d in (25, 100, 400)]
+    advice = advise(_table(rows), tolerance=0.01)
+    assert "more than the 1,000 training rows a landmark map can use" in \
+        advice.iloc[0]["advice"]
+    assert 'n_components=1000) (1,000 centres' in advice_sentence(advice)
 
 
 def test_a_map_that_rounds_d_up_is_advised_by_its_real_dimension():

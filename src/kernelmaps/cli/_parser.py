@@ -150,7 +150,8 @@ def _add_kernel_options(parser: argparse.ArgumentParser, *, kernel_help: str = "
                            f"{', '.join(sorted(KERNEL_NAMES))} "
                            f"(aliases: {aliases_text()}; default: rbf)"))
     group.add_argument("--gamma", type=gamma, default=None,
-                       help=f"gamma of the kernel (> 0; {gamma_help})")
+                       help=f"gamma of the kernel (> 0, or scale or auto as in scikit-learn; "
+                            f"{gamma_help})")
     group.add_argument("--degree", type=degree, default=None,
                        help="polynomial degree (>= 1; default: 3)")
     group.add_argument("--coef0", type=number, default=None, help="polynomial/sigmoid offset")

@@ -205,15 +205,24 @@ def number(text: str) -> int | float:
     return value
 
 
-def gamma(text: str) -> int | float:
-    """``--gamma`` (and ``--kernel-param gamma=``): a finite number > 0. γ = 0 makes every
-    kernel value the same (exp(0) = 1: no map or model can learn from it), a negative one
-    turns the kernel upside down; leaving it out chooses it by the median heuristic."""
+def gamma(text: str) -> int | float | str:
+    """``--gamma`` (and ``--kernel-param gamma=``): a finite number > 0, or ``scale`` /
+    ``auto`` (scikit-learn's data-dependent rules, as Python's ``gamma=`` takes them). γ = 0
+    makes every kernel value the same (exp(0) = 1: no map or model can learn from it), a
+    negative one turns the kernel upside down; leaving it out chooses it by the median
+    heuristic."""
+    if text.strip().lower() in ("scale", "auto"):
+        return text.strip().lower()
+    try:
+        float(text)  # nan and inf are numbers: number() says they must be finite
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number > 0 such as 0.1, or scale or "
+                                         f"auto; got {text!r}") from None
     value = number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(
-            f"expected gamma > 0 such as 0.1 (gamma = 0 makes every kernel value equal; "
-            f"leave it out for the median heuristic); got {text!r}")
+            f"expected gamma > 0 such as 0.1, or scale or auto (gamma = 0 makes every "
+            f"kernel value equal; leave it out for the median heuristic); got {text!r}")
     return value
 
 

@@ -290,7 +290,8 @@ def _compare(args: argparse.Namespace) -> int:
     # The warnings (the scale warning, those the runs raised; not the merged-map notes) are
     # repeated beside the advice: in the report's first section, and in the terminal after
     # the advice, where the scale warning printed first has scrolled away under the tables.
-    merged = set(results.attrs["settings"]["merged"])
+    # Informational notes (the merged maps, the exact baseline's α rule) are not warnings.
+    merged = {*results.attrs["settings"]["merged"], *results.attrs["settings"]["info_notes"]}
     html_path = report.write_report(out, results, summary, title, settings,
                                     [*warned, *notes], advice,
                                     warnings=[*warned, *(n for n in notes if n not in merged)])

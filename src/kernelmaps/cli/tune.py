@@ -79,6 +79,13 @@ def _split(data: Dataset, args: argparse.Namespace, task: str) -> tuple[Any, ...
     return X_train, y_train, X_test, y_test, f"random hold-out, --test-size {args.test_size}"
 
 
+def _named(X: Any, data: Dataset) -> Any:
+    """``X`` as a DataFrame with the data set's column names (a dense table's), else as is."""
+    if X is None or data.feature_names is None or not isinstance(X, np.ndarray):
+        return X
+    return import_optional("pandas").DataFrame(X, columns=list(data.feature_names), copy=False)
+
+
 def compare_command(args: argparse.Namespace, result: TuneResult) -> str:
     """The ``kernelmaps compare`` command that runs the configuration ``tune`` chose."""
     p = result.params
@@ -252,8 +259,8 @@ def _kernel_and_bounds(args: argparse.Namespace) -> tuple[Kernel, tuple[float, f
     value = params.get(parameter) if parameter is not None else None
     if parameter == "gamma" and "sigma" in params:
         value = 1.0 / (2.0 * float(params["sigma"]) ** 2)
-    if value is None:
-        return kernel, None
+    if value is None or value in ("scale", "auto"):
+        return kernel, None  # scale / auto: resolved by tune on X as the map sees it
     if not (isinstance(value, (int, float)) and value > 0):
         raise ValueError(f"--{parameter.replace('_', '-')}: tune needs a positive value; got "
                          f"{value!r}.")
@@ -301,6 +308,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(error.describe({"target": "--target COLUMN"})) from error
     task = check_data(data, args)  # in files, columns and flags, before any work
     X, y, X_test, y_test, split = _split(data, args, task)
+    # With the table's column names: the model --save writes checks them on predict.
+    X, X_test = _named(X, data), _named(X_test, data)
     result = _run_tune(args, X, y, err_console)
     test_score = None if X_test is None else float(result.estimator.score(X_test, y_test))
     wall = time.perf_counter() - start

@@ -243,9 +243,10 @@ def _measure_map(run: Run, model_factory: Callable[[], Any], metric: str) -> dic
 
 
 def _row(run: Run, measured: dict[str, Any], caught: list[Any]) -> dict[str, Any]:
-    notes = sorted({str(w.message).splitlines()[0][:160] for w in caught}
-                   | set(measured.pop("notes")))
+    info = measured.pop("notes")  # what the run says of itself, not a warning raised
+    notes = sorted({str(w.message).splitlines()[0][:160] for w in caught} | set(info))
     return {
+        "info_notes": info,
         "method": run.method, "n_components": run.n_components,
         "n_features_out": measured.pop("n_features_out"),
         "n_components_same_map": " ".join(map(str, run.same_map)), "seed": run.seed,

@@ -52,7 +52,7 @@ import numpy as np
 
 from kernelmaps._optional import import_optional
 from kernelmaps.evaluate.comparison import summarize
-from kernelmaps.evaluate.registry import EXACT
+from kernelmaps.evaluate.registry import EXACT, METHODS
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     import pandas as pd
@@ -76,6 +76,10 @@ ADVICE_COLUMNS = ("method", "n_components", "n_features_out", "score", "score_ga
                   "cpu_time_mad_s", "peak_memory_mb", "meets", "fastest", "advised",
                   "estimated_n_features_out", "beats_reference", "above_reason", "score_diff_se",
                   "advice")
+
+#: An estimated output dimension above this is said as "too large to be sensible", not as a
+#: number: a million features on even 10,000 rows is 80 GB of float64 features.
+LARGEST_SENSIBLE_D = 1_000_000
 
 #: A score above the exact kernel's by more than this many standard errors of the paired
 #: difference on the test rows is beyond the test split's noise (about 95 %, two-sided).
@@ -113,22 +117,37 @@ def _reference(summary: pd.DataFrame) -> tuple[float, str]:
         "kernel itself")
 
 
+def plain(value: float) -> str:
+    """A count in plain notation, two significant digits and thousands separators
+    (``2,600``), never ``2.59e+03``."""
+    return f"{round(float(f'{value:.2g}')):,}"
+
+
 def _extrapolate(dimensions: np.ndarray, gaps: np.ndarray, tolerance: float,
-                 tried: int) -> tuple[float, str]:
-    """The dimension a log-log fit of the gap reaches ``tolerance`` at, and how it was found."""
+                 tried: int, limit: int | None) -> tuple[float, str]:
+    """The dimension a log-log fit of the gap reaches ``tolerance`` at, and how it was found;
+    ``limit``: the most output features the map can have (a landmark map's training rows)."""
     positive = gaps > 0
     points = np.unique(dimensions[positive]).size
+    missed = f"not within tolerance up to D={tried:,}"
     if points < 2:
-        return math.nan, (f"not within tolerance up to D={tried}; too few output "
-                          "dimensions with a positive score gap to estimate a trend")
+        return math.nan, (f"{missed}; too few output dimensions with a positive score gap "
+                          "to estimate a trend")
     slope, intercept = np.polyfit(np.log(dimensions[positive]), np.log(gaps[positive]), 1)
     if slope >= 0:
-        return math.nan, (f"not within tolerance up to D={tried}; the score gap "
-                          f"does not shrink with D over {points} dimensions: no estimate")
+        return math.nan, (f"{missed}; the score gap does not shrink with D over {points} "
+                          "dimensions: no estimate")
     needed = float(math.exp((math.log(tolerance) - intercept) / slope))
-    return needed, (f"not within tolerance up to D={tried}; likely needs D ≈ {needed:.3g} "
-                    f"output features (log-log extrapolation of the score gap from {points} "
-                    f"dimensions, slope {slope:.2f})")
+    how = f"log-log extrapolation of the score gap from {points} dimensions, slope {slope:.2f}"
+    if needed > LARGEST_SENSIBLE_D:
+        return needed, (f"{missed}; the trend reaches the tolerance only beyond "
+                        f"{LARGEST_SENSIBLE_D:,} output features, too many to be sensible: "
+                        f"this map will not get there ({how})")
+    if limit is not None and needed > limit:
+        return needed, (f"{missed}; the trend reaches the tolerance only at about "
+                        f"{plain(needed)} output features, more than the {limit:,} training "
+                        f"rows a landmark map can use ({how})")
+    return needed, f"{missed}; likely needs about {plain(needed)} output features ({how})"
 
 
 def _above_reference(row: Any, reference: float, exact: Any,
@@ -277,6 +296,8 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     # Whether compare chose α per row (None: a table that does not say).
     selected = table.attrs.get("settings", {}).get("alpha_selected")
     scale = abs(reference) if reference != 0 else 1.0
+    # The training rows (the exact kernel's n): the most landmarks a map can draw.
+    n_train = int(exact["n_components"]) if len(exact_rows) else None
     records = []
     for method, group in summary[summary["method"] != EXACT].groupby("method", sort=False):
         # By the real output dimension: maps that round D up (Hadamard blocks, cos/sin
@@ -297,8 +318,10 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
                 reason, text = _above_reference(row, reference, exact, selected)
         else:
             row = group.iloc[-1]
+            known = METHODS.get(method)
+            limit = n_train if known is not None and known.landmarks else None
             needed, text = _extrapolate(group["n_features_out"].to_numpy(dtype=float), gaps,
-                                        tolerance, int(row["n_features_out"]))
+                                        tolerance, int(row["n_features_out"]), limit)
         records.append({
             "method": method, "n_components": int(row["n_components"]),
             "n_features_out": int(row["n_features_out"]), "score": float(row["score"]),
@@ -320,6 +343,8 @@ def advise(table: pd.DataFrame, tolerance: float = 0.01) -> pd.DataFrame:
     advice.attrs["reference"] = described
     advice.attrs["tolerance"] = tolerance
     advice.attrs["why"] = why
+    advice.attrs["n_train"] = n_train
+    advice.attrs["task"] = table.attrs.get("settings", {}).get("task")
     return advice
 
 
@@ -381,7 +406,7 @@ def advice_sentence(advice: Any) -> str:
     tolerance = advice.attrs.get("tolerance", 0.01)
     if not len(advice) or not advice["advised"].any():
         return (f"No method came within {_percent(tolerance)} of the reference score at "
-                f"the dimensions tried; see the estimates. Reference: "
+                f"the dimensions tried. {_closest(advice)}Reference: "
                 f"{advice.attrs.get('reference', '?')}.")
     best = advice[advice["advised"]].iloc[0]
     dimension = ("" if best["n_features_out"] == best["n_components"]
@@ -401,3 +426,43 @@ def advice_sentence(advice: Any) -> str:
         for _, row in above.iterrows():
             text += f" Note: {row['method']} {row['advice']}."
     return text
+
+
+#: FALKON's centres suggested when a larger D is out of reach: at least this many (the
+#: Fashion-MNIST case of issue 34: M = 5,000 reached 0.886 in 41 s and 2.1 GB on 60,000 rows).
+FALKON_CENTRES = 5000
+
+
+def _closest(advice: Any) -> str:
+    """The method that came closest, its gap, and what to run next (with numbers): a larger
+    D when its trend reaches the tolerance at a sensible one, else the kernel machine itself
+    with FALKON (M centres in blocks: no n × M feature matrix held)."""
+    if not len(advice):
+        return ""
+    row = advice.loc[advice["score_gap"].idxmin()]
+    method, tried = row["method"], int(row["n_features_out"])
+    text = (f"Closest: {method} at D={tried:,}, score {row['score']:.4g}, "
+            f"{100 * row['score_gap']:.2g} % below the reference. ")
+    needed = float(row["estimated_n_features_out"])
+    n_train = advice.attrs.get("n_train")
+    reachable = (math.isfinite(needed) and needed <= LARGEST_SENSIBLE_D
+                 and not (n_train is not None and needed > n_train
+                          and METHODS.get(method) is not None and METHODS[method].landmarks))
+    if reachable:
+        # The estimate (a noisy trend can put it at or below D tried: then twice D), and
+        # a doubling on the way when it is further than that.
+        target = max(round(float(f"{needed:.2g}")), tried + 1)
+        target = target if target > tried + 1 else 2 * tried
+        values = [*([2 * tried] if 2 * tried < target else []), target]
+        return text + (f"Next: rerun with --methods {method} --n-components "
+                       f"{','.join(map(str, values))} (its trend reaches the tolerance at "
+                       f"about {plain(needed)} output features). ")
+    centres = max(FALKON_CENTRES, 4 * tried)
+    if n_train is not None:
+        centres = min(centres, n_train)
+    model = ("KernelRidge" if advice.attrs.get("task") == "regression"
+             else "KernelRidgeClassifier")
+    return text + (f"Next: a larger D is out of this map's reach; fit the kernel machine "
+                   f"with FALKON instead, {model}(solver=\"falkon\", "
+                   f"n_components={centres}) ({centres:,} centres, in blocks: no n × D "
+                   "feature matrix held; docs/models.md). ")

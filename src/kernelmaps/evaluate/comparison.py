@@ -383,6 +383,8 @@ def compare(
         "n_jobs": workers, "work_estimate_s": estimate, "cost_estimate": cost,
         "alpha_selected": select_alpha,
         "alpha": _describe_alpha(select_alpha, alpha),
+        # The notes that inform (the exact baseline's α rule), apart from warnings raised.
+        "info_notes": sorted({n for row in rows for n in row.get("info_notes", ())}),
     }
     return table
 

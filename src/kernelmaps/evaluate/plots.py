@@ -219,10 +219,16 @@ def _score_label(results: pd.DataFrame) -> str:
     return {"accuracy": "test accuracy", "r2": "test R²"}.get(scoring, "test score")
 
 
+#: :func:`plot_error` clips the confidence bands to the errors drawn, this factor either side.
+BAND_MARGIN = 2.0
+
+
 def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     """Approximation error against the output dimension, log–log, with confidence bands.
 
-    The exact baseline is left out (its error is zero up to rounding).
+    The exact baseline is left out (its error is zero up to rounding). The bands (the mean
+    error's 95 % interval over seeds) are clipped to the range of the errors drawn, a factor
+    :data:`BAND_MARGIN` either side: with few seeds the interval can span many decades.
 
     Parameters
     ----------
@@ -249,11 +255,17 @@ def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
     summary, by_method = _summary_by_method(results)
     if not (summary.loc[summary["method"] != EXACT, "error"] > 0).any():
         return _nothing_to_draw(ax)
+    # The bands clipped to the errors drawn (a factor BAND_MARGIN either side): with two or
+    # three seeds a t-interval on the log scale can span 1e-11 to 10, which would squash
+    # every line into a sliver of the axes and show a band nothing was measured in.
+    errors = summary.loc[(summary["method"] != EXACT) & (summary["error"] > 0), "error"]
+    low, high = errors.min() / BAND_MARGIN, errors.max() * BAND_MARGIN
     for method, rows in by_method:
         if method == EXACT:
             continue
         line, = ax.plot(rows["n_features_out"], rows["error"], "o-", label=method)
-        ax.fill_between(rows["n_features_out"], rows["error_ci_low"], rows["error_ci_high"],
+        ax.fill_between(rows["n_features_out"], rows["error_ci_low"].clip(low, high),
+                        rows["error_ci_high"].clip(low, high),
                         color=line.get_color(), alpha=0.2, linewidth=0)
     _dimension_axis(ax, summary.loc[summary["method"] != EXACT, "n_features_out"])
     ax.set_yscale("log")

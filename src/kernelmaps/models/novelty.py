@@ -194,7 +194,9 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
         cross = self.kernel_.matmul(self.X_fit_, self.X_fit_, self.mean_coef_)
         self.mean_sq_norm_ = float(self.mean_coef_ @ as_float64(cross, X))
         # The threshold is one number: the scores' percentile, taken on the host.
-        self.offset_ = float(np.percentile(to_numpy(self.score_samples(X)),
+        # X is validated: scored as is (validating it again would warn, for a DataFrame, that
+        # the array has no feature names).
+        self.offset_ = float(np.percentile(to_numpy(self._scores(X, "score_samples", True)),
                                            100.0 * self.contamination))
         return self
 
@@ -213,9 +215,10 @@ class KernelMeanDistance(SuggestOptionsMixin, OutlierMixin, BaseEstimator):
         """
         return self._scores(X, "score_samples")
 
-    def _scores(self, X: Any, method: str) -> Any:
+    def _scores(self, X: Any, method: str, validated: bool = False) -> Any:
         check_is_fitted(self, "mean_coef_")
-        X = validate_input(self, X, reset=False)
+        if not validated:
+            X = validate_input(self, X, reset=False)
         check_fitted_placement(self, X, self.mean_coef_, method)
         cross = self.kernel_.matmul(X, self.X_fit_, self.mean_coef_)
         distance = self.kernel_.diag(X) - 2.0 * cross + self.mean_sq_norm_

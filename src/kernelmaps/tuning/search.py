@@ -339,7 +339,9 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     Parameters
     ----------
     X : {array-like, sparse matrix} of shape (n_samples, n_features)
-        The input samples.
+        The input samples. A DataFrame's column names are kept: the returned pipeline has
+        ``feature_names_in_``, and scikit-learn checks the columns on predict (a different
+        order raises).
     y : array-like of shape (n_samples,)
         Class labels or real targets.
     kernel : str or Kernel, default="rbf"
@@ -366,7 +368,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         The α grid (default :data:`~kernelmaps.tuning.DEFAULT_ALPHAS`, 10⁻⁶…10³).
     gamma_bounds : (float, float) or None, default=None
         Search interval of the scale parameter. ``None``: the median heuristic × 2^[−3, 3],
-        widened (up to 2^±8) when the best value is on an edge.
+        widened (up to 2^±8) when the best value is on an edge — or, for a ``kernel`` with
+        ``gamma="scale"`` or ``"auto"``, that value on X (after ``scale``), fixed.
     task : {"auto", "classification", "regression"}, default="auto"
         As in :func:`~kernelmaps.evaluate.compare`.
     search_rows : int, default=5000
@@ -420,6 +423,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable or None; got {type(progress).__name__}.")
 
+    names = _column_names(X)
     X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32), input_name="X")
     X, scaler, scaling, scale_reason = _scaled(X, scaling)
     n = X.shape[0]
@@ -434,6 +438,11 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         rng.choice(n, size=search_rows, replace=False))
     # The main job's γ rule (the centre of the search), on X as the map sees it.
     heuristic = main_kernel(resolved.name, X, random_state=seed)[1].value
+    if bounds is None and not resolved.is_resolved():
+        # gamma="scale" or "auto" asked for: its value on X as the map sees it, taken as
+        # given (as a number is through gamma_bounds), not searched.
+        value = float(getattr(resolved.resolve(X), scale))
+        bounds = (value, value)
     centre, low, high, widen = _scale_range(heuristic, bounds)
 
     top = _max_components(method, rows.size, max_components)
@@ -463,6 +472,10 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
                      "alphas grid may score better.")
     estimator = Pipeline([*([("scale", scaler)] if scaler is not None else []),
                           ("map", final_map), ("model", path.estimator())])
+    if names is not None:
+        # What fitting the first step on the DataFrame records (the search ran on its
+        # values): scikit-learn then checks the columns' names and order on predict.
+        estimator.steps[0][1].feature_names_in_ = names
     params = {"method": method, "kernel": resolved.name, scale: value, "alpha": path.alpha,
               "n_components": int(d_best)}
     return TuneResult(estimator=estimator, params=params, score=path.score,
@@ -471,6 +484,16 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
                       scale_name=scale, heuristic=heuristic,
                       time_s=time.perf_counter() - started, stopped=stopped, notes=notes,
                       scale=scaling, scale_reason=scale_reason)
+
+
+def _column_names(X: Any) -> np.ndarray | None:
+    """The column names of a DataFrame ``X`` when they are all strings (scikit-learn's rule
+    for ``feature_names_in_``), else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not len(columns):
+        return None
+    names = np.asarray(columns, dtype=object)
+    return names if all(isinstance(name, str) for name in names) else None
 
 
 def _scaled(X: Any, scaling: str) -> tuple[Any, Any, str, str]:

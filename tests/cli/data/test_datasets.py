@@ -161,7 +161,8 @@ def test_explicit_target_and_features_only(tmp_path):
     assert data.X.shape == (4, 1)
     with pytest.raises(DataError, match=r"which column is the target\? none is called target, "
                                         r"label, labels, class or y; columns are \['a', 'b'\]; "
-                                        r"name it with target=COLUMN\.$"):
+                                        r"name it with target=COLUMN \(the likely one: "
+                                        r"'b', the last column\)\.$"):
         load_dataset(path)
     assert load_dataset(path, require_target=False).X.shape == (4, 2)
 

@@ -58,9 +58,24 @@ def _line_of_row(i: int) -> str:
     return f"line {i + 2}"  # 1-based file lines, the header being line 1
 
 
+#: A long header is listed as its first and last columns (a target is most often the last):
+#: this many of each, and how many are hidden between them.
+_SHOWN_HEAD, _SHOWN_TAIL = 16, 4
+
+
+def _columns_text(columns: list[str]) -> str:
+    """``['a', 'b', …]``: every column up to 20, else the first 16, how many are hidden, and
+    the last 4."""
+    if len(columns) <= _SHOWN_HEAD + _SHOWN_TAIL:
+        return repr(list(columns))
+    hidden = len(columns) - _SHOWN_HEAD - _SHOWN_TAIL
+    return ("[" + ", ".join(map(repr, columns[:_SHOWN_HEAD])) + f", … {hidden:,} more …, "
+            + ", ".join(map(repr, columns[-_SHOWN_TAIL:])) + "]")
+
+
 def _resolve_target(columns: list[str], target: str | None, source: str,
                     require_target: bool) -> str | None:
-    shown = columns if len(columns) <= 20 else [*columns[:20], "…"]
+    shown = _columns_text(columns)
     if target is not None:
         if target not in columns:
             # The close names first: a long header is cut at 20 columns, a match never is.
@@ -73,8 +88,12 @@ def _resolve_target(columns: list[str], target: str | None, source: str,
     if require_target:
         found = (f"several are named like one: {candidates}" if candidates else
                  f"none is called {', '.join(TARGET_NAMES[:-1])} or {TARGET_NAMES[-1]}")
+        # The likely one: a named candidate, else the last column (where data sets from
+        # scikit-learn's loaders, UCI and most exports put the target).
+        likely = candidates[0] if candidates else columns[-1]
         raise DataError(f"{source}: which column is the target? {found}; columns are {shown}",
-                        "name it with {target}.")
+                        f"name it with {{target}} (the likely one: {likely!r}"
+                        + (", the last column" if likely == columns[-1] else "") + ").")
     return None
 
 

@@ -12,10 +12,15 @@ __all__ = ["SUMMARY_COLUMNS", "alpha", "cpu_range", "error_ci", "requested", "su
 
 
 def error_ci(row: Any) -> str:
-    """The mean error's 95 % interval, ``low–high`` (``–`` for a single seed)."""
-    if row["error_ci_low"] == row["error_ci_high"]:
+    """The mean error's 95 % interval, ``low–high`` (``–`` for a single seed), both ends in
+    one notation: ``0.012–0.034``, or ``5.1e-12–1.7e+01`` when either needs an exponent
+    (never ``5.1e-12–17``)."""
+    low, high = float(row["error_ci_low"]), float(row["error_ci_high"])
+    if low == high:
         return "–"
-    return f"{row['error_ci_low']:.3g}–{row['error_ci_high']:.3g}"
+    if all(value == 0 or 1e-3 <= abs(value) < 1e4 for value in (low, high)):
+        return f"{low:.3g}–{high:.3g}"
+    return f"{low:.1e}–{high:.1e}"
 
 
 def _dimension(row: Any) -> str:

@@ -105,10 +105,11 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em a
 max-width:1400px;color:#222;padding:0 1em}
 h1{font-size:1.6em;margin-bottom:.2em}h2{font-size:1.2em;margin-top:1.6em}
 table{border-collapse:collapse;font-size:.9em;margin:.5em 0}
-.scroll{overflow-x:auto;max-width:100%}td.num,td:first-child{white-space:nowrap}
+.scroll{overflow-x:auto;max-width:100%}td.num,td:first-child,.nw{white-space:nowrap}
+td.num.breaks{white-space:normal}
 .warnings{border-left:4px solid #d08c00;background:#fff6e0;padding:.4em 1em;margin:.6em 0}
 .warnings ul{margin:.2em 0;padding-left:1.2em}
-th,td{border-bottom:1px solid #ddd;padding:.3em .7em;text-align:right}
+th,td{border-bottom:1px solid #ddd;padding:.3em .5em;text-align:right}
 th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
 tr.exact td{font-weight:bold;background:#fbf7e6}
 .plots{display:flex;flex-wrap:wrap;gap:1em}.plots img{width:48%;min-width:420px;height:auto}
@@ -117,6 +118,23 @@ code.flag{white-space:nowrap}
 table.kv td,table.kv th{text-align:left}
 table.advice td:last-child,table.advice th:last-child{text-align:left}
 """
+
+
+#: Where a number cell may break onto a second line: before a parenthesis (``+0.0263`` /
+#: ``(0.6 SE)``), and after an interval's dash outside one (``0.0012–`` / ``0.0034``).
+_NOTE_BREAK = re.compile(r"(?<=\S) (?=\()")
+_DASH_BREAK = re.compile(r"(?<=\S–)(?=\S)")
+
+
+def _cell(text: str, css: str) -> str:
+    """A ``<td>``: a number cell with an interval or a note breaks only at those points (so
+    the summary's 15 columns fit 1,300 px), never inside a number (``1e-04``)."""
+    value, *notes = _NOTE_BREAK.split(text) if css else [text]
+    pieces = [*_DASH_BREAK.split(value), *notes] if css else [text]
+    if len(pieces) == 1:
+        return f"<td{css}>{html.escape(text)}</td>"
+    spans = "<wbr>".join(f'<span class="nw">{html.escape(p)}</span>' for p in pieces)
+    return f'<td class="num breaks">{spans}</td>'
 
 
 def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
@@ -149,7 +167,7 @@ def html_table(headers: Sequence[str], rows: Sequence[Sequence[str]],
     body = []
     for i, row in enumerate(rows):
         row_css = f' class="{row_class[i]}"' if row_class and row_class[i] else ""
-        body.append(f"<tr{row_css}>" + "".join(f"<td{cell_class[j]}>{html.escape(str(c))}</td>"
+        body.append(f"<tr{row_css}>" + "".join(_cell(str(c), cell_class[j])
                                                for j, c in enumerate(row)) + "</tr>")
     table_class = f' class="{css}"' if css else ""
     return (f'<div class="scroll"><table{table_class}><thead><tr>{head}</tr></thead>'

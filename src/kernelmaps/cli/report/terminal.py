@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kernelmaps._optional import import_optional
-from kernelmaps._progress import Progress
+from kernelmaps._progress import Progress, choose_backend
 from kernelmaps.cli.data import DatasetInfo
 from kernelmaps.cli.report.cells import SUMMARY_COLUMNS, alpha, cpu_range, error_ci, requested
 from kernelmaps.evaluate import METHODS
@@ -227,6 +227,9 @@ def console(stderr: bool = False, quiet: bool = False) -> Any:
 
 def progress_bar(on: Any, disable: bool) -> Progress:
     """The progress of a command: kernelmaps' one renderer (:class:`kernelmaps._progress.
-    Progress`), rich, drawn on the console ``on``; quiet with ``disable``."""
+    Progress`) on the console ``on``: rich's bar on a terminal, else plain flushed lines at
+    least every 10 s (a bar reaches a file or a pipe only when it ends); quiet with
+    ``disable``."""
     import_optional("rich.progress")  # the cli extra: say what to install
-    return Progress(not disable, backend="rich", console=on)
+    backend = "rich" if on.is_terminal else choose_backend(on.file)
+    return Progress(not disable, backend=backend, console=on)
