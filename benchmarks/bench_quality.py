@@ -157,6 +157,22 @@ def cell_record(setting: Setting, regime: str, gamma: float, D: int,
             "before_ratio": before / errors[best_form]}
 
 
+#: The gate's reduced case (benchmarks.gate, "quality:rff-default"): wine, standardised, two
+#: disjoint halves, γ = the median heuristic × 0.1 and × 1 (where the forms differ most), D =
+#: 256, 3 seeds: deterministic, a few seconds.
+GATE_REGIMES, GATE_D, GATE_SEEDS = (0.1, 1.0), 256, 3
+
+
+def gate_case() -> tuple[float, float, float]:
+    """``(worst default/best ratio, default's error, best form's error)`` of the reduced case."""
+    A, B = _draws(StandardScaler().fit_transform(load_wine().data), DRAW_ROWS)
+    setting = Setting("wine", A, B, (), (GATE_D,))
+    records = [cell_record(setting, f"median×{f:g}", f * median_gamma(A), GATE_D, GATE_SEEDS)
+               for f in GATE_REGIMES]
+    worst = max(records, key=lambda r: r["ratio"])
+    return worst["ratio"], worst["default"], worst["errors"][worst["best_form"]]
+
+
 def print_records(records: Sequence[dict]) -> None:
     names = [f"{s}/{o}" for s, o in forms()]
     headers = ["set (d, rows)", "γ", "mean k", "D", *names, "default", "default form",
