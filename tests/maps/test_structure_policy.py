@@ -1,5 +1,5 @@
-"""structure="auto" and output="auto": the one policy (maps/_structure_policy.py) and the three places of
-RandomFourierFeatures that ask it — whether fit reads rows before it has them, whether it
+"""structure="auto" and output="auto": the one policy (maps/_structure_policy.py) and the
+three places of RandomFourierFeatures that ask it — whether fit reads rows before it has them, whether it
 reads a sample, and the structure chosen — agree."""
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def test_an_explicit_output_is_obeyed(output, n_components, n_out):
 def test_the_auto_choice_is_deterministic_for_a_random_state(dtype):
     X = np.random.RandomState(1).normal(size=(300, 20)).astype(dtype)
     fits = [RandomFourierFeatures(n_components=128, random_state=7).fit(X) for _ in range(2)]
-    assert [(f.structure_, f.output_) for f in fits][0] == (fits[1].structure_, fits[1].output_)
+    assert (fits[0].structure_, fits[0].output_) == (fits[1].structure_, fits[1].output_)
     first, second = (f.transform(X) for f in fits)
     assert first.dtype == dtype
     np.testing.assert_array_equal(first, second)
