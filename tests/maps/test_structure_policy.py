@@ -1,6 +1,6 @@
 """structure="auto" and output="auto": the one policy (maps/_structure_policy.py) and the
-three places of RandomFourierFeatures that ask it — whether fit reads rows before it has them, whether it
-reads a sample, and the structure chosen — agree."""
+three places of RandomFourierFeatures that ask it — whether fit reads rows before it has
+them, whether it reads a sample, and the structure chosen — agree."""
 
 from __future__ import annotations
 
