@@ -224,7 +224,11 @@ class RandomFourierFeatures(FeatureMap):
 
     **Output form** (``output``): ``"auto"`` (default) takes ``"cos_sin"`` for an even
     n_components and ``"cos_offset"`` for an odd one (so D is exactly n_components), stored
-    in ``output_`` (rule: :func:`kernelmaps.maps._structure_policy.auto_output`). Measured
+    in ``output_``. Per pair, for i.i.d. frequencies and :math:`k(0) = 1`, D times the variance
+    is :math:`1 + \tfrac12 k(2\Delta) - k(\Delta)^2` for the offset form and
+    :math:`1 + k(2\Delta) - 2k(\Delta)^2` for pairs (Sutherland & Schneider, 2015): pairs win
+    wherever :math:`k(2\Delta) \le 2k(\Delta)^2` (the Gaussian, Laplacians, Matérns), most
+    for smooth kernels, where the offset's variance does not vanish as :math:`k \to 1`. Measured
     (``python -m benchmarks quality``: relative Frobenius error of K(A, B) on two disjoint
     draws, mean of 5 seeds, 8 settings × 3 kernel widths × 3 D), the default against the
     best of the 12 structure × output forms:
