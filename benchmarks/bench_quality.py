@@ -27,8 +27,10 @@ earlier default's ratio (the same structure with ``output="cos_offset"``). A cel
 rounds D to another value (the Hadamard structures
 at d = 784, quadrature at odd D') reads "n/a" and is left out of the best.
 
-``--quick``: D ∈ {256, 1024}, 2 seeds, 200-row draws, no Fashion-MNIST. ``--json PATH``
-writes the records. The load average is printed before and after.
+``--quick``: D ∈ {256, 1024}, 2 seeds, 200-row draws, no Fashion-MNIST. ``--dimensions``,
+``--paper-n``, ``--sets`` and ``--seeds`` narrow a run (one set at a time, e.g. Fashion-MNIST
+at D = 256 and n = 1: its 784 inputs make each cell minutes on a loaded 2-core machine).
+``--json PATH`` writes the records. The load average is printed before and after.
 """
 
 from __future__ import annotations
@@ -91,7 +93,7 @@ def _fashion(directory: Path) -> np.ndarray | None:
 
 def settings(args: argparse.Namespace) -> list[Setting]:
     """The standardised sets in three regimes, then the paper's settings."""
-    dimensions = QUICK_DIMENSIONS if args.quick else DIMENSIONS
+    dimensions = args.dimensions or (QUICK_DIMENSIONS if args.quick else DIMENSIONS)
     n_rows = 200 if args.quick else DRAW_ROWS
     raw = {name: loader().data for name, loader in (
         ("iris", load_iris), ("wine", load_wine), ("diabetes", load_diabetes),
@@ -112,7 +114,7 @@ def settings(args: argparse.Namespace) -> list[Setting]:
         X = np.asarray(raw[name], dtype=np.float64)
         d = X.shape[1]
         A, B = _draws(X / np.abs(X).max(), min(n_rows, FASHION_ROWS) if d > 100 else n_rows)
-        paper_n = PAPER_N[:2] if args.quick else PAPER_N
+        paper_n = args.paper_n or (PAPER_N[:2] if args.quick else PAPER_N)
         out.append(Setting(f"{name} (paper)", A, B, (("1/d", 1.0 / d),),
                            tuple(2 * n * (d + 1) for n in paper_n)))
     return out
@@ -127,9 +129,9 @@ def error(A: np.ndarray, B: np.ndarray, K: np.ndarray, norm: float, gamma: float
           seed: int, **form: str) -> float | None:
     """One seed's relative error, or None when the form's rounding changes D."""
     rff = RandomFourierFeatures(gamma=gamma, n_components=D, random_state=seed, **form)
-    rff.fit(np.vstack([A, B]))
-    if rff.n_features_out_ != D:
+    if rff.n_features_out_for(A.shape[1]) != D:
         return None
+    rff.fit(np.vstack([A, B]))
     return float(np.linalg.norm(K - rff.transform(A) @ rff.transform(B).T) / norm)
 
 
@@ -195,6 +197,10 @@ def print_records(records: Sequence[dict]) -> None:
           f"{max(r['before_ratio'] for r in records):.2f}\n")
 
 
+def _integers(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(","))
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks quality",
                                      description=__doc__.splitlines()[0])
@@ -202,6 +208,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (5; quick 2)")
     parser.add_argument("--fashion-mnist", type=Path, default=FASHION_MNIST_DIR,
                         help="a directory of MNIST-style IDX files")
+    parser.add_argument("--dimensions", type=_integers, default=None,
+                        help="comma-separated D for the standardised sets (256,1024,4096)")
+    parser.add_argument("--paper-n", type=_integers, default=None,
+                        help="comma-separated n of the paper's D = 2n(d + 1) (1,2,3)")
     parser.add_argument("--sets", default=None, help="comma-separated set names to run")
     parser.add_argument("--json", type=Path, default=None, help="write the records here")
     return parser.parse_args(argv)
