@@ -16,6 +16,8 @@ engine's threads pay: work units, fixed costs, the crossover).
 ``python -m benchmarks random_features [options]`` runs
 :mod:`benchmarks.bench_random_features` instead (random Fourier features: error of every
 structure × sampling on real data, the default against ORF, fit and transform time).
+``python -m benchmarks quality [--quick]`` runs :mod:`benchmarks.bench_quality` instead (the
+default random Fourier features against every structure × output form, three kernel widths).
 ``python -m benchmarks kernel_methods [options]`` runs
 :mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
 ``python -m benchmarks ridge [options]`` runs :mod:`benchmarks.bench_ridge` instead (FALKON
@@ -53,6 +55,7 @@ from benchmarks import (
     bench_kernel_methods,
     bench_nystroem,
     bench_polynomial,
+    bench_quality,
     bench_random_features,
     bench_ridge,
     bench_stream,
@@ -64,7 +67,8 @@ from benchmarks._harness import Case, main
 FAMILIES = {"kernel_methods": bench_kernel_methods.main, "ridge": bench_ridge.main,
             "tune": bench_tune.main, "random_features": bench_random_features.main,
             "engine": bench_engine.main, "stream": bench_stream.main,
-            "exact": bench_exact.main, "cost": bench_cost.main}
+            "exact": bench_exact.main, "cost": bench_cost.main,
+            "quality": bench_quality.main}
 
 _FAMILIES = (bench_fourier, bench_histogram, bench_nystroem, bench_polynomial)
 CASES: list[Case] = [case for family in _FAMILIES for case in family.CASES]

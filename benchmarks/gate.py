@@ -42,6 +42,14 @@ machines of one kind:
     rows and ``transform`` of the test rows, scikit-learn's ``RidgeClassifier`` fit and
     predict) timed on its own. The ratio is what compare adds (α by leave-one-out, the
     approximation error, memory tracing, the scheduling of its runs).
+``quality:rff-default``
+    Not a time: the error of the default ``RandomFourierFeatures(n_components=256)`` over the
+    best of its structure × output forms, the worst of two kernel widths (the reduced case of
+    ``python -m benchmarks quality``: wine, γ = median heuristic × 0.1 and × 1, 3 seeds;
+    :func:`benchmarks.bench_quality.gate_case`). Deterministic (fixed seeds), so it fails
+    above :data:`QUALITY_LIMIT` (the issue-32 target, 1.10) rather than 2× its record; the
+    ours/floor columns show the two errors. A change that makes the default worse than the
+    best form it could have taken fails here.
 
 Noise. The two sides of a ratio are timed in adjacent pairs whose order alternates
 (ABBA), so that load and frequency drift hit both alike; a sample of a fast call is a loop
@@ -108,11 +116,14 @@ from threadpoolctl import threadpool_limits
 
 import kernelmaps as km
 from benchmarks._harness import machine_info
+from benchmarks.bench_quality import gate_case
 from kernelmaps.models import FeatureRidge, KernelRidge
 
 RECORD = Path(__file__).with_name("gate_record.json")
 #: A case fails above this many times its recorded ratio.
 FACTOR = 2.0
+#: A quality case (deterministic) fails above this ratio of the default's error to the best.
+QUALITY_LIMIT = 1.10
 #: A sample of a fast call is a loop of it lasting at least this long.
 MIN_SAMPLE_S = 0.025
 DROP_IN_MAPS = ("RBFSampler", "Nystroem", "AdditiveChi2Sampler", "SkewedChi2Sampler",
@@ -360,6 +371,13 @@ CASES: dict[str, Callable[[], tuple[Callable, Callable, int]]] = {
 }
 
 
+#: Cases whose ratio is an error over an error (deterministic): name → () -> (ratio, ours,
+#: best).
+QUALITY_CASES: dict[str, Callable[[], tuple[float, float, float]]] = {
+    "quality:rff-default": gate_case,
+}
+
+
 # ----------------------------------------------------------------------------- running
 def keep_freed_memory(limit: int = 1 << 30) -> bool:
     """Make glibc serve and keep allocations below ``limit`` bytes on its heap (no
@@ -388,6 +406,10 @@ def run_case(name: str, scale: int = 1, threads: int = 1) -> Measure:
     # One thread: CPU time measures the work, whatever else the machine runs. Several: wall
     # time (CPU time would count the BLAS threads' spinning).
     clock = time.process_time if threads == 1 else time.perf_counter
+    if name in QUALITY_CASES:
+        with threadpool_limits(limits=threads), km.config_context(n_threads=threads):
+            ratio, ours_error, best_error = QUALITY_CASES[name]()
+        return Measure(ratio, 0.0, ours_error, best_error, 0)
     with threadpool_limits(limits=threads), km.config_context(n_threads=threads):
         ours, floor, pairs = CASES[name]()
         return measure_ratio(ours, floor, pairs * scale, clock=clock)
@@ -408,6 +430,13 @@ def _row(cells: list[str]) -> str:
 HEADER = _row(["case", "ratio", "recorded", "allowed", "spread", "ours", "floor", "ok"])
 
 
+def _sides(name: str, measure: Measure) -> tuple[str, str]:
+    """The ours/floor cells: times, or a quality case's two errors."""
+    if name in QUALITY_CASES:
+        return f"err {measure.ours_s:.4f}", f"err {measure.floor_s:.4f}"
+    return f"{measure.ours_s * 1e3:.2f}ms", f"{measure.floor_s * 1e3:.2f}ms"
+
+
 def run_gate(names: list[str], record: dict[str, Any], *, threads: int = 1,
              quiet: bool = False) -> tuple[bool, dict[str, Measure]]:
     """Run the cases, print the table; ``(passed, measures)``."""
@@ -420,6 +449,8 @@ def run_gate(names: list[str], record: dict[str, Any], *, threads: int = 1,
         measure = run_case(name, threads=threads)
         reference = recorded.get(name, {}).get("ratio")
         allowed = None if reference is None else FACTOR * reference
+        if name in QUALITY_CASES:
+            allowed = QUALITY_LIMIT
         note = ""
         if allowed is not None and measure.ratio > allowed:
             # Once more, with twice the pairs: a burst of load on one side is not a verdict.
@@ -431,8 +462,7 @@ def run_gate(names: list[str], record: dict[str, Any], *, threads: int = 1,
         say(_row([name, f"{measure.ratio:.3g}",
                   "-" if reference is None else f"{reference:.3g}",
                   "-" if allowed is None else f"{allowed:.3g}",
-                  f"{100 * measure.spread:.0f}%", f"{measure.ours_s * 1e3:.2f}ms",
-                  f"{measure.floor_s * 1e3:.2f}ms",
+                  f"{100 * measure.spread:.0f}%", *_sides(name, measure),
                   ("yes" if ok else "NO") if allowed is not None else "new"]) + note)
         sys.stdout.flush()
     say(f"load avg:  {_load()} at end")
@@ -442,7 +472,7 @@ def run_gate(names: list[str], record: dict[str, Any], *, threads: int = 1,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks gate",
                                      description=__doc__.split("\n\n")[0])
-    parser.add_argument("--cases", default=",".join(CASES),
+    parser.add_argument("--cases", default=",".join([*CASES, *QUALITY_CASES]),
                         help="comma-separated case names (default: all)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="run the gate N times and summarise each case's ratios")
@@ -455,9 +485,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record-path", type=Path, default=RECORD, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     names = [name.strip() for name in args.cases.split(",") if name.strip()]
-    unknown = sorted(set(names) - set(CASES))
+    unknown = sorted(set(names) - set(CASES) - set(QUALITY_CASES))
     if unknown:
-        parser.error(f"unknown case(s) {', '.join(unknown)}; the cases: {', '.join(CASES)}")
+        parser.error(f"unknown case(s) {', '.join(unknown)}; the cases: "
+                     f"{', '.join([*CASES, *QUALITY_CASES])}")
     record = read_record(args.record_path)
     kept = keep_freed_memory()
     info = machine_info()

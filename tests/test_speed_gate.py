@@ -60,6 +60,7 @@ def synthetic(monkeypatch):
         return _busy(0.003), _busy(0.001), 3
 
     monkeypatch.setattr(gate, "CASES", {"three": case})
+    monkeypatch.setattr(gate, "QUALITY_CASES", {})
     return calls
 
 
@@ -90,9 +91,18 @@ def test_the_gate_exits_1_with_the_table(synthetic, tmp_path, capsys):
     assert "summary of 2 runs (0 failed)" in capsys.readouterr().out
 
 
+def test_a_quality_case_fails_above_its_limit_whatever_its_record(monkeypatch):
+    # Errors with fixed seeds are deterministic: the limit is the target (1.10), not 2× a record.
+    monkeypatch.setattr(gate, "QUALITY_CASES", {"q": lambda: (1.2, 0.012, 0.010)})
+    passed, measures = gate.run_gate(["q"], {"cases": {"q": {"ratio": 1.0}}}, quiet=True)
+    assert not passed and measures["q"].ratio == 1.2
+    monkeypatch.setattr(gate, "QUALITY_CASES", {"q": lambda: (1.05, 0.0105, 0.010)})
+    assert gate.run_gate(["q"], {"cases": {"q": {"ratio": 1.0}}}, quiet=True)[0]
+
+
 def test_every_case_is_recorded_and_ci_runs_the_gate_and_the_layers():
     record = json.loads(gate.RECORD.read_text())
-    assert set(record["cases"]) == set(gate.CASES)
+    assert set(record["cases"]) == set(gate.CASES) | set(gate.QUALITY_CASES)
     assert all(case["ratio"] > 0 for case in record["cases"].values())
     assert {"machine", "date", "load", "threads"} <= set(record)
     ci = (ROOT / ".ci" / "run").read_text()

@@ -1,17 +1,19 @@
-"""``structure="auto"``: which projection structure :class:`~kernelmaps.RandomFourierFeatures`
-takes when the user leaves the choice to it — the one place the rule is written.
+"""``structure="auto"`` and ``output="auto"``: which projection structure and output form
+:class:`~kernelmaps.RandomFourierFeatures` takes when the user leaves the choice to it — the
+one place the rules are written.
 
 The principal-axes QMC structure for an isotropic density drawn by quasi-Monte Carlo on data
 of low effective dimension (it reads a sample of rows for their principal axes); orthogonal
 random features (ORF) for other isotropic densities up to :data:`AUTO_MAX_FEATURES` inputs;
-i.i.d. frequencies otherwise.
+i.i.d. frequencies otherwise. The output form: cos/sin pairs for an even number of
+features, the cosine with a random offset for an odd one (so D is never rounded).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["AUTO_MAX_EFFECTIVE_DIMENSION", "AUTO_MAX_FEATURES", "auto_reads_data",
+__all__ = ["AUTO_MAX_EFFECTIVE_DIMENSION", "AUTO_MAX_FEATURES", "auto_output", "auto_reads_data",
            "auto_structure"]
 
 #: structure="auto" takes the principal-axes QMC structure when the data's effective
@@ -70,3 +72,36 @@ def auto_structure(sampling: str, isotropic: bool, n_features: int,
     if not auto_reads_data(sampling, lambda: isotropic, n_features):
         return "orthogonal" if isotropic and n_features <= AUTO_MAX_FEATURES else "iid"
     return "orthogonal" if effective_dimension > AUTO_MAX_EFFECTIVE_DIMENSION else "principal"
+
+
+def auto_output(n_components: int) -> str:
+    r"""The output form ``output="auto"`` takes for ``n_components`` features.
+
+    Per pair, with :math:`k` normalised to :math:`k(0) = 1` and D features from i.i.d.
+    frequencies (Sutherland & Schneider, 2015, §2),
+
+    .. math::
+
+        D\operatorname{Var}_{\texttt{cos\_offset}} = 1 + \tfrac12 k(2\Delta) - k(\Delta)^2,
+        \qquad
+        D\operatorname{Var}_{\texttt{cos\_sin}} = 1 + k(2\Delta) - 2k(\Delta)^2,
+
+    so pairs win wherever :math:`k(2\Delta) \le 2k(\Delta)^2`: always for the Gaussian
+    (:math:`k(2\Delta) = k(\Delta)^4`), the Laplacians and the Matérns; only the Student
+    kernel's far pairs (both variances ≈ 1/D there) break it. As :math:`k \to 1` the pairs'
+    variance vanishes and the offset's tends to 1/(2D): the gap is widest for smooth
+    kernels. Measured (``python -m benchmarks quality``, docs/random_features.md): with the
+    structure "auto" takes, the pairs were at or below the offset form in every cell but
+    within-noise ties at mean kernel value ≤ 0.1, by up to 27× at γ/10. An odd
+    ``n_components`` would need one feature more as pairs: the offset form keeps D exact.
+
+    Parameters
+    ----------
+    n_components : int
+        The number of output features asked for.
+
+    Returns
+    -------
+    output : {"cos_sin", "cos_offset"}
+    """
+    return "cos_sin" if n_components % 2 == 0 else "cos_offset"

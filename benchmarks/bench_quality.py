@@ -1,0 +1,243 @@
+"""The default's quality against every form: ``python -m benchmarks quality [--quick]``.
+
+For each data set, kernel-width regime and output dimension D the relative Frobenius
+error :math:`\\|K(A, B) - Z_A Z_B^\\top\\|_F / \\|K(A, B)\\|_F` of
+:class:`~kernelmaps.RandomFourierFeatures` (Gaussian kernel) on two disjoint row draws A
+and B (at most 550 rows each, as Munkhoeva et al., 2018), the mean over ``--seeds`` seeds
+(5), for
+
+* every form the map offers: each registered structure × each output form
+  (``cos_offset``, ``cos_sin``), with the default sampling (randomised QMC);
+* the default, ``RandomFourierFeatures(gamma=γ, n_components=D)``, its form and its ratio to the
+  best form of the same cell (the issue-32 target: at most 1.10 everywhere).
+
+Data sets (rows standardised; γ from the median heuristic, 1 / median squared distance of
+A's rows, × 0.1, 1 and 10 — a smooth, a typical and a rough kernel at the data's scale;
+the mean kernel value on A × B is printed beside each regime): scikit-learn's iris, wine,
+diabetes, breast_cancer and digits, Fashion-MNIST (Debian's ``dataset-fashion-mnist``, read
+by kernelmaps' own IDX reader; ``--fashion-mnist DIR`` for any directory of MNIST-style IDX
+files; skipped with the install hint when missing), and two of the quadrature paper's
+settings (Munkhoeva et al., 2018, §5: rows divided by the data's largest absolute value,
+γ = 1/d, D = 2n(d + 1) cos/sin features, n = 1…3) on digits (d = 64, the paper's USPS-like
+width) and Fashion-MNIST (d = 784, as the paper's MNIST). Sets with fewer than 1,100 rows
+are split in halves; Fashion-MNIST (d = 784) draws 250 rows each, to keep the whole run within
+about 10 minutes on 2 cores. The default's error is the error of the form it takes (one fit
+reads ``structure_`` and ``output_``; same seeds, same numbers); the table also gives the
+earlier default's ratio (the same structure with ``output="cos_offset"``). A cell whose form
+rounds D to another value (the Hadamard structures
+at d = 784, quadrature at odd D') reads "n/a" and is left out of the best.
+
+``--quick``: D ∈ {256, 1024}, 2 seeds, 200-row draws, no Fashion-MNIST. ``--dimensions``,
+``--paper-n``, ``--sets`` and ``--seeds`` narrow a run (one set at a time, e.g. Fashion-MNIST
+at D = 256 and n = 1: its 784 inputs make each cell minutes on a loaded 2-core machine).
+``--json PATH`` writes the records. The load average is printed before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine
+from sklearn.preprocessing import StandardScaler
+
+from benchmarks.bench_random_features import load_average, median_gamma, print_table
+from kernelmaps.cli.data import FASHION_MNIST_DIR, DataError, load_fashion_mnist
+from kernelmaps.kernels import get_kernel
+from kernelmaps.maps import STRUCTURES
+from kernelmaps.maps.fourier import RandomFourierFeatures
+
+OUTPUTS = ("cos_offset", "cos_sin")
+DIMENSIONS = (256, 1024, 4096)
+QUICK_DIMENSIONS = (256, 1024)
+REGIMES = (0.1, 1.0, 10.0)  # × the median heuristic's γ
+DRAW_ROWS = 550  # Munkhoeva et al.'s draws
+FASHION_ROWS = 250  # d = 784: fewer rows keep the run within ~10 min on 2 cores
+PAPER_N = (1, 2, 3)  # D = 2n(d + 1)
+TARGET = 1.10
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Two disjoint row draws, the γ values to try and the D values, with a label."""
+
+    name: str
+    A: np.ndarray
+    B: np.ndarray
+    gammas: tuple[tuple[str, float], ...]
+    dimensions: tuple[int, ...]
+
+
+def _draws(X: np.ndarray, n_rows: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Two disjoint random draws of at most ``n_rows`` rows (halves of a smaller set)."""
+    order = np.random.RandomState(seed).permutation(len(X))
+    n = min(n_rows, len(X) // 2)
+    return X[order[:n]], X[order[n:2 * n]]
+
+
+def _fashion(directory: Path) -> np.ndarray | None:
+    try:
+        data = load_fashion_mnist(directory)
+    except DataError as error:
+        print(f"Fashion-MNIST left out: {error}\n")
+        return None
+    pool = np.random.RandomState(0).choice(len(data.X), 10_000, replace=False)
+    return np.asarray(data.X[pool], dtype=np.float64).reshape(len(pool), -1)
+
+
+def settings(args: argparse.Namespace) -> list[Setting]:
+    """The standardised sets in three regimes, then the paper's settings."""
+    dimensions = args.dimensions or (QUICK_DIMENSIONS if args.quick else DIMENSIONS)
+    n_rows = 200 if args.quick else DRAW_ROWS
+    raw = {name: loader().data for name, loader in (
+        ("iris", load_iris), ("wine", load_wine), ("diabetes", load_diabetes),
+        ("breast_cancer", load_breast_cancer), ("digits", load_digits))}
+    fashion = None if args.quick else _fashion(args.fashion_mnist)
+    if fashion is not None:
+        raw["fashion-mnist"] = fashion
+    out = []
+    for name, X in raw.items():
+        rows = min(n_rows, FASHION_ROWS) if name == "fashion-mnist" else n_rows
+        A, B = _draws(StandardScaler().fit_transform(np.asarray(X, dtype=np.float64)), rows)
+        median = median_gamma(A)
+        gammas = tuple((f"median×{factor:g}", factor * median) for factor in REGIMES)
+        out.append(Setting(name, A, B, gammas, dimensions))
+    for name in ("digits", "fashion-mnist"):
+        if name not in raw:
+            continue
+        X = np.asarray(raw[name], dtype=np.float64)
+        d = X.shape[1]
+        A, B = _draws(X / np.abs(X).max(), min(n_rows, FASHION_ROWS) if d > 100 else n_rows)
+        paper_n = args.paper_n or (PAPER_N[:2] if args.quick else PAPER_N)
+        out.append(Setting(f"{name} (paper)", A, B, (("1/d", 1.0 / d),),
+                           tuple(2 * n * (d + 1) for n in paper_n)))
+    return out
+
+
+def forms() -> list[tuple[str, str]]:
+    """Every registered structure × output form."""
+    return [(structure, output) for structure in STRUCTURES for output in OUTPUTS]
+
+
+def error(A: np.ndarray, B: np.ndarray, K: np.ndarray, norm: float, gamma: float, D: int,
+          seed: int, **form: str) -> float | None:
+    """One seed's relative error, or None when the form's rounding changes D."""
+    rff = RandomFourierFeatures(gamma=gamma, n_components=D, random_state=seed, **form)
+    if rff.n_features_out_for(A.shape[1]) != D:
+        return None
+    rff.fit(np.vstack([A, B]))
+    return float(np.linalg.norm(K - rff.transform(A) @ rff.transform(B).T) / norm)
+
+
+def cell_record(setting: Setting, regime: str, gamma: float, D: int,
+                seeds: int) -> dict:
+    """Every form's mean error, the default's, its form and its ratio to the best."""
+    K = get_kernel("rbf", gamma=gamma)(setting.A, setting.B)
+    norm = float(np.linalg.norm(K))
+    errors: dict[str, float | None] = {}
+    for structure, output in forms():
+        values = [error(setting.A, setting.B, K, norm, gamma, D, seed, structure=structure,
+                        output=output) for seed in range(seeds)]
+        errors[f"{structure}/{output}"] = None if None in values else statistics.mean(values)
+    # The default's fitted form is one of the forms above, with the same sampling and seeds,
+    # so its error is that form's (the same numbers); the one fit reads which form it took.
+    chosen = RandomFourierFeatures(gamma=gamma, n_components=D, random_state=0).fit(
+        np.vstack([setting.A, setting.B]))
+    default_form = f"{chosen.structure_}/{chosen.output_}"
+    best_form = min((f for f in errors if errors[f] is not None), key=errors.__getitem__)
+    default, before = errors[default_form], errors[f"{chosen.structure_}/cos_offset"]
+    return {"set": setting.name, "d": setting.A.shape[1], "rows": len(setting.A),
+            "regime": regime, "gamma": gamma, "mean_k": float(K.mean()), "D": D,
+            "errors": errors, "default": default, "default_form": default_form,
+            "best_form": best_form, "ratio": default / errors[best_form],
+            "before_ratio": before / errors[best_form]}
+
+
+#: The gate's reduced case (benchmarks.gate, "quality:rff-default"): wine, standardised, two
+#: disjoint halves, γ = the median heuristic × 0.1 and × 1 (where the forms differ most), D =
+#: 256, 3 seeds: deterministic, a few seconds.
+GATE_REGIMES, GATE_D, GATE_SEEDS = (0.1, 1.0), 256, 3
+
+
+def gate_case() -> tuple[float, float, float]:
+    """``(worst default/best ratio, default's error, best form's error)`` of the reduced case."""
+    A, B = _draws(StandardScaler().fit_transform(load_wine().data), DRAW_ROWS)
+    setting = Setting("wine", A, B, (), (GATE_D,))
+    records = [cell_record(setting, f"median×{f:g}", f * median_gamma(A), GATE_D, GATE_SEEDS)
+               for f in GATE_REGIMES]
+    worst = max(records, key=lambda r: r["ratio"])
+    return worst["ratio"], worst["default"], worst["errors"][worst["best_form"]]
+
+
+def print_records(records: Sequence[dict]) -> None:
+    names = [f"{s}/{o}" for s, o in forms()]
+    headers = ["set (d, rows)", "γ", "mean k", "D", *names, "default", "default form",
+               "best form", "default/best",
+               "cos_offset default/best"]
+    rows = []
+    for r in records:
+        rows.append([f"{r['set']} ({r['d']}, {r['rows']})", r["regime"], f"{r['mean_k']:.2f}",
+                     str(r["D"]),
+                     *("n/a" if r["errors"][n] is None else f"{r['errors'][n]:.4f}"
+                       for n in names),
+                     f"{r['default']:.4f}", r["default_form"], r["best_form"],
+                     f"{r['ratio']:.2f}", f"{r['before_ratio']:.2f}"])
+    print_table(headers, rows)
+    ratios = [r["ratio"] for r in records]
+    print(f"default / best form: mean {statistics.mean(ratios):.2f}, worst {max(ratios):.2f}; "
+          f"{sum(x > TARGET for x in ratios)} of {len(ratios)} cells above {TARGET}; "
+          "the earlier default (the same structure, output=\"cos_offset\"): mean "
+          f"{statistics.mean(r['before_ratio'] for r in records):.2f}, worst "
+          f"{max(r['before_ratio'] for r in records):.2f}\n")
+
+
+def _integers(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(","))
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks quality",
+                                     description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run (about a minute)")
+    parser.add_argument("--seeds", type=int, default=None, help="seeds per cell (5; quick 2)")
+    parser.add_argument("--fashion-mnist", type=Path, default=FASHION_MNIST_DIR,
+                        help="a directory of MNIST-style IDX files")
+    parser.add_argument("--dimensions", type=_integers, default=None,
+                        help="comma-separated D for the standardised sets (256,1024,4096)")
+    parser.add_argument("--paper-n", type=_integers, default=None,
+                        help="comma-separated n of the paper's D = 2n(d + 1) (1,2,3)")
+    parser.add_argument("--sets", default=None, help="comma-separated set names to run")
+    parser.add_argument("--json", type=Path, default=None, help="write the records here")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parse_args(argv)
+    seeds = args.seeds or (2 if args.quick else 5)
+    print(f"load avg: {load_average()} at start; seeds per cell: {seeds}\n")
+    start = time.perf_counter()
+    records = []
+    for setting in settings(args):
+        if args.sets and setting.name not in args.sets.split(","):
+            continue
+        for regime, gamma in setting.gammas:
+            for D in setting.dimensions:
+                records.append(cell_record(setting, regime, gamma, D, seeds))
+                print(f"  {setting.name} {regime} D={D}: default/best "
+                      f"{records[-1]['ratio']:.2f} ({time.perf_counter() - start:.0f} s)",
+                      flush=True)
+    print()
+    print_records(records)
+    print(f"load avg: {load_average()} at end; {time.perf_counter() - start:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(records, indent=1))
+
+
+if __name__ == "__main__":
+    main()
