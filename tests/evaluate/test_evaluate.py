@@ -355,32 +355,33 @@ def test_compare_deterministic_methods_run_once(digits):
 # --------------------------------------------------------------------------- one run per map
 def test_requests_giving_the_same_map_run_once_and_say_why(digits):
     # d = 64: structured rounds D' up to a multiple of 64. Its methods take the default's output
-    # form (issue 32): cos/sin pairs for an even n_components (26, 50, 100: D' = 13, 25, 50 → 64,
-    # one map, D = 128), the offset cosine for an odd one (25: D' = 25 → 64, D = 64). rff never
-    # rounds then, so all its requests are maps of their own.
+    # form (issue 32): cos/sin pairs wherever they round D no further than the offset cosine.
+    # 25, 26 and 50 are 64 offset cosines (as pairs, 13 or 25 frequencies → 64: D = 128, twice
+    # the offset form's), one map; 100 is 128 either way, so pairs. rff never rounds, so all
+    # its requests are maps of their own.
     X, y = digits
     table = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["structured", "rff"],
                     n_components=[25, 26, 50, 100], n_seeds=2, error_sample=100, exact=False)
     shown = table.groupby("method", sort=False)[["n_components", "n_features_out",
                                                   "n_components_same_map"]].agg(list)
-    assert shown.loc["structured", "n_components"] == [25, 25, 26, 26]
+    assert shown.loc["structured", "n_components"] == [25, 25, 100, 100]
     assert shown.loc["structured", "n_features_out"] == [64, 64, 128, 128]
-    assert shown.loc["structured", "n_components_same_map"] == ["25"] * 2 + ["26 50 100"] * 2
+    assert shown.loc["structured", "n_components_same_map"] == ["25 26 50"] * 2 + ["100"] * 2
     assert shown.loc["rff", "n_components"] == [25, 25, 26, 26, 50, 50, 100, 100]
     assert shown.loc["rff", "n_features_out"] == [25, 25, 26, 26, 50, 50, 100, 100]
     merged = table.attrs["settings"]["merged"]
     assert len(merged) == 1 and merged[0].startswith(
-        "structured: n_components 26, 50 and 100 give the same map, D = 128 on 64 input "
+        "structured: n_components 25, 26 and 50 give the same map, D = 64 on 64 input "
         "features (") and "next power of two ≥ the input features" in merged[0]
-    assert "it ran once per seed, shown as n_components=26" in merged[0]
+    assert "it ran once per seed, shown as n_components=25" in merged[0]
     summary = summarize(table)
     assert summary[summary.method == "structured"]["n_components_same_map"].tolist() == [
-        "25", "26 50 100"]
-    # The run shown as 26 is the map n_components=100 asks for: same numbers (to rounding).
+        "25 26 50", "100"]
+    # The run shown as 25 is the map n_components=50 asks for: same numbers (to rounding).
     alone = compare(X, y, kernel=get_kernel("rbf", gamma=0.05), methods=["structured"],
-                    n_components=[100], n_seeds=2, error_sample=100, exact=False)
-    np.testing.assert_allclose(alone["error"], table["error"][2:4], rtol=1e-12)
-    np.testing.assert_allclose(alone["score"], table["score"][2:4], rtol=1e-12)
+                    n_components=[50], n_seeds=2, error_sample=100, exact=False)
+    np.testing.assert_allclose(alone["error"], table["error"][0:2], rtol=1e-12)
+    np.testing.assert_allclose(alone["score"], table["score"][0:2], rtol=1e-12)
 
 
 def test_every_fourier_method_takes_the_default_output_form():

@@ -63,13 +63,29 @@ def test_the_three_places_of_rff_agree(sampling, kernel):
 
 
 # ---------------------------------------------------------------------------- output="auto"
-@pytest.mark.parametrize(("n_components", "expected"), [
-    (2, "cos_sin"), (256, "cos_sin"), (1024, "cos_sin"), (1, "cos_offset"), (255, "cos_offset"),
+@pytest.mark.parametrize(("n_out_pairs", "n_out_offset", "expected"), [
+    (2, 2, "cos_sin"), (1024, 1024, "cos_sin"), (256, 1024, "cos_sin"),
+    (256, 255, "cos_offset"), (2048, 1024, "cos_offset"),
 ])
-def test_auto_output_choices(n_components, expected):
-    # Pairs whenever D is even (their variance is never above the offset's for k(2Δ) ≤ 2k(Δ)²,
-    # Sutherland & Schneider 2015); an odd D keeps its width with the offset form.
-    assert auto_output(n_components) == expected
+def test_auto_output_choices(n_out_pairs, n_out_offset, expected):
+    # Pairs wherever they give no more features than the offset form (their variance is never
+    # above the offset's for k(2Δ) ≤ 2k(Δ)², Sutherland & Schneider 2015); an odd D, or a
+    # block rounding that would double D, keeps the offset form.
+    assert auto_output(n_out_pairs, n_out_offset) == expected
+
+
+@pytest.mark.parametrize(("structure", "n_components", "output", "n_out"), [
+    ("structured", 1000, "cos_offset", 1024),  # pairs: 2 x 1,024 blocks, twice what was asked
+    ("structured", 2048, "cos_sin", 2048), ("structured", 64, "cos_offset", 1024),
+    ("iid", 1000, "cos_sin", 1000), ("iid", 999, "cos_offset", 999),
+])
+def test_the_auto_output_never_rounds_d_further_than_the_offset_form(structure, n_components,
+                                                                     output, n_out):
+    X = np.random.RandomState(0).normal(size=(20, 784))
+    rff = RandomFourierFeatures(n_components=n_components, structure=structure, random_state=0)
+    assert rff.n_features_out_for(784) == n_out
+    rff.fit(X)
+    assert (rff.output_, rff.n_features_out_) == (output, n_out)
 
 
 @pytest.mark.parametrize("n_components", [1, 2, 63, 64, 255])
@@ -78,7 +94,7 @@ def test_the_default_takes_the_auto_output_and_keeps_d_exact(n_components):
     rff = RandomFourierFeatures(n_components=n_components, random_state=0)
     assert rff.n_features_out_for(5) == n_components
     rff.fit(X)
-    assert rff.output_ == auto_output(n_components)
+    assert rff.output_ == ("cos_sin" if n_components % 2 == 0 else "cos_offset")
     assert rff.n_features_out_ == n_components == rff.transform(X).shape[1]
     assert len(rff.get_feature_names_out()) == n_components
     assert (rff.random_offset_ is None) == (rff.output_ == "cos_sin")

@@ -244,7 +244,7 @@ class DenseProjection(Projection):
     >>> rff = RandomFourierFeatures(gamma=0.5, structure="iid", n_components=8,
     ...                             random_state=0).fit(X)
     >>> type(rff.projection_).__name__, rff.projection_.weights.shape
-    ('DenseProjection', (3, 8))
+    ('DenseProjection', (3, 4))
     """
 
     array_names = ("weights",)

@@ -74,7 +74,7 @@ def auto_structure(sampling: str, isotropic: bool, n_features: int,
     return "orthogonal" if effective_dimension > AUTO_MAX_EFFECTIVE_DIMENSION else "principal"
 
 
-def auto_output(n_components: int) -> str:
+def auto_output(n_out_pairs: int, n_out_offset: int) -> str:
     r"""The output form ``output="auto"`` takes for ``n_components`` features.
 
     Per pair, with :math:`k` normalised to :math:`k(0) = 1` and D features from i.i.d.
@@ -92,16 +92,23 @@ def auto_output(n_components: int) -> str:
     variance vanishes and the offset's tends to 1/(2D): the gap is widest for smooth
     kernels. Measured (``python -m benchmarks quality``, docs/random_features.md): with the
     structure "auto" takes, the pairs were at or below the offset form in every cell but
-    within-noise ties at mean kernel value ≤ 0.1, by up to 27× at γ/10. An odd
-    ``n_components`` would need one feature more as pairs: the offset form keeps D exact.
+    within-noise ties at mean kernel value ≤ 0.1, by up to 27× at γ/10. The pairs are taken
+    wherever they give no more features than the offset form after the structure's
+    rounding: an odd ``n_components`` would need one feature more as pairs (the offset form
+    keeps D exact), and a Hadamard structure rounds the frequencies up to whole blocks, so
+    ``structure="structured"`` with ``n_components=1000`` on 784 features gives 1,024 offset
+    cosines or 2 × 1,024 pairs — twice the features, time and memory asked for: the offset
+    form is taken there.
 
     Parameters
     ----------
-    n_components : int
-        The number of output features asked for.
+    n_out_pairs : int
+        D as cos/sin pairs, after the structure's rounding.
+    n_out_offset : int
+        D as offset cosines, after the structure's rounding.
 
     Returns
     -------
     output : {"cos_sin", "cos_offset"}
     """
-    return "cos_sin" if n_components % 2 == 0 else "cos_offset"
+    return "cos_sin" if n_out_pairs <= n_out_offset else "cos_offset"

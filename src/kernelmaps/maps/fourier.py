@@ -222,8 +222,11 @@ class RandomFourierFeatures(FeatureMap):
     both unbiased, :math:`\mathbb E[z(x)^\top z(y)] = k(x-y)`; ``cos_sin`` has the lower
     variance at equal D for the Gaussian kernel (Sutherland & Schneider, 2015).
 
-    **Output form** (``output``): ``"auto"`` (default) takes ``"cos_sin"`` for an even
-    n_components and ``"cos_offset"`` for an odd one (so D is exactly n_components), stored
+    **Output form** (``output``): ``"auto"`` (default) takes ``"cos_sin"`` wherever the
+    pairs give no more features than ``"cos_offset"`` after the structure's rounding, and
+    ``"cos_offset"`` otherwise: an odd n_components (so D is exactly n_components), or a
+    Hadamard structure whose blocks would double D as pairs (``"structured"`` with
+    n_components = 1000 on 784 features: 1,024 offset cosines, not 2 × 1,024 pairs); stored
     in ``output_``. Per pair, for i.i.d. frequencies and :math:`k(0) = 1`, D times the variance
     is :math:`1 + \tfrac12 k(2\Delta) - k(\Delta)^2` for the offset form and
     :math:`1 + k(2\Delta) - 2k(\Delta)^2` for pairs (Sutherland & Schneider, 2015): pairs win
@@ -497,8 +500,8 @@ class RandomFourierFeatures(FeatureMap):
         """
         self._validate_params()
         structure = None if self.structure == "auto" else STRUCTURES[self.structure]
-        n_frequencies = self._n_frequencies(structure, int(n_features))
-        return n_frequencies * (2 if self._output() == "cos_sin" else 1)
+        output = self._output(structure, int(n_features))
+        return self._width_of(output, structure, int(n_features))
 
     # ------------------------------------------------------------------ fitting
     def _resolve_kernel(self) -> Kernel:
@@ -558,16 +561,25 @@ class RandomFourierFeatures(FeatureMap):
             )
         return density
 
-    def _n_frequencies(self, structure: Structure | None, n_features: int) -> int:
+    def _n_frequencies(self, output: str, structure: Structure | None, n_features: int) -> int:
         """D' after the documented rounding (see the class docstring)."""
-        n_frequencies = -(-self.n_components // 2) if self._output() == "cos_sin" \
+        n_frequencies = -(-self.n_components // 2) if output == "cos_sin" \
             else self.n_components
         return n_frequencies if structure is None else \
             structure.n_frequencies(n_frequencies, n_features)
 
-    def _output(self) -> str:
-        """The output form: ``output``, or what ``"auto"`` takes for ``n_components``."""
-        return auto_output(self.n_components) if self.output == "auto" else self.output
+    def _width_of(self, output: str, structure: Structure | None, n_features: int) -> int:
+        """D: the features of ``output`` after the structure's rounding."""
+        n_frequencies = self._n_frequencies(output, structure, n_features)
+        return n_frequencies * (2 if output == "cos_sin" else 1)
+
+    def _output(self, structure: Structure | None, n_features: int) -> str:
+        """The output form: ``output``, or what ``"auto"`` takes for ``n_components`` with
+        this structure's rounding."""
+        if self.output != "auto":
+            return self.output
+        return auto_output(self._width_of("cos_sin", structure, n_features),
+                           self._width_of("cos_offset", structure, n_features))
 
     def _reads_data(self, density: SpectralDensity, n_features: int) -> bool:
         """Whether ``_fit`` reads a sample of rows (the principal axes)."""
@@ -626,9 +638,9 @@ class RandomFourierFeatures(FeatureMap):
         self.kernel_ = self._resolve_kernel().resolve(X)  # gamma="scale": on all of X, once
         density = self._spectral_density(self.kernel_, n_features)
         self.structure_, frame = self._choose_structure(X, density, random_state)
-        self.output_ = self._output()
         structure = STRUCTURES[self.structure_]
-        self.n_frequencies_ = self._n_frequencies(structure, n_features)
+        self.output_ = self._output(structure, n_features)
+        self.n_frequencies_ = self._n_frequencies(self.output_, structure, n_features)
         frequencies = structure.draw(FrequencyRequest(
             density, n_features, self.n_frequencies_, random_state, self.sampling, frame))
         self.random_offset_ = None
