@@ -228,7 +228,7 @@ def plot_error(results: pd.DataFrame, ax: Axes | None = None) -> Axes:
 
     The exact baseline is left out (its error is zero up to rounding). The bands (the mean
     error's 95 % interval over seeds) are clipped to the range of the errors drawn, a factor
-    :data:`BAND_MARGIN` either side: with few seeds the interval can span many decades.
+    ``BAND_MARGIN`` either side: with few seeds the interval can span many decades.
 
     Parameters
     ----------

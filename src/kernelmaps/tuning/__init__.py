@@ -17,8 +17,8 @@ above :mod:`kernelmaps.evaluate` and uses its public median heuristic, method re
 target checks. See ``docs/tuning.md``.
 """
 
+from kernelmaps._ridge import DEFAULT_ALPHAS as _RIDGE_ALPHAS
 from kernelmaps._ridge import (
-    DEFAULT_ALPHAS,
     AlphaPath,
     KernelAlphaPath,
     honest_rows,
@@ -27,6 +27,11 @@ from kernelmaps._ridge import (
 )
 from kernelmaps.tuning.result import Trial, TuneResult
 from kernelmaps.tuning.search import START_COMPONENTS, tune
+
+#: The α grid used when none is given: 10⁻⁶ … 10³, four per decade. Feature maps scale
+#: features so that z(x)·z(y) ≈ k(x, y) = O(1), so the eigenvalues of ZᵀZ are O(n) at most.
+#: (The ridge core's grid, the same object; its comment is here for the API reference.)
+DEFAULT_ALPHAS = _RIDGE_ALPHAS
 
 __all__ = ["DEFAULT_ALPHAS", "START_COMPONENTS", "AlphaPath", "KernelAlphaPath", "Trial",
            "TuneResult", "honest_rows", "kernel_alpha_path", "ridge_alpha_path", "tune"]
