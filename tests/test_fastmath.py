@@ -410,17 +410,8 @@ def test_compiled_cosine_runs_on_threads_with_the_same_numbers() -> None:
 def test_compiled_cosine_without_a_writable_cache_compiles_per_process(monkeypatch) -> None:
     # Numba raises RuntimeError for cache=True where it finds no directory to write its
     # cache to (a read-only install): the kernel is then compiled without the disk cache.
-    calls = []
-
-    class Numba:
-        @staticmethod
-        def njit(**options):
-            calls.append(options)
-            if options.get("cache"):
-                raise RuntimeError("cannot cache function: no locator available")
-            return lambda function: function
-
-    monkeypatch.setattr(_fastmath, "import_optional", lambda name, extra: Numba)
+    calls: list = []
+    monkeypatch.setattr(_fastmath, "import_optional", lambda name, extra: _fake_numba(calls))
     _fastmath._compiled_cos_rows.cache_clear()
     try:
         assert _fastmath._compiled_cos_rows() is _fastmath._cos_rows
