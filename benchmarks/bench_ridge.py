@@ -67,7 +67,7 @@ from threadpoolctl import threadpool_limits
 import kernelmaps as km
 from benchmarks._harness import machine_lines
 from kernelmaps.models import KernelRidge, KernelRidgeClassifier
-from kernelmaps.models._kernel_blocks import attainable_residual
+from kernelmaps.models.interface import attainable_residual
 
 N_FEATURES = 20
 GAMMA = 0.05
