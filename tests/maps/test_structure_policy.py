@@ -14,11 +14,16 @@ from sklearn.preprocessing import StandardScaler
 from kernelmaps import RandomFourierFeatures
 from kernelmaps.maps._sampling import SAMPLINGS
 from kernelmaps.maps._structure_policy import (
+    AUTO_CANDIDATES,
+    AUTO_MARGIN,
     AUTO_MAX_EFFECTIVE_DIMENSION,
     AUTO_MAX_FEATURES,
+    AUTO_MIN_SAMPLE_ROWS,
+    auto_candidates,
     auto_output,
     auto_reads_data,
     auto_structure,
+    choose_measured,
 )
 
 
@@ -58,8 +63,13 @@ def test_the_three_places_of_rff_agree(sampling, kernel):
     assert reads_before_fit == reads == (indices is not None)
     isotropic = est._spectral_density(est.kernel_, X.shape[1]).isotropic
     assert isotropic == (kernel == "rbf")
-    assert est.structure_ == auto_structure(sampling, isotropic, X.shape[1],
-                                            est.effective_dimension_)
+    if reads:  # the rule's proposal, or a candidate measured far better on the sample
+        rule = auto_structure(sampling, isotropic, X.shape[1], est.effective_dimension_)
+        assert est.structure_ == choose_measured(est.structure_errors_, rule)
+        assert set(est.structure_errors_) <= set(AUTO_CANDIDATES)
+    else:
+        assert est.structure_errors_ is None
+        assert est.structure_ == auto_structure(sampling, isotropic, X.shape[1])
 
 
 # ---------------------------------------------------------------------------- output="auto"
@@ -167,3 +177,64 @@ def test_the_default_is_unbiased(kernel, d, n_components, seed, distance):
     exact = rff.kernel_(pair)[0, 1]
     standard_error = estimates.std(ddof=1) / np.sqrt(S)
     assert abs(estimates.mean() - exact) <= 5 * standard_error + 1e-12
+
+
+# ------------------------------------------------------------ structure="auto", measured
+def test_the_candidates_are_the_applicable_structures_of_the_width_asked():
+    registered = {"iid": False, "orthogonal": True, "structured": True, "quadrature": True,
+                  "principal": True}
+    widths = {"iid": 64, "orthogonal": 64, "quadrature": 66, "principal": 64, "structured": 64}
+    assert auto_candidates(True, registered, widths.__getitem__, 64) == \
+        ("principal", "orthogonal", "iid")  # quadrature rounds; structured is biased
+    assert auto_candidates(False, registered, widths.__getitem__, 64) == ("iid",)
+    assert auto_candidates(True, {"iid": False}, widths.__getitem__, 64) == ("iid",)
+
+
+def test_the_measured_choice_leaves_the_rule_only_for_a_far_better_candidate():
+    errors = {"principal": 0.2, "orthogonal": 0.1, "iid": 0.3}
+    assert choose_measured(errors, "principal") == "orthogonal"  # 2× below: taken
+    assert choose_measured(errors, "iid") == "orthogonal"
+    close = {"principal": 0.2, "orthogonal": 0.2 / AUTO_MARGIN * 1.01}
+    assert choose_measured(close, "principal") == "principal"  # within the margin: the rule
+    assert choose_measured({"principal": 0.1, "orthogonal": 0.1}, "orthogonal") == "orthogonal"
+
+
+def test_the_fitted_map_is_the_measured_candidate():
+    # At most 256 rows: the sample is every row in order, so its scored half is known, and
+    # the fitted map's error there is the error recorded for the structure chosen (NumPy's
+    # cosine there, the library's fast cosine here: equal within 1e-15 per feature).
+    X = np.random.RandomState(0).normal(size=(200, 30))  # isotropic: the rule says ORF
+    rff = RandomFourierFeatures(n_components=64, gamma=0.01, random_state=0).fit(X)
+    assert set(rff.structure_errors_) == {"principal", "orthogonal", "quadrature", "iid"}
+    rule = auto_structure("qmc", True, X.shape[1], rff.effective_dimension_)
+    assert rule == "orthogonal" and rff.structure_ != "principal"
+    assert rff.structure_ == choose_measured(rff.structure_errors_, rule)
+    scored = X[len(X) // 2:]
+    K = rff.kernel_.evaluate(scored, scored)
+    Z = rff.transform(scored)
+    error = np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)
+    assert error == pytest.approx(rff.structure_errors_[rff.structure_], rel=1e-9)
+
+
+def test_a_measured_principal_choice_is_the_explicit_principal_map():
+    # Every candidate is drawn from the state the explicit structure draws from.
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 2)) @ rng.normal(size=(2, 12))  # d_eff 2: principal wins
+    auto = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3).fit(X)
+    assert auto.structure_ == "principal"
+    explicit = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3,
+                                     structure="principal").fit(X)
+    np.testing.assert_array_equal(auto.transform(X), explicit.transform(X))
+
+
+def test_a_tiny_fit_takes_the_static_rule():
+    X = np.random.RandomState(0).normal(size=(AUTO_MIN_SAMPLE_ROWS - 1, 6))
+    rff = RandomFourierFeatures(n_components=32, random_state=0).fit(X)
+    assert rff.structure_errors_ is None
+    assert rff.structure_ == auto_structure("qmc", True, 6, rff.effective_dimension_)
+
+
+def test_an_explicit_structure_is_not_measured():
+    X = StandardScaler().fit_transform(load_wine().data)
+    rff = RandomFourierFeatures(n_components=64, structure="iid", random_state=0).fit(X)
+    assert rff.structure_ == "iid" and rff.structure_errors_ is None

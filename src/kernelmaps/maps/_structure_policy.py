@@ -5,24 +5,53 @@ one place the rules are written.
 The principal-axes QMC structure for an isotropic density drawn by quasi-Monte Carlo on data
 of low effective dimension (it reads a sample of rows for their principal axes); orthogonal
 random features (ORF) for other isotropic densities up to :data:`AUTO_MAX_FEATURES` inputs;
-i.i.d. frequencies otherwise. The output form: cos/sin pairs for an even number of
+i.i.d. frequencies otherwise. Where the rows are read, that rule's choice is a proposal: the
+candidates of :data:`AUTO_CANDIDATES` are scored on the sample, and one far better than the
+proposal (:data:`AUTO_MARGIN`) replaces it. The output form: cos/sin pairs for an even number of
 features, the cosine with a random offset for an odd one (so D is never rounded).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-__all__ = ["AUTO_MAX_EFFECTIVE_DIMENSION", "AUTO_MAX_FEATURES", "auto_output", "auto_reads_data",
-           "auto_structure"]
+__all__ = [
+    "AUTO_CANDIDATES",
+    "AUTO_MARGIN",
+    "AUTO_MAX_EFFECTIVE_DIMENSION",
+    "AUTO_MAX_FEATURES",
+    "AUTO_MIN_SAMPLE_ROWS",
+    "auto_candidates",
+    "auto_output",
+    "auto_reads_data",
+    "auto_structure",
+    "choose_measured",
+]
 
 #: structure="auto" takes the principal-axes QMC structure when the data's effective
 #: dimension (participation ratio of the covariance spectrum) is at most this, else ORF.
-#: Measured (docs/random_features.md): principal beats ORF up to ≈ 10 and loses above ≈ 12.
-AUTO_MAX_EFFECTIVE_DIMENSION = 10.0
+#: Measured (docs/random_features.md, cos/sin pairs, median-heuristic γ): principal beats ORF
+#: on every set up to an effective dimension of 11.7 (standardised Fashion-MNIST: 0.84 / 0.94 /
+#: 0.96× ORF's error at D = 256 / 1,024 / 4,096) and loses on digits at 18.3 (1.24× at D = 256).
+AUTO_MAX_EFFECTIVE_DIMENSION = 15.0
 #: Above this many features "auto" takes "iid": ORF and the principal axes cost O(d³) resp.
 #: O(D′·d·256) to draw and O(d·D) memory, which stops paying at text-like widths.
 AUTO_MAX_FEATURES = 4096
+#: Where ``structure="auto"`` reads rows, it draws each of these structures (those that give
+#: the width asked for) and keeps the one whose features approximate the kernel best on the
+#: sample; on equal errors the first in this order. The unbiased structures only: the
+#: Hadamard ones ("structured", "fastfood") round D up to whole blocks, and were never below
+#: the best of these beyond noise in ``python -m benchmarks quality``.
+AUTO_CANDIDATES = ("principal", "orthogonal", "quadrature", "iid")
+#: Fewer rows than this in the sample (a tiny fit): the static rule of :func:`auto_structure`
+#: — 16 × 16 pairs cannot tell forms apart whose errors differ by tens of percent.
+AUTO_MIN_SAMPLE_ROWS = 32
+#: How much lower a candidate's sample error must be for ``"auto"`` to leave its static rule.
+#: One draw scored on 128 rows predicts its error on other rows only roughly (measured on
+#: digits at γ/10: the order of candidates within 1.3× of each other was a coin toss), while
+#: the gaps worth taking are large (ORF at D′ = d + 1 on Fashion-MNIST divided by its maximum:
+#: 2.9× below the principal axes).
+AUTO_MARGIN = 1.5
 
 
 def auto_reads_data(sampling: str, isotropic: Callable[[], bool],
@@ -112,3 +141,49 @@ def auto_output(n_out_pairs: int, n_out_offset: int) -> str:
     output : {"cos_sin", "cos_offset"}
     """
     return "cos_sin" if n_out_pairs <= n_out_offset else "cos_offset"
+
+
+def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
+                    width_of: Callable[[str], int], width: int) -> tuple[str, ...]:
+    """The structures ``structure="auto"`` measures on the sample.
+
+    Parameters
+    ----------
+    isotropic : bool
+        Whether the kernel's spectral density is isotropic.
+    registered : mapping of str to bool
+        Each registered structure's ``isotropic_only``.
+    width_of : callable
+        ``width_of(name)``: the output width the structure gives (its rounding and the
+        output form it takes).
+    width : int
+        The width ``"auto"`` promises (``n_features_out_for``): a candidate that rounds D
+        further is left out.
+
+    Returns
+    -------
+    tuple of str
+        In :data:`AUTO_CANDIDATES` order.
+    """
+    return tuple(name for name in AUTO_CANDIDATES
+                 if name in registered and (isotropic or not registered[name])
+                 and width_of(name) == width)
+
+
+def choose_measured(errors: Mapping[str, float], rule: str) -> str:
+    r"""The static rule's structure, unless another candidate's sample error
+    :math:`\|K - ZZ^\top\|_F/\|K\|_F` is below it by more than :data:`AUTO_MARGIN`.
+
+    Parameters
+    ----------
+    errors : mapping of str to float
+        Candidate → its relative error on the sample's scored half.
+    rule : str
+        What :func:`auto_structure` takes (a key of ``errors``).
+
+    Returns
+    -------
+    str
+    """
+    best = min(errors, key=errors.__getitem__)
+    return best if errors[best] * AUTO_MARGIN < errors[rule] else rule
