@@ -34,7 +34,8 @@ ORF for d ≳ 256). Measured on standardised real data with median-heuristic
 :math:`(\sum\lambda)^2/\sum\lambda^2` of the covariance eigenvalues) is at most 7, and
 1.24× at D = 256 on digits (effective dimension 18): hence the ``structure="auto"`` rule of
 :class:`~kernelmaps.RandomFourierFeatures`, principal axes up to an effective dimension of
-10, ORF above.
+15 (standardised Fashion-MNIST, 11.7, still gains), ORF above — a proposal that a candidate
+scoring far better on the sample replaces.
 """
 
 from __future__ import annotations
