@@ -16,6 +16,7 @@ from kernelmaps.maps._sampling import SAMPLINGS
 from kernelmaps.maps._structure_policy import (
     AUTO_MAX_EFFECTIVE_DIMENSION,
     AUTO_MAX_FEATURES,
+    auto_arccos_structure,
     auto_output,
     auto_reads_data,
     auto_structure,
@@ -167,3 +168,13 @@ def test_the_default_is_unbiased(kernel, d, n_components, seed, distance):
     exact = rff.kernel_(pair)[0, 1]
     standard_error = estimates.std(ddof=1) / np.sqrt(S)
     assert abs(estimates.mean() - exact) <= 5 * standard_error + 1e-12
+
+
+@pytest.mark.parametrize(("n_features", "expected"), [
+    (1, "quadrature"), (784, "quadrature"), (AUTO_MAX_FEATURES, "quadrature"),
+    (AUTO_MAX_FEATURES + 1, "iid"),
+])
+def test_auto_arccos_structure(n_features, expected):
+    # ArcCosineSampler's "auto" (benchmarks.bench_quality_arccos: the quadrature rule was the
+    # best structure in every cell measured); iid above the width where rotations stop paying.
+    assert auto_arccos_structure(n_features) == expected

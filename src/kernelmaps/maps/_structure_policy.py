@@ -7,13 +7,15 @@ of low effective dimension (it reads a sample of rows for their principal axes);
 random features (ORF) for other isotropic densities up to :data:`AUTO_MAX_FEATURES` inputs;
 i.i.d. frequencies otherwise. The output form: cos/sin pairs for an even number of
 features, the cosine with a random offset for an odd one (so D is never rounded).
+:class:`~kernelmaps.ArcCosineSampler`'s ``structure="auto"``: :func:`auto_arccos_structure`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-__all__ = ["AUTO_MAX_EFFECTIVE_DIMENSION", "AUTO_MAX_FEATURES", "auto_output", "auto_reads_data",
+__all__ = ["AUTO_MAX_EFFECTIVE_DIMENSION", "AUTO_MAX_FEATURES", "auto_arccos_structure",
+           "auto_output", "auto_reads_data",
            "auto_structure"]
 
 #: structure="auto" takes the principal-axes QMC structure when the data's effective
@@ -112,3 +114,26 @@ def auto_output(n_out_pairs: int, n_out_offset: int) -> str:
     output : {"cos_sin", "cos_offset"}
     """
     return "cos_sin" if n_out_pairs <= n_out_offset else "cos_offset"
+
+
+def auto_arccos_structure(n_features: int) -> str:
+    """The structure ``structure="auto"`` takes for :class:`~kernelmaps.ArcCosineSampler`.
+
+    The symmetric spherical rule with the exact radial moment (``"quadrature"``) up to
+    :data:`AUTO_MAX_FEATURES` inputs, i.i.d. weights above (its Haar rotations cost O(d³)
+    per d + 1 units; widths above it were not measured). Measured (``python -m benchmarks
+    quality --kernels arccos``; the table is in the class docstring): the quadrature rule
+    had the lowest error of the four structures in 35 of 36 cells over degrees 0, 1 and 2,
+    and was 1.3 % above ``"orthogonal"`` (within the seeds' spread) in the 36th; the earlier
+    default ``"iid"`` was 1.15 – 12.7× its error.
+
+    Parameters
+    ----------
+    n_features : int
+        The inputs' width d.
+
+    Returns
+    -------
+    structure : {"quadrature", "iid"}
+    """
+    return "quadrature" if n_features <= AUTO_MAX_FEATURES else "iid"
