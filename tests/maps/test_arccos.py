@@ -39,25 +39,40 @@ def test_error_shrinks_like_one_over_sqrt_D(degree, structure):
     assert 2.4 < errors[96] / errors[1536] < 7.0
 
 
-@pytest.mark.parametrize(("structure", "D"), [*((s, 200) for s in ARCCOS_STRUCTURES),
-                                              ("quadrature", 201)])
-@pytest.mark.parametrize("degree", [0, 1, 2])
-def test_mean_over_seeds_is_the_exact_kernel(degree, structure, D):
-    # The average of S independent D-unit estimates has the error of one S·D-unit estimate
-    # if (and only if) the map is unbiased: E‖mean − K‖²_F = ‖sd‖²_F / S for the per-entry
-    # standard deviations sd of one estimate, so an unbiased map lies within 4 standard
-    # errors (and, for iid weights, within 5/√(S·D), the bound of earlier versions); a bias
-    # of a few per cent — a wrong radius ρₙ, scale √(cᵢ/m) or a lost antipode — stands out
-    # above both. D = 201: the quadrature rule's unpaired last direction (weight 2).
-    # "structured" is only asymptotically unbiased; its bias is below this resolution.
+def _mean_and_standard_error(degree, structure, D, S=64):
+    """The mean of S independent Gram estimates, its relative error against the exact
+    kernel, and its relative standard error ‖sd‖_F / (√S ‖K‖_F)."""
     K = get_kernel("arccos", degree=degree)(X)
-    S = 64
     estimates = np.array([gram(ArcCosineSampler(degree=degree, n_components=D,
                                                 structure=structure, random_state=100 + s)
                                .fit_transform(X)) for s in range(S)])
     standard_error = np.linalg.norm(estimates.std(axis=0)) / np.sqrt(S) / np.linalg.norm(K)
-    bound = max(5.0 / np.sqrt(S * D), 4.0 * standard_error)
-    assert relative_difference(estimates.mean(axis=0), K) < bound
+    return relative_difference(estimates.mean(axis=0), K), standard_error
+
+
+@pytest.mark.parametrize(("structure", "D"), [("iid", 200), ("orthogonal", 200),
+                                              ("quadrature", 200), ("quadrature", 201)])
+@pytest.mark.parametrize("degree", [0, 1, 2])
+def test_mean_over_seeds_is_the_exact_kernel(degree, structure, D):
+    # For an unbiased map E‖mean − K‖²_F = ‖sd‖²_F / S (sd: the per-entry standard
+    # deviations of one D-unit estimate), so the mean's relative error is about one
+    # standard error (measured 0.7 – 1.1 of it for these forms); 4 leaves room for the
+    # estimate of sd itself. A bias of a few per cent stands out above it: the quadrature
+    # rule's standard error is 0.5 – 1 % here, and a radius ρₙ with ρₙ² 10 % too large
+    # measured 19 (n = 1) and 18 (n = 2) standard errors away. D = 201: the rule's unpaired
+    # last direction (its weight 2 is checked exactly in the construction test below).
+    difference, standard_error = _mean_and_standard_error(degree, structure, D)
+    assert difference < 4.0 * standard_error
+
+
+@pytest.mark.parametrize("degree", [0, 1, 2])
+def test_structured_is_nearly_unbiased(degree):
+    # SORF rows (HD₁HD₂HD₃) are not exactly uniform on the sphere, so "structured" is only
+    # asymptotically unbiased (Yu et al., 2016): at d = 5 (d_pad = 8) its mean over 64
+    # seeds measured 0.048 from the kernel for n = 0 (3.8 standard errors) and within one
+    # standard error for n = 1, 2. A wrong radius law or scale gives tens of per cent.
+    difference, standard_error = _mean_and_standard_error(degree, "structured", 200)
+    assert difference < 0.06 + 2.0 * standard_error
 
 
 def test_features_are_the_documented_units():
