@@ -31,6 +31,11 @@ at d = 784, quadrature at odd D') reads "n/a" and is left out of the best.
 ``--paper-n``, ``--sets`` and ``--seeds`` narrow a run (one set at a time, e.g. Fashion-MNIST
 at D = 256 and n = 1: its 784 inputs make each cell minutes on a loaded 2-core machine).
 ``--json PATH`` writes the records. The load average is printed before and after.
+
+``--kernels rbf,arccos`` (both by default) picks the tables: ``arccos`` adds the arc-cosine
+cells of :mod:`benchmarks.bench_quality_arccos` (every structure of
+:class:`~kernelmaps.ArcCosineSampler`, degrees 0, 1 and 2, on the same draws and D; 10
+seeds unless ``--seeds``).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import numpy as np
 from sklearn.datasets import load_breast_cancer, load_diabetes, load_digits, load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
+from benchmarks import bench_quality_arccos
 from benchmarks.bench_random_features import load_average, median_gamma, print_table
 from kernelmaps.cli.data import FASHION_MNIST_DIR, DataError, load_fashion_mnist
 from kernelmaps.kernels import get_kernel
@@ -214,26 +220,39 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help="comma-separated n of the paper's D = 2n(d + 1) (1,2,3)")
     parser.add_argument("--sets", default=None, help="comma-separated set names to run")
     parser.add_argument("--json", type=Path, default=None, help="write the records here")
+    parser.add_argument("--kernels", default="rbf,arccos",
+                        help="comma-separated kernels to run: rbf (the forms of "
+                             "RandomFourierFeatures), arccos (the structures of "
+                             "ArcCosineSampler, benchmarks.bench_quality_arccos; 10 seeds)")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     seeds = args.seeds or (2 if args.quick else 5)
-    print(f"load avg: {load_average()} at start; seeds per cell: {seeds}\n")
+    print(f"load avg: {load_average()} at start; seeds per cell: {seeds} (arc-cosine: "
+          f"{args.seeds or (2 if args.quick else bench_quality_arccos.SEEDS)})\n")
     start = time.perf_counter()
+    kernels = args.kernels.split(",")
+    chosen = [setting for setting in settings(args)
+              if not args.sets or setting.name in args.sets.split(",")]
     records = []
-    for setting in settings(args):
-        if args.sets and setting.name not in args.sets.split(","):
-            continue
+    for setting in chosen if "rbf" in kernels else ():
         for regime, gamma in setting.gammas:
             for D in setting.dimensions:
                 records.append(cell_record(setting, regime, gamma, D, seeds))
                 print(f"  {setting.name} {regime} D={D}: default/best "
                       f"{records[-1]['ratio']:.2f} ({time.perf_counter() - start:.0f} s)",
                       flush=True)
-    print()
-    print_records(records)
+    if records:
+        print()
+        print_records(records)
+    if "arccos" in kernels:
+        arccos = bench_quality_arccos.run(chosen, args.seeds or (2 if args.quick else None),
+                                          report=lambda line: print(line, flush=True))
+        print()
+        bench_quality_arccos.print_records(arccos)
+        records += arccos
     print(f"load avg: {load_average()} at end; {time.perf_counter() - start:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(records, indent=1))

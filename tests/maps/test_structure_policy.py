@@ -19,6 +19,7 @@ from kernelmaps.maps._structure_policy import (
     AUTO_MAX_EFFECTIVE_DIMENSION,
     AUTO_MAX_FEATURES,
     AUTO_MIN_SAMPLE_ROWS,
+    auto_arccos_structure,
     auto_candidates,
     auto_output,
     auto_reads_data,
@@ -238,3 +239,13 @@ def test_an_explicit_structure_is_not_measured():
     X = StandardScaler().fit_transform(load_wine().data)
     rff = RandomFourierFeatures(n_components=64, structure="iid", random_state=0).fit(X)
     assert rff.structure_ == "iid" and rff.structure_errors_ is None
+
+
+@pytest.mark.parametrize(("n_features", "expected"), [
+    (1, "quadrature"), (784, "quadrature"), (AUTO_MAX_FEATURES, "quadrature"),
+    (AUTO_MAX_FEATURES + 1, "iid"),
+])
+def test_auto_arccos_structure(n_features, expected):
+    # ArcCosineSampler's "auto" (benchmarks.bench_quality_arccos: the quadrature rule was the
+    # best structure in every cell measured); iid above the width where rotations stop paying.
+    assert auto_arccos_structure(n_features) == expected
