@@ -247,8 +247,15 @@ def large(fashion_dir: str, rows: int | None, search_rows: int, threads: int | N
     load_before = os.getloadavg()
     limits = threadpool_limits(threads) if threads else None
     started = time.perf_counter()
+
+    def progress(trial: Any, done: float) -> None:
+        print(f"  {time.perf_counter() - started:7.1f} s  {trial.stage:<13}"
+              f"D={trial.n_components:<6}rows={trial.n_rows:<7}score={trial.score:.4f} "
+              f"({trial.time_s:.1f} s)",
+              flush=True)
+
     try:
-        result = tune(X, y, random_state=SEED, search_rows=search_rows)
+        result = tune(X, y, random_state=SEED, search_rows=search_rows, progress=progress)
     finally:
         if limits is not None:
             limits.unregister()
