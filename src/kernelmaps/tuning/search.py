@@ -592,7 +592,7 @@ def _grow_components(search: _Search, u_best: float, start_d: int, top: int, tar
     while 2 * dims[-1] <= top:
         d = 2 * dims[-1]
         if not search.affordable(d):
-            stopped = "time budget"
+            stopped = "time budget" if search.fits_memory(d) else "memory budget"
             break
         scores.append(search.evaluate(u_best, d, "n_components"))
         dims.append(d)
