@@ -171,3 +171,27 @@ def test_nystroem_sums_from_kernel_columns_equal_the_features_sums(monkeypatch):
     np.testing.assert_allclose(fast.estimator.decision_function(X[:50]),
                                slow.estimator.decision_function(X[:50]), rtol=1e-7,
                                atol=1e-8)
+
+
+def test_the_cost_models_memory_bounds_an_all_rows_fit(monkeypatch):
+    # What one all-rows fit allocates beyond what it was given (tracemalloc sees NumPy's
+    # buffers) stays within the cost model's count that the memory budget is compared to.
+    import tracemalloc
+
+    X, y = load_digits(return_X_y=True)
+    real_fit, peaks = large._fit, []
+
+    def traced(search, value, d, held, alpha):
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        try:
+            return real_fit(search, value, d, held, alpha)
+        finally:
+            peaks.append((d, held.size, tracemalloc.get_traced_memory()[1] - before))
+            tracemalloc.stop()
+
+    monkeypatch.setattr(large, "_fit", traced)
+    tune(X, y, search_rows=1100, n_components=512, random_state=0)
+    (d, n_held, peak), = peaks
+    bound = _cost.streamed_ridge_memory(n_held, d, X.shape[1], large.BLOCK_ROWS)
+    assert peak <= bound, (peak, bound)
