@@ -82,7 +82,7 @@ class FeatureSums:
         self.n += Z.shape[0]
 
     def projected(self, N: np.ndarray) -> FeatureSums:
-        """The sums of the features :math:`Z N^\top` (``N``: ``D' × D``) from these sums of
+        r"""The sums of the features :math:`Z N^\top` (``N``: ``D' × D``) from these sums of
         ``Z``: :math:`N G N^\top`, :math:`N s`, :math:`N B` — e.g. Nyström's features from
         sums of its kernel columns, without the ``n × D × D'`` product per row block."""
         G = np.triu(self.gram) if self.upper else self.gram.copy()

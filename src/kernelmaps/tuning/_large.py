@@ -127,7 +127,7 @@ def _fit(search: Any, value: float, n_components: int, held: np.ndarray,
 
 
 def _kernel_columns(feature_map: Any) -> tuple[Any, Any, np.ndarray] | None:
-    """``(kernel, landmarks, N)`` when the map's features are ``k(X, landmarks) Nᵀ`` (a
+    r"""``(kernel, landmarks, N)`` when the map's features are ``k(X, landmarks) Nᵀ`` (a
     Nyström map on points: ``kernel_``, ``components_``, ``normalization_``), else None.
 
     Summing the kernel columns ``C`` and projecting the sums once

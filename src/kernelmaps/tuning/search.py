@@ -20,13 +20,13 @@ D — doubling (``n_components="auto"``)
     score gaps: when the line says the next doubling would gain less than ``target``, the
     growth stops one doubling early. γ is then refined around its value at the final D.
     With more rows than the search sample, D grows on the sample only while it has
-    8 rows per component, then on all rows (:mod:`~kernelmaps.tuning._large`).
+    8 rows per component, then on all rows (``docs/tuning.md``, *Large data*).
 Final model
     Where the search ran on all rows: the map at (γ, D) and the α path on its features.
     Beyond the search sample: D judged on all rows — features streamed in row blocks into
     ridge's sums, α chosen on held-out rows, a doubling kept while it gains at least
     ``target`` or more than twice its paired standard error, within the time and memory
-    budgets — and the last D kept is the model (:mod:`~kernelmaps.tuning._large`).
+    budgets — and the last D kept is the model.
 
 Every configuration tried is a :class:`Trial` of the result's ``table``.
 """
