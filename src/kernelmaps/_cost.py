@@ -41,8 +41,9 @@ __all__ = [
     "KERNEL_ENTRY_FLOPS", "PROBE_SIZE", "ExactCost", "ExactFitDecision", "cg_iteration_flops",
     "cholesky_flops", "eigh_flops", "exact_baseline_cost", "exact_baseline_memory",
     "exact_fit_fits", "exact_fit_flops", "exact_fit_memory", "feature_map_flops",
-    "feature_ridge_flops", "gemm_rate", "kernel_matrix_flops", "nystrom_first_pass_flops",
-    "preconditioner_flops", "seconds", "triangular_solve_flops",
+    "feature_path_memory", "feature_ridge_flops", "gemm_rate", "kernel_matrix_flops",
+    "nystrom_first_pass_flops",
+    "preconditioner_flops", "seconds", "streamed_ridge_memory", "triangular_solve_flops",
 ]
 
 # ----------------------------------------------------------------------------- the probe
@@ -205,6 +206,28 @@ def feature_ridge_flops(n_rows: float, n_components: float, n_targets: float,
     n, D = float(n_rows), float(n_components)
     factor = eigh_flops(min(n, D)) if select_alpha else cholesky_flops(D)
     return 2.0 * n * D * D + 2.0 * n * D * n_targets + factor
+
+
+def feature_path_memory(n_rows: float, n_components: float, n_targets: float) -> float:
+    """Bytes of ridge's α path on ``n_rows × n_components`` features beyond the data
+    (``kernelmaps.tuning.ridge_alpha_path``): the features, their centred copy and their
+    projections on the eigenvectors (three ``n × D`` float64 arrays), and the Gram matrix,
+    its eigenvectors and the driver's workspace (three ``r × r``, r = min(n, D)), plus the
+    targets' ``n × t`` codes. A sum of the arrays, not a measurement."""
+    n, D = float(n_rows), float(n_components)
+    r = min(n, D)
+    return 8.0 * (3.0 * n * D + 3.0 * r * r + 2.0 * n * n_targets)
+
+
+def streamed_ridge_memory(n_held: float, n_components: float, n_features: float,
+                          block_rows: float) -> float:
+    """Bytes of ridge from sums over row blocks (``kernelmaps._ridge.FeatureSums``, α chosen
+    on ``n_held`` held-out rows) beyond the data: four ``D × D`` float64 matrices (the Gram
+    sum, its centred copy, a Cholesky factor, the map's own normalisation), the held-out
+    rows' features, and one block's features, kernel values and inputs. A sum of the
+    arrays, not a measurement."""
+    D = float(n_components)
+    return 8.0 * (4.0 * D * D + n_held * D + block_rows * (2.0 * D + n_features))
 
 
 # ----------------------------------------------------------------------------- the baseline

@@ -103,6 +103,23 @@ def test_registered_beside_the_other_commands():
     args = parser.parse_args(["tune", "--data", "iris"])
     assert args.command == "tune" and args.n_components == "auto" and args.cv == "loo"
     assert np.isclose(args.tolerance, 0.005)
+    assert args.memory_budget is None  # tune's default: half the memory available
+    assert parser.parse_args(["tune", "--memory-budget", "4"]).memory_budget == 4.0
+
+
+def test_memory_budget_reaches_tune_in_bytes(capsys, monkeypatch, tmp_path):
+    seen = {}
+    real_tune = tune_command.tune
+
+    def spy(*args, **kwargs):
+        seen["memory_budget"] = kwargs["memory_budget"]
+        return real_tune(*args, **kwargs)
+
+    monkeypatch.setattr(tune_command, "tune", spy)
+    code, _, err = run_main(capsys, "tune", "--data", "iris", "--n-components", "20",
+                            "--memory-budget", "0.5", "--out", str(tmp_path / "r"), "--quiet")
+    assert code == 0, err
+    assert seen["memory_budget"] == 0.5e9
 
 
 def _tied_result():

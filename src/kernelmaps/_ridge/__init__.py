@@ -13,6 +13,8 @@ kernelmaps' low-level helpers (``_linalg``, ``_array_api``).
     exact kernel ridge solves: one Cholesky factorisation per distinct α, in place;
 ``path``
     ``ridge_alpha_path`` on features (exact leave-one-out or k folds, one decomposition);
+``holdout``
+    ridge from sums over row blocks (features never held whole), α chosen on held-out rows;
 ``kernel_path``
     ``kernel_alpha_path`` on a centred kernel matrix, and α chosen on a subsample of its rows
     (``alpha_subsample_rows``) for the exact baseline at scale.
@@ -31,6 +33,7 @@ from kernelmaps._ridge.exact import (
     lower_factor_in_place,
     solve_shifted_in_place,
 )
+from kernelmaps._ridge.holdout import FeatureSums, HoldoutPath, holdout_alpha_path
 from kernelmaps._ridge.kernel_path import (
     KernelAlphaPath,
     alpha_subsample_rows,
@@ -46,11 +49,19 @@ from kernelmaps._ridge.labels import (
     labels_from_scores,
 )
 from kernelmaps._ridge.path import DEFAULT_ALPHAS, AlphaPath, honest_rows, ridge_alpha_path
-from kernelmaps._ridge.scoring import best_index, path_scores, ranking_score, row_losses
+from kernelmaps._ridge.scoring import (
+    best_index,
+    difference_se,
+    path_scores,
+    ranking_score,
+    row_losses,
+)
 
 __all__ = [
     "DEFAULT_ALPHAS",
     "AlphaPath",
+    "FeatureSums",
+    "HoldoutPath",
     "KernelAlphaPath",
     "alpha_subsample_rows",
     "best_index",
@@ -61,8 +72,10 @@ __all__ = [
     "check_cv",
     "check_fixed_alpha",
     "check_target",
+    "difference_se",
     "encode_labels",
     "encode_targets",
+    "holdout_alpha_path",
     "honest_rows",
     "kernel_alpha_path",
     "label_binarizer",

@@ -345,6 +345,18 @@ def honest_rows(feature_map: Any, n_rows: int) -> np.ndarray | None:
     return mask if mask.sum() >= 2 else None
 
 
+def linear_model_arrays(W: np.ndarray, y_mean: np.ndarray, mu: np.ndarray, task: str,
+                        y_ndim: int, out_dtype: Any) -> tuple[np.ndarray, Any]:
+    """``(coef, intercept)`` in scikit-learn's shapes from the weights ``W`` (D × C) of
+    centred features: one target (a 1-D y, two classes) gives 1-D coefficients; the
+    intercept ``ȳ − μᵀW`` is a float for a 1-D regression target, else an array."""
+    intercept = y_mean - mu @ W
+    coef = (W[:, 0] if W.shape[1] == 1 else W.T).astype(out_dtype)
+    intercept = (float(intercept[0]) if task == "regression" and y_ndim == 1
+                 else intercept.astype(out_dtype))
+    return coef, intercept
+
+
 def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regression",
                      cv: str | int = "loo", random_state: Any = None,
                      score_rows: Any = None) -> AlphaPath:
@@ -430,12 +442,7 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
         coeffs = (Zc @ V).T @ Yc
     best = best_index(alphas, scores, errors, task, int(scored.sum()))
     W = V @ (coeffs / (lam + alphas[best])[:, None])          # D × C
-    intercept = y_mean - mu @ W
-    # scikit-learn's shapes: one target (a 1-D y, two classes) gives 1-D coefficients; the
-    # intercept is a float for a 1-D regression target, else an array.
-    coef = (W[:, 0] if W.shape[1] == 1 else W.T).astype(out_dtype)
-    intercept = (float(intercept[0]) if task == "regression" and np.ndim(y) == 1
-                 else intercept.astype(out_dtype))
+    coef, intercept = linear_model_arrays(W, y_mean, mu, task, np.ndim(y), out_dtype)
     return AlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best, task=task,
                      cv=cv, coef=coef, intercept=intercept,
                      classes=classes, n_features=D)

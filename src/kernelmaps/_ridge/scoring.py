@@ -5,6 +5,9 @@ r"""Scoring ridge predictions, and the one rule that orders candidates, written 
   ``compare``'s paired standard errors read;
 * :func:`path_scores`: the score (accuracy or R², as scikit-learn's ``score``) and the mean
   squared error of the codes, per α, of predictions ``(n, n_outputs, n_alphas)``;
+* :func:`difference_se`: the standard error of a score difference of two models on the same
+  rows, from their paired losses (compare's "beyond the test split's noise", tune's
+  "rising beyond its noise");
 * :func:`ranking_score` and :func:`best_index`: **the tie rule**. Candidates are ordered by
   score; among equal scores the smaller squared error of the predictions (of the ±1 class
   codes for classification) wins; among those, the larger α (stabler). Accuracy moves in
@@ -22,7 +25,7 @@ import numpy as np
 
 from kernelmaps._ridge.labels import labels_from_scores
 
-__all__ = ["best_index", "path_scores", "ranking_score", "row_losses"]
+__all__ = ["best_index", "difference_se", "path_scores", "ranking_score", "row_losses"]
 
 
 def row_losses(y_true: Any, predicted: Any, task: str) -> np.ndarray:
@@ -77,3 +80,23 @@ def best_index(alphas: np.ndarray, scores: np.ndarray, errors: np.ndarray, task:
     """The chosen α's index by :func:`ranking_score`; among equals the largest α."""
     ranked = np.round(ranking_score(scores, errors, task, n_rows), 12)
     return int(np.lexsort((-alphas, -ranked))[0])
+
+
+def difference_se(losses: np.ndarray, reference: np.ndarray, y_true: Any,
+                  task: str) -> float:
+    r"""Standard error of (score − reference score) on the same test rows.
+
+    Accuracy: the difference is :math:`\bar d` with :math:`d_i = \ell^\text{ref}_i -
+    \ell_i`; R²: it is :math:`\sum_i d_i / \sum_i (y_i - \bar y)^2`. Either way the standard
+    error is that of a mean of the paired :math:`d_i`, scaled. NaN with fewer than 2 rows.
+    """
+    d = np.asarray(reference, dtype=np.float64) - np.asarray(losses, dtype=np.float64)
+    n = d.size
+    if n < 2:
+        return float("nan")
+    se = float(np.std(d, ddof=1) / np.sqrt(n))
+    if task == "classification":
+        return se
+    y = np.asarray(y_true, dtype=np.float64)
+    total = float(np.sum((y - y.mean()) ** 2))
+    return se * n / total if total > 0 else float("nan")

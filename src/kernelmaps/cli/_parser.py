@@ -284,8 +284,13 @@ def _add_tune(commands: Any) -> None:
     _add_task_option(tune)
     _add_scale_option(tune, "auto", "auto")
     tune.add_argument("--search-rows", type=int_at_least(10), default=5000, metavar="N",
-                      help="rows (a random subsample) the search runs on; the final fit "
-                           "uses all (default: 5000)")
+                      help="rows (a random subsample) the γ search runs on; beyond them D is "
+                           "judged, and the model fitted, on all rows (default: 5000)")
+    tune.add_argument("--memory-budget", type=number_above_zero("4"), default=None,
+                      metavar="GB",
+                      help="gigabytes one step may hold beyond the data; D stops growing "
+                           "where the next would not fit (default: half the memory "
+                           "available)")
     tune.add_argument("--max-components", type=int_at_least(1), default=4096, metavar="N",
                       help="largest D of the doubling (default: 4096)")
     _add_test_size_option(tune, None, "the data set's own test split if it has one, else "

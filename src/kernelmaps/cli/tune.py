@@ -137,7 +137,12 @@ def _plots(out: Path, result: TuneResult) -> dict[str, bytes]:
     best: dict[int, float] = {}
     for t in trials:
         best[t.n_components] = max(best.get(t.n_components, -math.inf), t.score)
-    ax.plot(sorted(best), [best[d] for d in sorted(best)], marker="o")
+    ax.plot(sorted(best), [best[d] for d in sorted(best)], marker="o",
+            label="search rows (validation)")
+    finals = {t.n_components: t.score for t in result.trials if t.stage == "final"}
+    if len(finals) > 1:  # D judged on all rows beyond the search sample
+        ax.plot(sorted(finals), [finals[d] for d in sorted(finals)], marker="s",
+                label="all rows (held-out rows)")
     ax.axvline(result.params["n_components"], color="black", linestyle="--", label="chosen")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("D (n_components)")
@@ -281,7 +286,9 @@ def _run_tune(args: argparse.Namespace, X: Any, y: Any, err_console: Any) -> Tun
                         random_state=args.random_state, n_components=args.n_components,
                         task=args.task, search_rows=args.search_rows,
                         max_components=args.max_components, progress=advance,
-                        gamma_bounds=bounds, scale=args.scale)
+                        gamma_bounds=bounds, scale=args.scale,
+                        memory_budget=None if args.memory_budget is None
+                        else args.memory_budget * 1e9)
     except (TypeError, ValueError) as error:
         # The values are checked by the option types; what is left concerns the data, and
         # where a message names a parameter, the user typed its option.
@@ -334,6 +341,8 @@ def run(args: argparse.Namespace) -> int:
         "task": task, "cv": str(args.cv), "tolerance": f"{args.tolerance:g}",
         "time budget": "none" if args.time_budget is None else f"{args.time_budget:g} s",
         "search rows": str(args.search_rows), "max components": str(args.max_components),
+        "memory budget": ("half the memory available" if args.memory_budget is None
+                          else f"{args.memory_budget:g} GB"),
         "random_state": str(args.random_state),
         "threads": "all cores" if args.threads is None else str(args.threads),
         "wall time": f"{wall:.1f} s",

@@ -20,12 +20,12 @@ cancel out). Private to :mod:`kernelmaps.evaluate`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 from sklearn.linear_model import Ridge, RidgeClassifier
 
 # Per test row: 1 for a wrong class or the squared residual — the ridge core's one scoring.
+from kernelmaps._ridge.scoring import difference_se
 from kernelmaps._ridge.scoring import row_losses as test_losses
 
 __all__ = ["SelectAlpha", "difference_se", "test_losses"]
@@ -44,23 +44,3 @@ class SelectAlpha:
 
     def __call__(self) -> Ridge | RidgeClassifier:
         return RidgeClassifier() if self.task == "classification" else Ridge()
-
-
-def difference_se(losses: np.ndarray, reference: np.ndarray, y_true: Any,
-                  task: str) -> float:
-    r"""Standard error of (score − reference score) on the same test rows.
-
-    Accuracy: the difference is :math:`\bar d` with :math:`d_i = \ell^\text{ref}_i -
-    \ell_i`; R²: it is :math:`\sum_i d_i / \sum_i (y_i - \bar y)^2`. Either way the standard
-    error is that of a mean of the paired :math:`d_i`, scaled. NaN with fewer than 2 rows.
-    """
-    d = np.asarray(reference, dtype=np.float64) - np.asarray(losses, dtype=np.float64)
-    n = d.size
-    if n < 2:
-        return float("nan")
-    se = float(np.std(d, ddof=1) / np.sqrt(n))
-    if task == "classification":
-        return se
-    y = np.asarray(y_true, dtype=np.float64)
-    total = float(np.sum((y - y.mean()) ** 2))
-    return se * n / total if total > 0 else float("nan")

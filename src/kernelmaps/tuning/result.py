@@ -20,7 +20,8 @@ class Trial:
     ----------
     stage : str
         ``"gamma"`` (the γ search), ``"n_components"`` (D growth), ``"refine"`` (γ at the
-        final D) or ``"final"`` (all rows).
+        final D) or ``"final"`` (all rows: the final model, and beyond the search sample
+        each D judged there, α chosen on held-out rows; the last one is the model).
     gamma : float
         The kernel's scale parameter (``TuneResult.scale_name`` says which).
     n_components : int

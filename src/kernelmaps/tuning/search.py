@@ -19,9 +19,14 @@ D — doubling (``n_components="auto"``)
     extrapolated on a log-log line, the trend :func:`~kernelmaps.evaluate.advise` fits to
     score gaps: when the line says the next doubling would gain less than ``target``, the
     growth stops one doubling early. γ is then refined around its value at the final D.
+    With more rows than the search sample, D grows on the sample only while it has
+    8 rows per component, then on all rows (``docs/tuning.md``, *Large data*).
 Final model
-    The map at (γ, D) fitted on all rows, and the α path on its features: the chosen α, the
-    validation score reported, and the fitted linear model, from one more decomposition.
+    Where the search ran on all rows: the map at (γ, D) and the α path on its features.
+    Beyond the search sample: D judged on all rows — features streamed in row blocks into
+    ridge's sums, α chosen on held-out rows, a doubling kept while it gains at least
+    ``target`` or more than twice its paired standard error, within the time and memory
+    budgets — and the last D kept is the model.
 
 Every configuration tried is a :class:`Trial` of the result's ``table``.
 """
@@ -44,6 +49,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_array
 
 from kernelmaps import _cost
+from kernelmaps._config import available_memory
 from kernelmaps._ridge import (
     DEFAULT_ALPHAS,
     AlphaPath,
@@ -70,6 +76,7 @@ from kernelmaps.tuning._checks import (
     check_real,
 )
 from kernelmaps.tuning._curves import next_gain, plateau_middle
+from kernelmaps.tuning._large import fit_on_all_rows, sample_components
 from kernelmaps.tuning.result import Trial, TuneResult
 
 __all__ = ["START_COMPONENTS", "min_rows", "tune"]
@@ -98,12 +105,14 @@ class _Search:
     def __init__(self, X: Any, y: np.ndarray, *, kernel: Kernel, scale: str, method: str,
                  task: str, cv: str | int, alphas: np.ndarray, seed: int, rows: np.ndarray,
                  budget: float | None, progress: Callable[[Trial, float], None] | None,
-                 expected_steps: int) -> None:
+                 expected_steps: int, memory_budget: float | None = None) -> None:
         self.X, self.y, self.kernel, self.scale = X, y, kernel, scale
         self.method, self.task, self.cv, self.alphas, self.seed = method, task, cv, alphas, seed
         self.rows = rows
         self.X_search, self.y_search = X[rows], y[rows]  # the subsample, copied once
         self.budget = budget
+        #: Bytes one evaluation may hold beyond the data (None: no limit).
+        self.memory_budget = memory_budget
         self.progress = progress
         self.expected_steps = expected_steps
         self.start = time.perf_counter()
@@ -151,12 +160,20 @@ class _Search:
     def affordable(self, n_components: int, final_components: int | None = None) -> bool:
         """Whether one more search evaluation at ``n_components`` and then the final fit
         (at ``final_components``, default the same) fit in the budget."""
+        if not self.fits_memory(n_components):
+            return False
         if self.budget is None:
             return True
         final = n_components if final_components is None else final_components
         needed = (self.predicted_seconds(self.rows.size, n_components)
                   + self.predicted_seconds(self.y.size, final))
         return self.elapsed() + needed <= self.budget
+
+    def fits_memory(self, n_components: int) -> bool:
+        """Whether one evaluation on the search rows at D = ``n_components`` fits the memory
+        budget (:func:`kernelmaps._cost.feature_path_memory`)."""
+        return self.memory_budget is None or _cost.feature_path_memory(
+            self.rows.size, n_components, self.n_targets) <= self.memory_budget
 
     def objective(self, path: AlphaPath) -> float:
         """The score at the path's α, ranked by the ridge core's one tie rule
@@ -192,6 +209,15 @@ class _Search:
         if self.best is None or self.cache[key] > self.cache[self.best[0]]:
             self.best = (key, feature_map, path)
         return self.cache[key]
+
+    def best_alpha(self, log2_value: float, n_components: int) -> float:
+        """The α chosen at the trial of (``log2_value``, ``n_components``), else at the last
+        trial (where an all-rows fit starts its α walk)."""
+        value = float(2.0 ** _key(log2_value, n_components)[0])
+        for trial in reversed(self.trials):
+            if trial.n_components == n_components and trial.gamma == value:
+                return trial.alpha
+        return self.trials[-1].alpha
 
     def best_scored(self) -> tuple[tuple[float, int], Any, AlphaPath]:
         """``((log₂ scale, D), map, α path)`` of the best configuration scored so far."""
@@ -326,7 +352,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
          gamma_bounds: tuple[float, float] | None = None, task: str = "auto",
          search_rows: int = 5000, max_components: int = 4096,
          progress: Callable[[Trial, float], None] | None = None,
-         scale: str = "auto") -> TuneResult:
+         scale: str = "auto", memory_budget: float | None = None) -> TuneResult:
     r"""Choose the kernel's scale γ, ridge's α and the output dimension D for a feature map.
 
     The model is ``Pipeline([map, Ridge])`` (``RidgeClassifier`` for class labels), the one
@@ -352,7 +378,10 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     target : float, default=0.005
         D stops growing when a doubling improves the validation score by less than this
         (relative to the score's magnitude), or when the log-log trend of the gains says the
-        next doubling would.
+        next doubling would. On all rows (more rows than ``search_rows``), a doubling that
+        gains less than this but more than twice its paired standard error on the held-out
+        rows is kept: the growth does not stop while the score still rises beyond its
+        noise.
     cv : "loo" or int, default="loo"
         Validation: exact leave-one-out, or k shuffled folds (stratified for classes).
     time_budget : float or None, default=None
@@ -373,7 +402,10 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     task : {"auto", "classification", "regression"}, default="auto"
         As in :func:`~kernelmaps.evaluate.compare`.
     search_rows : int, default=5000
-        Rows (a random subsample) the γ and D search runs on; the final fit uses all rows.
+        Rows (a random subsample) the γ search runs on, and D while the sample has 8 rows per
+        component; beyond, D is judged and the model fitted on all rows, in row blocks
+        (memory ``D²``, not ``n × D``), with α chosen on up to 10,000 held-out rows (the
+        result's ``cv`` is then ``"holdout"``).
     max_components : int, default=4096
         Largest D of the doubling (and at most the search rows for landmark methods).
     progress : callable or None, default=None
@@ -386,6 +418,10 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         less than a tenth of an equal share of the variance), else none. The scaler is
         fitted on all rows of ``X`` and is the first step of the returned pipeline;
         ``TuneResult.scale`` and ``scale_reason`` say what was chosen and why.
+    memory_budget : float or None, default=None
+        Bytes one evaluation may hold beyond the data (the cost model's count of its
+        arrays); D stops growing where the next one would not fit (``stopped`` says
+        "memory budget"). ``None``: half the memory available when ``tune`` starts.
 
     Returns
     -------
@@ -420,6 +456,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     if auto and n_components != "auto":
         raise ValueError(f"n_components must be an int >= 1 or 'auto'; got {n_components!r}.")
     fixed = None if auto else check_int("n_components", n_components, 1)
+    memory_budget = (_cost.EXACT_FIT_MEMORY_FRACTION * available_memory()
+                     if memory_budget is None else check_real("memory_budget", memory_budget, 0.0))
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable or None; got {type(progress).__name__}.")
 
@@ -445,15 +483,24 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
         bounds = (value, value)
     centre, low, high, widen = _scale_range(heuristic, bounds)
 
+    # Beyond the search sample, D is judged on all rows (_large); on the sample only while
+    # it has ROWS_PER_COMPONENT rows per component.
+    top_all = _max_components(method, n, max_components)
     top = _max_components(method, rows.size, max_components)
+    if rows.size < n:
+        top = sample_components(rows.size, top, min(START_COMPONENTS, top))
     start_d = min(fixed if fixed is not None else START_COMPONENTS, top)
     if fixed is not None and METHODS[method].landmarks and fixed > rows.size:
         raise ValueError(f"n_components={fixed} exceeds the {rows.size} rows the {method} "
                          "landmarks are drawn from; use fewer components or more search_rows.")
+    if fixed is not None:
+        start_d = fixed
     doublings = 0 if fixed is not None else max(0, int(math.log2(max(top / start_d, 1))))
     search = _Search(X, y, kernel=resolved, scale=scale, method=method, task=task, cv=cv,
                      alphas=alphas, seed=seed, rows=rows, budget=budget, progress=progress,
-                     expected_steps=10 + 2 * doublings)
+                     expected_steps=10 + 2 * doublings + (rows.size < n) * max(
+                         1, int(math.log2(max(top_all / start_d, 1)))),
+                     memory_budget=memory_budget)
     notes: list[str] = []
 
     # -- γ at the starting D, then D by doubling ------------------------------------------
@@ -464,7 +511,8 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
     u_best = search.best_scale(d_best, u_best)
 
     # -- the final model on all rows ---------------------------------------------------
-    final_map, path, value, d_best, why = _final_fit(search, u_best, d_best, notes)
+    final_map, path, value, d_best, why = _final_fit(
+        search, u_best, d_best, notes, top_all, None if fixed is not None else target)
     stopped = why or stopped
     if path.alpha in (alphas[0], alphas[-1]) and alphas.size > 1:
         edge = "smallest" if path.alpha == alphas[0] else "largest"
@@ -480,7 +528,7 @@ def tune(X: Any, y: Any, *, kernel: str | Kernel = "rbf", method: str = "nystroe
               "n_components": int(d_best)}
     return TuneResult(estimator=estimator, params=params, score=path.score,
                       trials=search.trials, task=task,
-                      scoring="accuracy" if task == "classification" else "r2", cv=cv,
+                      scoring="accuracy" if task == "classification" else "r2", cv=path.cv,
                       scale_name=scale, heuristic=heuristic,
                       time_s=time.perf_counter() - started, stopped=stopped, notes=notes,
                       scale=scaling, scale_reason=scale_reason)
@@ -544,7 +592,7 @@ def _grow_components(search: _Search, u_best: float, start_d: int, top: int, tar
     while 2 * dims[-1] <= top:
         d = 2 * dims[-1]
         if not search.affordable(d):
-            stopped = "time budget"
+            stopped = "time budget" if search.fits_memory(d) else "memory budget"
             break
         scores.append(search.evaluate(u_best, d, "n_components"))
         dims.append(d)
@@ -571,27 +619,44 @@ def _grow_components(search: _Search, u_best: float, start_d: int, top: int, tar
     return d_best, stopped
 
 
-def _final_fit(search: _Search, u_best: float, d_best: int, notes: list[str]
-               ) -> tuple[Any, AlphaPath, float, int, str | None]:
-    """``(map, α path, γ, D, "time budget" or None)`` of the final model on all rows: the
-    search's best model where it ran on all rows or no time is left for a refit (a note
-    says so), else a refit at (2^``u_best``, ``d_best``)."""
+def _final_fit(search: _Search, u_best: float, d_best: int, notes: list[str], top: int,
+               target: float | None) -> tuple[Any, AlphaPath, float, int, str | None]:
+    """``(map, α path, γ, D, why D stopped or None)`` of the final model on all rows: the
+    search's best model where it ran on all rows, else D judged and the model fitted on all
+    rows (:func:`~kernelmaps.tuning._large.fit_on_all_rows`: from ``d_best``, doubling up to
+    ``top`` while it pays; ``target=None``: D fixed), or — when no time or memory is left for
+    that — the best model fitted on the search rows (a note says so)."""
     value = float(2.0**u_best)
     (best_u, best_d), best_map, best_path = search.best_scored()
     X, y = search.X, search.y
     n = X.shape[0]
-    if search.rows.size == n and (best_u, best_d) == _key(u_best, d_best):
-        return best_map, best_path, value, d_best, None  # the search ran on all rows
-    if search.budget is not None and not search.affordable(0, d_best):
-        notes.append(f"the time budget left no time to refit on all {n} rows: the model is "
-                     f"the best one fitted on the {search.rows.size} search rows.")
-        return best_map, best_path, float(2.0**best_u), best_d, "time budget"
-    t0 = time.perf_counter()
-    final_map = search.build(value, d_best)
-    Z = final_map.fit_transform(X)
-    path = ridge_alpha_path(Z, y, alphas=search.alphas, task=search.task, cv=search.cv,
-                            random_state=search.seed, score_rows=honest_rows(final_map, n))
-    search.record(Trial(stage="final", gamma=value, n_components=d_best,
-                        n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
-                        score=path.score, time_s=time.perf_counter() - t0))
-    return final_map, path, value, d_best, None
+    if search.rows.size == n:
+        if (best_u, best_d) == _key(u_best, d_best):
+            return best_map, best_path, value, d_best, None  # the search ran on all rows
+        if search.budget is not None and not search.affordable(0, d_best):
+            return _search_model(search, notes, "time budget")
+        t0 = time.perf_counter()
+        final_map = search.build(value, d_best)
+        Z = final_map.fit_transform(X)
+        path = ridge_alpha_path(Z, y, alphas=search.alphas, task=search.task, cv=search.cv,
+                                random_state=search.seed, score_rows=honest_rows(final_map, n))
+        search.record(Trial(stage="final", gamma=value, n_components=d_best,
+                            n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
+                            score=path.score, time_s=time.perf_counter() - t0))
+        return final_map, path, value, d_best, None
+    start_alpha = search.best_alpha(u_best, d_best)
+    final_map, path, d_final, why = fit_on_all_rows(search, value, d_best, top, target,
+                                                   start_alpha, notes)
+    if final_map is None:
+        return _search_model(search, notes, why or "time budget")
+    return final_map, path, value, d_final, why
+
+
+def _search_model(search: _Search, notes: list[str], why: str
+                  ) -> tuple[Any, AlphaPath, float, int, str]:
+    """The best model fitted on the search rows, with a note saying why it was not refitted."""
+    (best_u, best_d), best_map, best_path = search.best_scored()
+    room = "time" if why == "time budget" else "memory"
+    notes.append(f"the {why} left no {room} to refit on all {search.X.shape[0]} rows: the "
+                 f"model is the best one fitted on the {search.rows.size} search rows.")
+    return best_map, best_path, float(2.0**best_u), best_d, why
