@@ -217,11 +217,14 @@ def _loo_scores(lam: np.ndarray, P: np.ndarray, coeffs: np.ndarray, n: int,
     for block in _row_blocks(rows, n_outputs * alphas.size):
         Pb, Yb = P[block], Y[block]
         leverage = 1.0 / n + (Pb * Pb) @ inverse                          # rows × A
-        fitted = y_mean[None, :, None] + (Pb @ scaled).reshape(Pb.shape[0], n_outputs, -1)
+        # In place, the same operations in the same order: fitted = ȳ + Pb·scaled, then
+        # (fitted − h·y) / max(1 − h, 10⁻¹²).
+        loo = (Pb @ scaled).reshape(Pb.shape[0], n_outputs, -1)
+        loo += y_mean[None, :, None]
+        loo -= leverage[:, None, :] * Yb[:, :, None]
         # Leverage → 1 only when α → 0 with n ≤ rank: the LOO residual then explodes, and
         # the floor keeps it finite (and that α loses) instead of dividing by zero.
-        denominator = np.maximum(1.0 - leverage, 1e-12)[:, None, :]
-        loo = (fitted - leverage[:, None, :] * Yb[:, :, None]) / denominator
+        loo /= np.maximum(1.0 - leverage, 1e-12)[:, None, :]
         block_losses, block_errors = path_sums(Yb, loo, task, classes,
                                                None if labels is None else labels[block])
         losses = losses + block_losses

@@ -50,7 +50,8 @@ def path_sums(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarr
     regression) — and the squared residual per α over rows and outputs. Sums of row blocks
     add up to the sums of all rows (:func:`scores_from_sums` finishes them): a path can
     score its rows a block at a time."""
-    squared = (predicted - Y[:, :, None]) ** 2
+    squared = predicted - Y[:, :, None]
+    np.square(squared, out=squared)
     errors = squared.sum(axis=(0, 1))
     if task == "classification":
         decided = labels_from_scores(classes, predicted, axis=1)         # n × A
