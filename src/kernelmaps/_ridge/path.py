@@ -399,10 +399,14 @@ def ridge_alpha_path(Z: Any, y: Any, *, alphas: Any = None, task: str = "regress
 
     Notes
     -----
-    Cost: one ``D × D`` Gram matrix (:math:`nD^2` flops), its eigendecomposition
-    (:math:`O(D^3)`), one ``n × D`` by ``D × D`` product, and :math:`O(n D C)` per α for
-    :math:`C` outputs (when :math:`n < D`, the same with ``n`` and ``D`` swapped). A single
-    ``Ridge.fit`` costs about :math:`2nD^2 + D^3/3`: the whole path costs about 1.5 fits.
+    Cost: one ``D × D`` Gram matrix (:math:`nD^2` flops, one ``syrk``), its
+    eigendecomposition (about :math:`9D^3`), the projections :math:`Z_c V`
+    (:math:`2nD^2`), and :math:`2D(C + 1)` flops per scored row and α for :math:`C`
+    outputs — one matrix product per block of rows serving every α (when :math:`n < D`,
+    the same with ``n`` and ``D`` swapped). With the default 37 α the last term is
+    :math:`74(C+1)nD`: for 26 classes at D = 1,000 it equals the projections (measured on
+    one thread, 15,000 × 1,000: 3.1 s for the path, 1.0 s per :math:`2nD^2` product). A
+    single ``Ridge.fit`` costs about :math:`2nD^2 + D^3/3`.
 
     Examples
     --------
