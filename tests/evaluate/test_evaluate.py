@@ -4,6 +4,7 @@ method registry, compare() and its plots."""
 from __future__ import annotations
 
 import os
+import threading
 import warnings
 
 import matplotlib
@@ -608,3 +609,24 @@ def test_compare_bad_data():
         compare(X, np.linspace(0, 1, 6), n_components=[2], model="logistic")
     with pytest.raises(ValueError, match="training part holds a single class"):
         compare(X, [0, 0, 0, 0, 0, 1], n_components=[2], test_size=0.2)
+
+
+def test_with_workers_the_maps_runs_go_beside_the_baseline(digits, monkeypatch):
+    # With worker processes the grid is dispatched before the baseline starts and the
+    # baseline runs on a thread of this process meanwhile (_runs._beside_baseline); its
+    # phases are announced from that thread, and every row still arrives once.
+    from kernelmaps.evaluate import _runs
+
+    X, y = digits
+    calls, threads = [], []
+    beside = _runs._beside_baseline
+    monkeypatch.setattr(_runs, "_beside_baseline",
+                        lambda *args: calls.append(1) or beside(*args))
+    table = compare(X[:600], y[:600], kernel=get_kernel("rbf", gamma=0.05),
+                    methods=["rbf_sampler"], n_components=[10, 20], n_seeds=2, n_jobs=2,
+                    exact=True,
+                    on_phase=lambda name: threads.append(threading.current_thread().name))
+    assert calls == [1]
+    assert threads and all(name.startswith("kernelmaps-compare-") for name in threads)
+    assert table["method"].tolist() == ["exact"] + ["rbf_sampler"] * 4
+    assert table["score"].notna().all()

@@ -220,3 +220,69 @@ def test_bad_score_rows(rows, error, match):
     with pytest.raises(error, match=match):
         ridge_alpha_path(np.random.RandomState(0).normal(size=(10, 2)), np.arange(10.0),
                          score_rows=rows)
+
+
+def _loo_alpha_by_alpha(Z, y, alphas, task, rows):
+    """The closed form as it was computed before row blocks: α by α, every scored row at
+    once (eigh of the centred Gram matrix, leverages and fitted values per α)."""
+    from kernelmaps._ridge import encode_targets, path_scores
+
+    Z = np.asarray(Z, dtype=np.float64)
+    n = Z.shape[0]
+    Y, classes = encode_targets(y, n, task)
+    Zc, y_mean = Z - Z.mean(axis=0), Y.mean(axis=0)
+    lam, V = np.linalg.eigh(Zc.T @ Zc)
+    keep = lam > 1e-12 * lam[-1]
+    lam, V = lam[keep], V[:, keep]
+    P_all = Zc @ V
+    coeffs, P = P_all.T @ (Y - y_mean), P_all[rows]
+    labels = np.asarray(y)[rows] if task == "classification" else None
+    scores, errors = [], []
+    for alpha in alphas:
+        inverse = 1.0 / (lam + alpha)
+        leverage = 1.0 / n + (P * P) @ inverse
+        fitted = y_mean + P @ (coeffs * inverse[:, None])
+        loo = (fitted - leverage[:, None] * Y[rows]) / np.maximum(1.0 - leverage, 1e-12)[:, None]
+        s, e = path_scores(Y[rows], loo[:, :, None], task, classes, labels)
+        scores.append(s[0])
+        errors.append(e[0])
+    return np.array(scores), np.array(errors)
+
+
+@pytest.mark.parametrize("data", ["digits-nystroem", "wine", "diabetes"])
+@pytest.mark.parametrize("block_elements", [2**10, 2**17])
+def test_row_blocks_select_the_same_alpha_and_scores_as_alpha_by_alpha(
+        data, block_elements, monkeypatch):
+    # Blocks of rows with every α at once (2**10: blocks of 16 rows; 2**17: the default)
+    # must give what the formula α by α gives on the same rows: the same accuracy counts
+    # (a decision changes only within rounding of a tie, which these data sets do not
+    # have); errors and R² equal to rounding: both sides are backward-stable float64 (the
+    # reference decomposes with NumPy's eigh and a plain product, and sums in another
+    # order), so they agree to a small multiple of n·eps relative.
+    from kernelmaps import Nystroem
+    from kernelmaps._ridge import best_index, honest_rows
+    from kernelmaps._ridge import path as path_module
+
+    monkeypatch.setattr(path_module, "_CHUNK_ELEMENTS", block_elements)
+    if data == "digits-nystroem":
+        X, y = load_digits(return_X_y=True)
+        feature_map = Nystroem(gamma=0.02, n_components=300, random_state=0).fit(X)
+        Z, task, rows = feature_map.transform(X), "classification", honest_rows(feature_map,
+                                                                              X.shape[0])
+    elif data == "wine":
+        X, y = load_wine(return_X_y=True)
+        Z, task, rows = (X - X.mean(axis=0)) / X.std(axis=0), "classification", None
+    else:
+        Z, y = load_diabetes(return_X_y=True)
+        task, rows = "regression", None
+    path = ridge_alpha_path(Z, y, task=task, score_rows=rows)
+    scored = np.ones(Z.shape[0], dtype=bool) if rows is None else rows
+    scores, errors = _loo_alpha_by_alpha(Z, y, DEFAULT_ALPHAS, task, scored)
+    bound = 50 * Z.shape[0] * np.finfo(float).eps
+    if task == "classification":
+        np.testing.assert_array_equal(path.scores, scores)
+    else:
+        np.testing.assert_allclose(path.scores, scores, rtol=bound, atol=bound)
+    np.testing.assert_allclose(path.errors, errors, rtol=bound)
+    assert path.alpha == DEFAULT_ALPHAS[best_index(DEFAULT_ALPHAS, scores, errors, task,
+                                                   int(scored.sum()))]

@@ -4,7 +4,9 @@ r"""Scoring ridge predictions, and the one rule that orders candidates, written 
   squared residual (R² = 1 − sum / total sum of squares) — what the α paths score and what
   ``compare``'s paired standard errors read;
 * :func:`path_scores`: the score (accuracy or R², as scikit-learn's ``score``) and the mean
-  squared error of the codes, per α, of predictions ``(n, n_outputs, n_alphas)``;
+  squared error of the codes, per α, of predictions ``(n, n_outputs, n_alphas)`` — from
+  :func:`path_sums` (sums over rows, which blocks of rows add up) and
+  :func:`scores_from_sums`;
 * :func:`difference_se`: the standard error of a score difference of two models on the same
   rows, from their paired losses (compare's "beyond the test split's noise", tune's
   "rising beyond its noise");
@@ -25,7 +27,8 @@ import numpy as np
 
 from kernelmaps._ridge.labels import labels_from_scores
 
-__all__ = ["best_index", "difference_se", "path_scores", "ranking_score", "row_losses"]
+__all__ = ["best_index", "difference_se", "path_scores", "path_sums", "ranking_score",
+           "row_losses", "scores_from_sums"]
 
 
 def row_losses(y_true: Any, predicted: Any, task: str) -> np.ndarray:
@@ -42,23 +45,46 @@ def row_losses(y_true: Any, predicted: Any, task: str) -> np.ndarray:
     return (predicted.astype(np.float64) - y_true.astype(np.float64)[extra]) ** 2
 
 
+def path_sums(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarray | None,
+              y_labels: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Sums over the rows of predictions ``(n, C, A)`` of targets ``Y`` (``(n, C)``: real
+    targets or ±1 codes; ``y_labels`` the labels for classification): the losses — wrong
+    decisions per α (classification), squared residuals per output and α (``C × A``,
+    regression) — and the squared residual per α over rows and outputs. Sums of row blocks
+    add up to the sums of all rows (:func:`scores_from_sums` finishes them): a path can
+    score its rows a block at a time."""
+    squared = predicted - Y[:, :, None]
+    np.square(squared, out=squared)
+    errors = squared.sum(axis=(0, 1))
+    if task == "classification":
+        decided = labels_from_scores(classes, predicted, axis=1)         # n × A
+        return row_losses(y_labels, decided, task).sum(axis=0), errors
+    return squared.sum(axis=0), errors
+
+
+def scores_from_sums(losses: np.ndarray, errors: np.ndarray, Y: np.ndarray,
+                     task: str) -> tuple[np.ndarray, np.ndarray]:
+    """Score (accuracy or R², as scikit-learn's ``score``) and mean squared error per α from
+    :func:`path_sums`' sums over all the rows of ``Y``. A wrong decision counts 1, so the
+    accuracy from sums of blocks is the same number as from all rows at once."""
+    n, n_outputs = Y.shape
+    errors = errors / (n * n_outputs)
+    if task == "classification":
+        return 1.0 - losses / n, errors
+    total = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)                      # C
+    # R² per output (an output without variance scores 1 when fitted exactly, as sklearn's
+    # r2_score does with force_finite), averaged uniformly like sklearn's score.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = np.where(total[:, None] > 0, 1.0 - losses / total[:, None],
+                      np.where(losses == 0, 1.0, 0.0))
+    return r2.mean(axis=0), errors
+
+
 def path_scores(Y: np.ndarray, predicted: np.ndarray, task: str, classes: np.ndarray | None,
                 y_labels: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Score and mean squared error per α of predictions ``(n, C, A)`` of targets ``Y``
     (``(n, C)``: real targets or ±1 codes; ``y_labels`` the labels for classification)."""
-    residual = predicted - Y[:, :, None]
-    errors = np.mean(residual**2, axis=(0, 1))
-    if task == "classification":
-        decided = labels_from_scores(classes, predicted, axis=1)         # n × A
-        return 1.0 - row_losses(y_labels, decided, task).mean(axis=0), errors
-    total = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)                      # C
-    sse = np.sum(residual**2, axis=0)                                      # C × A
-    # R² per output (an output without variance scores 1 when fitted exactly, as sklearn's
-    # r2_score does with force_finite), averaged uniformly like sklearn's score.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r2 = np.where(total[:, None] > 0, 1.0 - sse / total[:, None],
-                      np.where(sse == 0, 1.0, 0.0))
-    return r2.mean(axis=0), errors
+    return scores_from_sums(*path_sums(Y, predicted, task, classes, y_labels), Y, task)
 
 
 def ranking_score(scores: Any, errors: Any, task: str, n_rows: int) -> np.ndarray | float:

@@ -6,14 +6,15 @@ once per distinct map: requests that resolve to the same fitted map (``structure
 each request on a few training rows and comparing the maps' outputs, and are run once.
 :func:`execute` measures one run on a thread of its own, with BLAS and the transform engine
 at one thread — except the exact baseline, one big dense factorisation, which gets the
-machine's BLAS threads; :func:`run_all` runs the baseline first, in this process, then the
-rest of the grid — independent fits — side by side in worker processes (joblib's loky
-backend) or, for one worker, in this process. Private to
+machine's BLAS threads; :func:`run_all` runs the baseline in this process and the rest of the
+grid — independent fits — in worker processes (joblib's loky backend) beside it or, for one
+worker, in this process after it. Private to
 :mod:`kernelmaps.evaluate`; ``compare``'s parameters document it.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import itertools
 import threading
@@ -290,8 +291,8 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
     process — the same in a worker as in a serial run. A map's run has BLAS limited to one
     thread (the limit is set from this thread, which threadpoolctl lets own OpenBLAS's
     setting) and so is the transform engine: the grid's runs go side by side. The exact
-    baseline is one big job — its time is a dense ``n × n`` factorisation — and runs alone
-    (:func:`run_all`), with BLAS on ``blas_threads`` threads (``compare``'s thread cap:
+    baseline is one big job — its time is a dense ``n × n`` factorisation — and runs in
+    this process (:func:`run_all`), with BLAS on ``blas_threads`` threads (``compare``'s thread cap:
     every core by default). ``settings`` are the caller's kernelmaps and scikit-learn
     settings, which a new thread would not inherit.
     """
@@ -375,35 +376,65 @@ def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], m
             n_jobs: int, progress: Callable[[dict[str, Any], int, int], None] | None,
             on_phase: Callable[[str], None] | None,
             exact_threads: int = 1) -> list[dict[str, Any]]:
-    """The rows of ``runs`` in table order: the exact baseline first, alone in this process
-    on ``exact_threads`` BLAS threads (one big dense factorisation: the cores are its), then the
+    """The rows of ``runs`` in table order: the exact baseline in this process on
+    ``exact_threads`` BLAS threads (one big dense factorisation: the cores are its), and the
     maps' runs on ``n_jobs`` worker processes (one thread each) or, when ``n_jobs`` is 1, in
-    this process; ``progress`` is called here as each row arrives; ``on_phase`` hears the
-    baseline's phases as they start."""
+    this process after it. With worker processes the maps' runs start beside the baseline
+    instead of after it (:func:`_beside_baseline`); ``progress`` is called here as each row
+    arrives; ``on_phase`` hears the baseline's phases as they start."""
     settings = (get_config(), sklearn.get_config())
     rows: list[dict[str, Any]] = [{}] * len(runs)
     baseline = [run for run in runs if run.method == EXACT]
     grid = [run for run in runs if run.method != EXACT]
     workers = min(n_jobs, len(grid))
+
+    def exact_rows() -> list[tuple[int, dict[str, Any]]]:
+        return [execute(run, kernel, model_factory, metric, settings, on_phase,
+                        blas_threads=exact_threads) for run in baseline]
+
     with contextlib.ExitStack() as stack:
-        results: Iterable[tuple[int, dict[str, Any]]] = [
-            execute(run, kernel, model_factory, metric, settings, on_phase,
-                    blas_threads=exact_threads)
-            for run in baseline]
+        results: Iterable[tuple[int, dict[str, Any]]]
         if workers <= 1:
-            results = itertools.chain(results, (
+            results = itertools.chain(exact_rows(), (
                 execute(run, kernel, model_factory, metric, settings) for run in grid))
-        elif grid:
+        else:
             # Worker processes, not threads: each measures its own peak memory (tracemalloc
             # is per process) and runs its Python without sharing a GIL. One BLAS thread
             # each (inner_max_num_threads): n_jobs workers keep n_jobs cores busy, no more.
             stack.enter_context(parallel_config(backend="loky", inner_max_num_threads=1))
-            results = itertools.chain(results, Parallel(
-                n_jobs=workers, return_as="generator_unordered")(
+            results = Parallel(n_jobs=workers, return_as="generator_unordered")(
                 delayed(execute)(run, kernel, model_factory, metric, settings)
-                for run in sorted(grid, key=_dispatch_order)))
+                for run in sorted(grid, key=_dispatch_order))
+            if baseline:
+                results = _beside_baseline(exact_rows, results)
         for done, (index, row) in enumerate(results, start=1):
             rows[index] = row
             if progress is not None:
                 progress(row, done, len(runs))
     return rows
+
+
+def _beside_baseline(exact_rows: Callable[[], list[tuple[int, dict[str, Any]]]],
+                     grid: Iterable[tuple[int, dict[str, Any]]],
+                     ) -> Iterable[tuple[int, dict[str, Any]]]:
+    """The grid's rows (already dispatched to worker processes) and the baseline's, run on a
+    thread of this process meanwhile, each yielded as it is done.
+
+    Side by side, not one after the other: the baseline's α path is an eigendecomposition
+    on one BLAS thread (memory-bound; ``_exact``), its kernel rows partly Python, so cores
+    sit idle for a third of its time if nothing runs beside it; the maps' runs fill them.
+    Each run keeps its own thread settings and measurements (the grid's in other
+    processes), so the numbers are those of the runs one after the other; only the wall
+    times of the two overlap.
+    """
+    with concurrent.futures.ThreadPoolExecutor(
+            1, thread_name_prefix="kernelmaps-compare-baseline") as pool:
+        exact = pool.submit(exact_rows)
+        reported = False
+        for item in grid:
+            yield item
+            if not reported and exact.done():
+                yield from exact.result()
+                reported = True
+        if not reported:
+            yield from exact.result()

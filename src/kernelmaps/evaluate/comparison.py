@@ -282,8 +282,9 @@ def compare(
         ``on_phase(name)`` at the start of each phase of the exact baseline, its longest
         step: ``'exact: kernel matrix'``, ``'exact: Cholesky'``, ``'exact: test rows'`` and,
         when features are formed, ``'exact: linear model'`` (called from the thread that
-        runs it: the baseline runs first, alone in this process, on as many BLAS threads as
-        ``n_jobs`` allows — every core by default). With α chosen, ``'exact: α by
+        runs it: the baseline runs in this process, on as many BLAS threads as ``n_jobs``
+        allows — every core by default — beside the maps' runs when they have worker
+        processes, else before them). With α chosen, ``'exact: α by
         leave-one-out on m rows'`` (``m`` the number) comes before ``'exact: Cholesky'``;
         with ``m`` every training row (up to 2,000), it replaces it.
     on_estimate : callable or None, default=None
@@ -415,8 +416,8 @@ def _scaled_kernel(kernel_arg: Any, kernel: Kernel, X: Any, scale: Any,
 def _workers(runs: list[Any], n_outputs: int, closed_form: bool, select_alpha: bool,
              cap: int, n_jobs: int | None) -> int:
     """The workers the maps' runs share: as many as their estimated work pays for, up to
-    ``cap`` (``n_jobs=None``), or the ``n_jobs`` asked for. The baseline runs alone first,
-    on every core."""
+    ``cap`` (``n_jobs=None``), or the ``n_jobs`` asked for. The baseline runs in this
+    process on every core, beside the workers when there are several (``_runs.run_all``)."""
     map_runs = [run for run in runs if run.method != EXACT]
     if n_jobs is None:
         return workers_worth(estimated_seconds(map_runs, n_outputs, closed_form, select_alpha),
