@@ -296,9 +296,11 @@ def test_compare_table(comparison):
     assert table.loc[table.method == "exact", "score"].iloc[0] > 0.9
     for column in ("fit_time_s", "transform_time_s", "model_time_s", "peak_memory_mb"):
         assert (table[column] > 0).all(), column
-    # Peak memory grows with the output dimension (n × D features are allocated).
+    # Peak memory grows with the output dimension: at least the 270 × (400 − 10) more float64
+    # training features are allocated (the α path's fixed row-block buffers, ~1 MB, are not
+    # a ratio's business: measured 2.6 MB at D = 10, 7.2 MB at 400).
     rbf = table[table.method == "rbf_sampler"].groupby("n_components")["peak_memory_mb"].mean()
-    assert rbf[400] > 4 * rbf[10]
+    assert rbf[400] - rbf[10] > 270 * (400 - 10) * 8 / 1e6
     assert table.attrs["settings"]["exact"] is True
 
 
