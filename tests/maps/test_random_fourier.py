@@ -133,17 +133,28 @@ def test_student_features_carry_the_kernel_scale():
 
 
 # ---------------------------------------------------------------------------- structure
-def test_orthogonal_blocks_are_orthogonal_with_drawn_radii():
-    d, D = 5, 13  # two full blocks of 5 and a partial block of 3
-    W = make("matern", "orthogonal", n_components=D,
+def test_orthogonal_frequencies_up_to_d_are_orthogonal_with_drawn_radii():
+    d = 13  # D' = 5 <= d: one partial Haar block, orthonormal directions times radii
+    W = make("matern", "orthogonal", n_components=5,
              kernel_params={"nu": 1.5}).fit(np.zeros((2, d))).projection_.weights
-    assert W.shape == (d, D)
-    for start in range(0, D, d):
-        block = W[:, start:start + d]  # columns are the frequencies of one block
-        gram = block.T @ block
-        np.testing.assert_allclose(gram - np.diag(np.diag(gram)), 0.0, atol=1e-12)
-    # Different blocks are independent, so not orthogonal to each other.
-    assert abs(W[:, 0] @ W[:, d]) > 1e-6
+    assert W.shape == (d, 5)
+    gram = W.T @ W
+    np.testing.assert_allclose(gram - np.diag(np.diag(gram)), 0.0, atol=1e-12)
+    assert np.ptp(np.diag(gram)) > 1e-3  # radii drawn, not one fixed norm
+
+
+@pytest.mark.parametrize("sampling", ["mc", "qmc"])
+def test_orthogonal_frequencies_beyond_d_have_a_nearly_exact_second_moment(sampling):
+    # D' > d: one D' × d block with orthonormal columns, radii χ_{D'}·√(2γ), so
+    # Σ ω ωᵀ = 2γ Qᵀ diag(r²) Q with Qᵀ Q = I. Per entry of Σ ω ωᵀ / (2γ D'): standard
+    # deviation √6/D' = 0.006 on the diagonal (Var r² = 2D', q_ij⁴ ≈ 3/D'²) and √2/D' off
+    # it, so 0.03 is over 5 of them; stacked d × d ORF blocks (χ_d radii: √(6/(D'd)) ≈
+    # 0.055) or i.i.d. frequencies (√(2/D') ≈ 0.07) fail it, and radii of the wrong
+    # dimension (χ_d) give a diagonal of d/D' ≈ 0.01 instead of 1.
+    d, D, gamma = 5, 400, 0.3
+    W = make("rbf", "orthogonal", n_components=D, sampling=sampling, gamma=gamma).fit(
+        np.zeros((2, d))).projection_.weights
+    np.testing.assert_allclose(W @ W.T / (2 * gamma * D), np.eye(d), atol=0.03)
 
 
 def test_orthogonal_directions_are_uniform_on_the_sphere():

@@ -62,8 +62,9 @@ BUILTIN_STRUCTURES: tuple[Structure, ...] = (
                     "shift-invariant kernel"),
     Structure(
         "orthogonal", orthogonal_frequencies, projection_types=(DenseProjection,),
-        description="orthogonal random features (Yu et al., 2016): Haar-orthogonal blocks of "
-                    "d directions; with QMC, stratified radii"),
+        description="orthogonal random features: one Haar rotation's D' x d block, rows "
+                    "scaled by radii of dimension max(D', d) (Yu et al., 2016; Munkhoeva "
+                    "et al., 2018); with QMC, stratified radii"),
     Structure(
         "structured", sorf_frequencies, block=next_power_of_two, unbiased=False,
         projection_types=(SORFProjection,),
