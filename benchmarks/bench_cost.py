@@ -148,23 +148,25 @@ def compare_rows(large: bool) -> list[dict[str, object]]:
 
 
 def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[str, object]:
-    """tune on ``X``: each configuration's measured seconds beside tune's cost model's."""
+    """tune on ``X`` on one thread: its CPU time beside tune's cost model's seconds for
+    every configuration it scored and its final fit (at the probe's CPU rate), and the
+    configurations' elapsed time beside the same flops at the probe's wall rate."""
     load = _load()
-    result = tune(X, y, random_state=0, **params)
-    rate = _cost.gemm_rate(None)  # tune's: kernelmaps' threads, per second of wall time
-    method = params.get("method", "nystroem")
-    landmarks = km.evaluate.METHODS[str(method)].landmarks
+    with threadpool_limits(1), km.config_context(n_threads=1):
+        cpu = time.process_time()
+        result = tune(X, y, random_state=0, **params)
+        cpu = time.process_time() - cpu
+    method = str(params.get("method", "nystroem"))
+    landmarks = km.evaluate.METHODS[method].landmarks
     targets = np.unique(y).size
-    measured = estimated = 0.0
-    for trial in result.trials:
-        if trial.stage == "final":
-            continue  # the final fit also predicts the table's scores: not one path
-        measured += trial.time_s
-        estimated += _cost.map_ridge_flops(trial.n_rows, X.shape[1], trial.n_features_out,
-                                           targets, landmarks=landmarks) / rate
-    return {"case": f"tune {name} {X.shape[0]}×{X.shape[1]}", "estimated": estimated,
-            "measured": measured, "load": f"{load} → {_load()}",
-            "trials": len(result.trials)}
+    flops = sum(_cost.map_ridge_flops(trial.n_rows, X.shape[1], trial.n_features_out,
+                                      targets, landmarks=landmarks)
+                for trial in result.trials)
+    return {"case": f"tune {name} {X.shape[0]}×{X.shape[1]}",
+            "estimated": flops / _cost.gemm_rate(1, clock="cpu"), "measured": cpu,
+            "wall_estimated": flops / _cost.gemm_rate(1),
+            "wall": sum(trial.time_s for trial in result.trials),
+            "load": f"{load} → {_load()}", "trials": len(result.trials)}
 
 
 def tune_rows(large: bool) -> list[dict[str, object]]:
@@ -200,12 +202,17 @@ def print_user_estimates(large: bool) -> None:
               f"{ratio:>6.2f} {row['command_cpu']:>8.1f} {row['wall_s']:>8.1f} "
               f"{row['command_wall']:>7.1f} {wall_ratio:>6.2f}  {row['n_jobs']:>4}  "
               f"{row['load']}{_flag(ratio)}")
-    print("\ntune: each configuration's α path and map, tune's cost model vs measured (wall)")
-    print(f"{'case':<40} {'estimated':>9} {'measured':>9} {'ratio':>6}  trials  load")
+    print("\ntune on one thread: its CPU time vs tune's cost model for every configuration "
+          "(target on the CPU ratio), and the configurations' elapsed time vs the model at "
+          "the probe's wall rate")
+    print(f"{'case':<40} {'cpu est':>8} {'cpu':>8} {'ratio':>6} {'wall est':>8} {'wall':>8} "
+          f"{'ratio':>6}  trials  load before → after")
     for row in tune_rows(large):
         ratio = row["measured"] / row["estimated"]
-        print(f"{row['case']:<40} {row['estimated']:>9.1f} {row['measured']:>9.1f} "
-              f"{ratio:>6.2f}  {row['trials']:>6}  {row['load']}{_flag(ratio)}")
+        wall_ratio = row["wall"] / row["wall_estimated"]
+        print(f"{row['case']:<40} {row['estimated']:>8.1f} {row['measured']:>8.1f} "
+              f"{ratio:>6.2f} {row['wall_estimated']:>8.1f} {row['wall']:>8.1f} "
+              f"{wall_ratio:>6.2f}  {row['trials']:>6}  {row['load']}{_flag(ratio)}")
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -65,6 +65,21 @@ def test_the_alpha_path_formula():
                                                           + _cost.eigh_flops(25))
 
 
+def test_the_alpha_path_fixed_cost_counts_its_groups():
+    # The path scores α in groups of ALPHA_PATH_GROUP_ELEMENTS fitted values (the ridge
+    # core's chunk): digits (1,347 rows, 10 classes) two α a group, 19 groups of 37;
+    # 20,000 rows one α a group; a small set every α in one group.
+    from kernelmaps._ridge import path
+
+    assert path._CHUNK_ELEMENTS == _cost.ALPHA_PATH_GROUP_ELEMENTS
+    assert [g.stop - g.start for g in path._alpha_chunks(1347, 10, 37)][:2] == [2, 2]
+    assert _cost.alpha_path_groups(1347, 10, 37) == len(path._alpha_chunks(1347, 10, 37)) == 19
+    assert _cost.alpha_path_groups(20000, 10, 37) == 37
+    assert _cost.alpha_path_groups(133, 3, 37) == 1
+    assert _cost.alpha_path_fixed_seconds(1347, 10) == pytest.approx(
+        19 * _cost.ALPHA_PATH_GROUP_S)
+
+
 def test_map_and_ridge_flops():
     n, d, D, t = 3000, 784, 400, 10
     read = n * d * _cost.INPUT_ENTRY_FLOPS

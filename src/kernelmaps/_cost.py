@@ -180,6 +180,16 @@ ALPHA_PATH_PRODUCT_EFFICIENCY = 0.135
 #: And its element-wise work per scored row, output and α (the leave-one-out residual, the
 #: argmax or squared error of the score): 2.6e-8 s each in the same fit, at 35 Gflop/s.
 ALPHA_PATH_ENTRY_FLOPS = 900.0
+#: The path scores its α in groups of at most this many fitted values (rows × outputs × α;
+#: ``_ridge.path._CHUNK_ELEMENTS``, a test checks they agree) ...
+ALPHA_PATH_GROUP_ELEMENTS = 2**15
+#: ... and each group costs this much CPU time beyond its flops (NumPy calls on small
+#: arrays, the score's label decoding): compare's runs exceeded their flops' time by 0.054 s
+#: each on wine (1 group a path) and 0.081 s on digits (19 groups), compare's own work
+#: outside the runs included (one process, load 14-16): 1.5 ms a group, 52 ms a run
+#: (``evaluate._runs.RUN_OVERHEAD_S``). On Fashion-MNIST 20,000 rows (37 groups) the
+#: residual was 0.15 s a run against 0.11 s counted so: 2 % of that comparison's time.
+ALPHA_PATH_GROUP_S = 0.0015
 #: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
 #: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
 PATH_ALPHAS = 37
@@ -301,6 +311,20 @@ def alpha_path_flops(n_rows: float, n_components: float, n_targets: float,
         spectrum = ALPHA_PATH_SPECTRUM_FACTOR * (3.0 * n * D * r + eigh_flops(r))
     products = 2.0 * n * r * A * (t + 1.0) / ALPHA_PATH_PRODUCT_EFFICIENCY
     return spectrum + products + ALPHA_PATH_ENTRY_FLOPS * n * t * A
+
+
+def alpha_path_groups(n_rows: float, n_targets: float, n_alphas: float = PATH_ALPHAS) -> int:
+    """The groups of α the path scores together: ``n_alphas`` in steps of
+    ``ALPHA_PATH_GROUP_ELEMENTS // (n_rows·n_targets)`` (at least one α)."""
+    step = max(1, ALPHA_PATH_GROUP_ELEMENTS // max(1, int(n_rows * n_targets)))
+    return -(-int(n_alphas) // step)
+
+
+def alpha_path_fixed_seconds(n_rows: float, n_targets: float,
+                             n_alphas: float = PATH_ALPHAS) -> float:
+    """CPU seconds of the α path beyond its flops (:func:`alpha_path_flops`):
+    :data:`ALPHA_PATH_GROUP_S` per group of α (:func:`alpha_path_groups`)."""
+    return ALPHA_PATH_GROUP_S * alpha_path_groups(n_rows, n_targets, n_alphas)
 
 
 def feature_ridge_flops(n_rows: float, n_components: float, n_targets: float,

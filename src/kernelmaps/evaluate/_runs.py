@@ -335,11 +335,12 @@ WORKER_START_S = 1.2
 #: at the measured one-thread rate, so the threshold is in seconds of real work.)
 SECONDS_PER_WORKER = 15.0
 #: The fixed CPU cost of a run beyond its flops (validation, the map's draw, tracemalloc's
-#: bookkeeping, the model's set-up, its kernel error and its share of the planning): on
-#: digits (139 runs, one process, load 4-12) the runs' CPU time exceeded their formulas'
-#: by a median 0.06 s each, and compare's CPU time outside the runs' own was 2.5 s more
-#: (0.018 s a run). It was 0.015 s, which left digits' estimate at 1/3.9 of its CPU time.
-RUN_OVERHEAD_S = 0.075
+#: bookkeeping, the model's set-up, its kernel error and its share of compare's planning),
+#: beside the α path's per-group cost (``_cost.ALPHA_PATH_GROUP_S``, where the measurement
+#: is written): 52 ms, from compare's CPU time on wine and digits in one process (load
+#: 14-16). It was 15 ms, which with the α path's per-α work left out put digits' estimate at
+#: 1/3.9 of its CPU time.
+RUN_OVERHEAD_S = 0.052
 
 
 def run_flops(run: Run, n_outputs: int, closed_form: bool, select_alpha: bool,
@@ -363,11 +364,16 @@ def run_flops(run: Run, n_outputs: int, closed_form: bool, select_alpha: bool,
 
 def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool,
                       select_alpha: bool = False, n_alphas: int = _cost.PATH_ALPHAS) -> float:
-    """Single-core CPU seconds the runs would take: per run :data:`RUN_OVERHEAD_S` and
-    :func:`run_flops` at the one-thread rate per second of CPU time (work, which other
-    processes on the machine do not make larger)."""
+    """Single-core CPU seconds the runs would take: per run :data:`RUN_OVERHEAD_S`, with
+    ``select_alpha`` the α path's fixed cost (:func:`~kernelmaps._cost.
+    alpha_path_fixed_seconds`), and :func:`run_flops` at the one-thread rate per second of
+    CPU time (work, which other processes on the machine do not make larger)."""
     flops = sum(run_flops(run, n_outputs, closed_form, select_alpha, n_alphas) for run in runs)
-    return RUN_OVERHEAD_S * len(runs) + _cost.seconds(flops, threads=1, clock="cpu")
+    fixed = RUN_OVERHEAD_S * len(runs)
+    if select_alpha:
+        fixed += sum(_cost.alpha_path_fixed_seconds(run.split.X_train.shape[0], n_outputs,
+                                                    n_alphas) for run in runs)
+    return fixed + _cost.seconds(flops, threads=1, clock="cpu")
 
 
 def workers_worth(estimate: float, cap: int, n_runs: int) -> int:
