@@ -149,7 +149,9 @@ def compare_rows(large: bool) -> list[dict[str, object]]:
 
 def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[str, object]:
     """tune on ``X`` on one thread: its CPU time beside tune's cost model's seconds for
-    every configuration it scored and its final fit (at the probe's CPU rate), and the
+    every configuration it scored and its final fit (``tuning.search``'s ``model_seconds``:
+    :func:`~kernelmaps._cost.map_ridge_flops` at the probe's CPU rate and the α path's
+    fixed cost), and the
     configurations' elapsed time beside the same flops at the probe's wall rate."""
     load = _load()
     with threadpool_limits(1), km.config_context(n_threads=1):
@@ -162,9 +164,11 @@ def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[
     flops = sum(_cost.map_ridge_flops(trial.n_rows, X.shape[1], trial.n_features_out,
                                       targets, landmarks=landmarks)
                 for trial in result.trials)
+    fixed = sum(_cost.alpha_path_fixed_seconds(trial.n_rows, targets)
+                for trial in result.trials)
     return {"case": f"tune {name} {X.shape[0]}×{X.shape[1]}",
-            "estimated": flops / _cost.gemm_rate(1, clock="cpu"), "measured": cpu,
-            "wall_estimated": flops / _cost.gemm_rate(1),
+            "estimated": flops / _cost.gemm_rate(1, clock="cpu") + fixed, "measured": cpu,
+            "wall_estimated": flops / _cost.gemm_rate(1) + fixed,
             "wall": sum(trial.time_s for trial in result.trials),
             "load": f"{load} → {_load()}", "trials": len(result.trials)}
 

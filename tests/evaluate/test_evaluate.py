@@ -475,7 +475,9 @@ def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
     monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10 * threads, 1e10))
     slower = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                      methods=["rbf_sampler"], n_seeds=2).attrs["settings"]
-    overhead = 5 * _runs.RUN_OVERHEAD_S
+    # The fixed part: per run its overhead and the α path's per-group cost (1,347 training
+    # rows, 10 classes: 19 groups of α).
+    overhead = 5 * (_runs.RUN_OVERHEAD_S + _cost.alpha_path_fixed_seconds(1347, 10))
     assert slower["work_estimate_s"] == pytest.approx(
         overhead + 2 * (settings["work_estimate_s"] - overhead))
     monkeypatch.setattr(_runs, "SECONDS_PER_WORKER", 1e-3)  # as many as runs and cores
