@@ -487,6 +487,30 @@ def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
                                                     or len(os.sched_getaffinity(0)))
 
 
+def test_the_work_estimate_is_the_cost_models_run_formula(monkeypatch):
+    # Issue 34: compare's printed work is, per run, its fixed cost, the α path's per-group
+    # cost and the cost model's flops of a map and ridge (a landmark map's fit and M × M
+    # normalisation included; training, test and kernel-error rows transformed) at the
+    # probe's rate: here fixed at 1e10 flop/s, so the number is exact, not timed.
+    from kernelmaps.evaluate import _runs
+
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10 * threads, 1e10))
+    X, y = load_digits(return_X_y=True)
+    estimates = []
+    compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[50],
+            methods=["nystroem"], n_seeds=1, exact=False, on_estimate=estimates.append)
+    n_train, n_test, d, classes = 1347, 450, 64, 10
+    flops = (_cost.map_ridge_flops(n_train, d, 50, classes, landmarks=True,
+                                   other_rows=n_test + 500)
+             + 2 * n_test * 50 * classes)
+    expected = (_runs.RUN_OVERHEAD_S + _cost.alpha_path_fixed_seconds(n_train, classes)
+                + flops / 1e10)
+    assert estimates[0]["work_s"] == pytest.approx(expected)
+    assert estimates[0]["n_jobs"] == 1 and estimates[0]["exact"] is None
+    # One process at a probe whose wall rate equals its CPU rate: elapsed = work.
+    assert estimates[0]["wall_s"] == pytest.approx(expected)
+
+
 @pytest.mark.parametrize("n_jobs", [0, 1.5, True, "2"])
 def test_bad_n_jobs(digits, n_jobs):
     X, y = digits
