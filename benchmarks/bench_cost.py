@@ -154,6 +154,7 @@ def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[
     fixed cost), and the
     configurations' elapsed time beside the same flops at the probe's wall rate."""
     load = _load()
+    _cost._measured_rate.cache_clear()  # the rates of this moment's load, not the first row's
     with threadpool_limits(1), km.config_context(n_threads=1):
         cpu = time.process_time()
         result = tune(X, y, random_state=0, **params)
