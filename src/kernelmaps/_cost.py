@@ -188,8 +188,10 @@ ALPHA_PATH_GROUP_ELEMENTS = 2**15
 #: each on wine (1 group a path) and 0.081 s on digits (19 groups), compare's own work
 #: outside the runs included (one process, load 14-16): 1.5 ms a group, 52 ms a run
 #: (``evaluate._runs.RUN_OVERHEAD_S``). On Fashion-MNIST 20,000 rows (37 groups) the
-#: residual was 0.15 s a run against 0.11 s counted so: 2 % of that comparison's time.
-ALPHA_PATH_GROUP_S = 0.0015
+#: residual was 0.15 s a run against 0.11 s counted so: 2 % of that comparison's time. At
+#: load 2-4 the same runs cost less (wine's runs 5.0 s of CPU against 6.4 s at load 13):
+#: 1.2 ms a group and 45 ms a run sit between the two.
+ALPHA_PATH_GROUP_S = 0.0012
 #: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
 #: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
 PATH_ALPHAS = 37

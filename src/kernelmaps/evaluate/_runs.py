@@ -337,10 +337,10 @@ SECONDS_PER_WORKER = 15.0
 #: The fixed CPU cost of a run beyond its flops (validation, the map's draw, tracemalloc's
 #: bookkeeping, the model's set-up, its kernel error and its share of compare's planning),
 #: beside the α path's per-group cost (``_cost.ALPHA_PATH_GROUP_S``, where the measurement
-#: is written): 52 ms, from compare's CPU time on wine and digits in one process (load
-#: 14-16). It was 15 ms, which with the α path's per-α work left out put digits' estimate at
-#: 1/3.9 of its CPU time.
-RUN_OVERHEAD_S = 0.052
+#: is written): 52 ms from compare's CPU time on wine and digits in one process at load
+#: 14-16, less at load 2-4; 45 ms between. It was 15 ms, which with the α path's per-α work
+#: left out put digits' estimate at 1/3.9 of its CPU time.
+RUN_OVERHEAD_S = 0.045
 
 
 def run_flops(run: Run, n_outputs: int, closed_form: bool, select_alpha: bool,
