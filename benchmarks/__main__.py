@@ -26,9 +26,10 @@ with the cached kernel block beside the recompute path, ``KernelRidgeClassifier`
 one-pass FeatureRidge fit and partial_fit beside a bare BLAS syrk, one thread and every core).
 ``python -m benchmarks exact [options]`` runs :mod:`benchmarks.bench_exact` instead (compare's
 exact baseline beside one Cholesky factorisation of the same kernel matrix).
-``python -m benchmarks cost [--quick]`` runs :mod:`benchmarks.bench_cost` instead (the cost
-model's estimates beside timings on one thread, and tune's time budget: the timing side of
-tests/test_cost.py and tests/tuning/test_tune.py).
+``python -m benchmarks cost [--quick] [--compare [--large]]`` runs :mod:`benchmarks.bench_cost`
+instead (the cost model's estimates beside timings on one thread, and tune's time budget: the
+timing side of tests/test_cost.py and tests/tuning/test_tune.py; ``--compare``: compare's
+and tune's estimates beside their measured CPU and wall time).
 ``python -m benchmarks gpu [options]`` runs :mod:`benchmarks.bench_gpu` instead (PyTorch
 tensors on a GPU through the array API; ``--small --device cpu`` runs it on a CPU).
 ``python -m benchmarks dask [options]`` runs :mod:`benchmarks.bench_dask` instead (Dask).

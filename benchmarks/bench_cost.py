@@ -1,6 +1,6 @@
 """The cost model (:mod:`kernelmaps._cost`) against this machine, and tune's time budget.
 
-``python -m benchmarks cost [--quick]``
+``python -m benchmarks cost [--quick] [--compare] [--large]``
 
 The timing side of ``tests/test_cost.py`` and ``tests/tuning/test_tune.py`` (which test the
 formulas and the budget's bookkeeping on scripted clocks, never on a real one): each row is a
@@ -11,12 +11,28 @@ flagged: a formula off by an order (an n × n eigendecomposition counted as a Ch
 factorisation was 23× off; a missing kernel matrix or CG sweep, 2-10×). The last row is
 :func:`kernelmaps.tuning.tune` with ``time_budget``: its elapsed (wall) time over the budget,
 which should stay under 1.2 (the issue's target), with the load average beside it.
+
+``--compare`` adds the estimates a user plans by (issue 34): ``kernelmaps compare`` on the
+bundled digits, wine and breast_cancer (``--large``: and Fashion-MNIST's 20,000 training
+rows × 784 with its 10,000 test rows, several minutes) as a subprocess with ``--json``, its
+printed ``every run together ~X s of single-core CPU time`` (``cost_estimate["work_s"]``)
+beside the runs' CPU time (the table's ``cpu_time_s``, summed) and the command's (its
+process and its workers, ``getrusage``), and the elapsed estimate (``wall_s``) beside the
+command's wall time with the load average; then :func:`kernelmaps.tuning.tune` on digits and
+a Fashion-MNIST subsample: each configuration's seconds by tune's cost model
+(:func:`kernelmaps._cost.map_ridge_flops` at the probe's rate) beside its measured time. The
+target is every ratio within 1/1.5…1.5 (:data:`TARGET`).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import resource
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -30,6 +46,9 @@ from kernelmaps.tuning import tune
 
 #: Ratios of estimate to measurement outside 1/FACTOR … FACTOR are flagged.
 FACTOR = 3.0
+#: The user-facing estimates (compare's and tune's) against what they measure: issue 34's
+#: target, measured / estimated within 1/TARGET … TARGET.
+TARGET = 1.5
 
 
 def _best_time(fn, repeats: int = 3) -> float:
@@ -95,9 +114,119 @@ def budget_row(quick: bool) -> tuple[float, float, str]:
     return budget, time.perf_counter() - started, result.stopped
 
 
+def _load() -> str:
+    return " ".join(f"{v:.1f}" for v in os.getloadavg())
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def compare_case(name: str, extra: list[str]) -> dict[str, object]:
+    """``kernelmaps compare --data name`` in a subprocess: its estimate and what it took."""
+    with tempfile.TemporaryDirectory() as out:
+        load, cpu, start = _load(), _children_cpu(), time.perf_counter()
+        done = subprocess.run(
+            [sys.executable, "-m", "kernelmaps", "compare", "--data", name, *extra,
+             "--json", "--quiet", "--out", out], capture_output=True, text=True, check=True)
+        wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    payload = json.loads(done.stdout)
+    estimate = payload["cost_estimate"]
+    return {"case": f"compare {name} {' '.join(extra)}".strip(),
+            "work_s": estimate["work_s"], "wall_s": estimate["wall_s"],
+            "runs_cpu": sum(row["cpu_time_s"] for row in payload["results"]),
+            "command_cpu": cpu, "command_wall": wall, "load": f"{load} → {_load()}",
+            "n_jobs": estimate["n_jobs"]}
+
+
+def compare_rows(large: bool) -> list[dict[str, object]]:
+    cases = [("digits", []), ("wine", []), ("breast_cancer", [])]
+    if large:
+        cases.append(("fashion-mnist", ["--max-rows", "20000"]))
+    return [compare_case(name, extra) for name, extra in cases]
+
+
+def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[str, object]:
+    """tune on ``X`` on one thread: its CPU time beside tune's cost model's seconds for
+    every configuration it scored and its final fit (``tuning.search``'s ``model_seconds``:
+    :func:`~kernelmaps._cost.map_ridge_flops` at the probe's CPU rate and the α path's
+    fixed cost), and the
+    configurations' elapsed time beside the same flops at the probe's wall rate."""
+    load = _load()
+    _cost._measured_rate.cache_clear()  # the rates of this moment's load, not the first row's
+    with threadpool_limits(1), km.config_context(n_threads=1):
+        cpu = time.process_time()
+        result = tune(X, y, random_state=0, **params)
+        cpu = time.process_time() - cpu
+    method = str(params.get("method", "nystroem"))
+    landmarks = km.evaluate.METHODS[method].landmarks
+    targets = np.unique(y).size
+    flops = sum(_cost.map_ridge_flops(trial.n_rows, X.shape[1], trial.n_features_out,
+                                      targets, landmarks=landmarks)
+                for trial in result.trials)
+    fixed = sum(_cost.alpha_path_fixed_seconds(trial.n_rows, targets)
+                for trial in result.trials)
+    return {"case": f"tune {name} {X.shape[0]}×{X.shape[1]}",
+            "estimated": flops / _cost.gemm_rate(1, clock="cpu") + fixed, "measured": cpu,
+            "wall_estimated": flops / _cost.gemm_rate(1) + fixed,
+            "wall": sum(trial.time_s for trial in result.trials),
+            "load": f"{load} → {_load()}", "trials": len(result.trials)}
+
+
+def tune_rows(large: bool) -> list[dict[str, object]]:
+    from kernelmaps.cli.data import load_dataset
+
+    digits = load_dataset("digits")
+    rows = [tune_row("digits", digits.X, digits.y)]
+    try:
+        fashion = load_dataset("fashion-mnist")
+    except (OSError, ValueError) as error:
+        print(f"fashion-mnist skipped: {error}")
+        return rows
+    n = 20000 if large else 5000
+    keep = np.random.default_rng(0).choice(fashion.X.shape[0], n, replace=False)
+    rows.append(tune_row("fashion-mnist", fashion.X[keep] / 255.0, fashion.y[keep]))
+    return rows
+
+
+def _flag(ratio: float) -> str:
+    return "" if 1 / TARGET <= ratio <= TARGET else f"  outside 1/{TARGET:g}…{TARGET:g}"
+
+
+def print_user_estimates(large: bool) -> None:
+    """The compare and tune sections of ``--compare``."""
+    print(f"\ncompare: printed estimate vs measured (measured / estimated; target "
+          f"1/{TARGET:g}…{TARGET:g} on the runs' CPU)")
+    print(f"{'case':<40} {'work est':>8} {'runs cpu':>8} {'ratio':>6} {'cmd cpu':>8} "
+          f"{'wall est':>8} {'wall':>7} {'ratio':>6}  jobs  load before → after")
+    for row in compare_rows(large):
+        ratio = row["runs_cpu"] / row["work_s"]
+        wall_ratio = row["command_wall"] / row["wall_s"]
+        print(f"{row['case']:<40} {row['work_s']:>8.1f} {row['runs_cpu']:>8.1f} "
+              f"{ratio:>6.2f} {row['command_cpu']:>8.1f} {row['wall_s']:>8.1f} "
+              f"{row['command_wall']:>7.1f} {wall_ratio:>6.2f}  {row['n_jobs']:>4}  "
+              f"{row['load']}{_flag(ratio)}")
+    print("\ntune on one thread: its CPU time vs tune's cost model for every configuration "
+          "(target on the CPU ratio), and the configurations' elapsed time vs the model at "
+          "the probe's wall rate")
+    print(f"{'case':<40} {'cpu est':>8} {'cpu':>8} {'ratio':>6} {'wall est':>8} {'wall':>8} "
+          f"{'ratio':>6}  trials  load before → after")
+    for row in tune_rows(large):
+        ratio = row["measured"] / row["estimated"]
+        wall_ratio = row["wall"] / row["wall_estimated"]
+        print(f"{row['case']:<40} {row['estimated']:>8.1f} {row['measured']:>8.1f} "
+              f"{ratio:>6.2f} {row['wall_estimated']:>8.1f} {row['wall']:>8.1f} "
+              f"{wall_ratio:>6.2f}  {row['trials']:>6}  {row['load']}{_flag(ratio)}")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks cost")
     parser.add_argument("--quick", action="store_true", help="smaller sizes (smoke run)")
+    parser.add_argument("--compare", action="store_true",
+                        help="also compare's and tune's estimates against their runs")
+    parser.add_argument("--large", action="store_true",
+                        help="with --compare: Fashion-MNIST at 20,000 rows (minutes)")
     args = parser.parse_args(argv)
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; one thread")
     print(f"{'case':<32} {'estimate s':>11} {'measured s':>11} {'ratio':>6}")
@@ -111,6 +240,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"tune time_budget={budget:g} s: elapsed {elapsed:.2f} s = {elapsed / budget:.2f}× "
           f"the budget (target ≤ 1.2; stopped: {stopped})")
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} at the end")
+    if args.compare:
+        print_user_estimates(args.large)
 
 
 if __name__ == "__main__":

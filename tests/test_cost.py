@@ -28,10 +28,75 @@ def test_formulas_count_the_known_flops():
         n * n * 100 / _cost.TRSM_EFFICIENCY)
     assert _cost.preconditioner_flops(m) == pytest.approx(3 * _cost.cholesky_flops(m))
     assert _cost.feature_ridge_flops(n, m, t, select_alpha=True) == pytest.approx(
-        2 * n * m * m + 2 * n * m * t + _cost.eigh_flops(m))
-    # Fewer rows than features: the path decomposes the n × n side.
-    assert _cost.feature_ridge_flops(100, m, 1, True) - 2 * 100 * m * (m + 1) == \
-        pytest.approx(_cost.eigh_flops(100))
+        _cost.alpha_path_flops(n, m, t, _cost.PATH_ALPHAS))
+    assert _cost.feature_ridge_flops(n, m, t, select_alpha=False) == pytest.approx(
+        2 * n * m * m + 2 * n * m * t + _cost.cholesky_flops(m))
+
+
+def test_the_alpha_path_formula():
+    # Spectrum (syrk n·D·r + projections 2·n·D·r + eigh of r, r = min(n, D)), the per-α
+    # products 2·n·r·A·(t + 1) at their efficiency, the per-entry work n·t·A.
+    n, D, t, A = 5000, 400, 10, 37
+    spectrum = _cost.ALPHA_PATH_SPECTRUM_FACTOR * (3 * n * D * D + _cost.eigh_flops(D))
+    products = 2 * n * D * A * (t + 1) / _cost.ALPHA_PATH_PRODUCT_EFFICIENCY
+    entries = _cost.ALPHA_PATH_ENTRY_FLOPS * n * t * A
+    assert _cost.alpha_path_flops(n, D, t, A) == pytest.approx(spectrum + products + entries)
+    # Fewer rows than features: the n × n side is decomposed (r = n).
+    small = _cost.alpha_path_flops(100, D, 1, A)
+    assert small == pytest.approx(
+        _cost.ALPHA_PATH_SPECTRUM_FACTOR * (3 * 100 * D * 100 + _cost.eigh_flops(100))
+        + 2 * 100 * 100 * A * 2 / _cost.ALPHA_PATH_PRODUCT_EFFICIENCY
+        + _cost.ALPHA_PATH_ENTRY_FLOPS * 100 * A)
+    # On a kernel matrix: the n × n eigendecomposition, no Gram matrix.
+    assert _cost.alpha_path_flops(n, 0, t, A, kernel=True) == pytest.approx(
+        _cost.eigh_flops(n) + 2 * n * n * A * (t + 1) / _cost.ALPHA_PATH_PRODUCT_EFFICIENCY
+        + entries)
+    # Linear in the α grid's size and in the outputs beyond the spectrum; the default grid
+    # is the ridge core's.
+    from kernelmaps._ridge import DEFAULT_ALPHAS
+
+    assert DEFAULT_ALPHAS.size == _cost.PATH_ALPHAS
+    assert (_cost.alpha_path_flops(n, D, t, 2 * A) - spectrum
+            == pytest.approx(2 * (products + entries)))
+    # For 10 outputs at small D the per-α work dominates: 25 features on 20,000 rows cost
+    # far more than the Gram matrix and eigendecomposition the formula once counted alone
+    # (measured 0.27 s there against 0.001 s by the old formula).
+    assert _cost.alpha_path_flops(20000, 25, 10) > 100 * (2 * 20000 * 25**2
+                                                          + _cost.eigh_flops(25))
+
+
+def test_the_alpha_path_fixed_cost_counts_its_groups():
+    # The path scores α in groups of ALPHA_PATH_GROUP_ELEMENTS fitted values (the ridge
+    # core's chunk): digits (1,347 rows, 10 classes) two α a group, 19 groups of 37;
+    # 20,000 rows one α a group; a small set every α in one group.
+    from kernelmaps._ridge import path
+
+    assert path._CHUNK_ELEMENTS == _cost.ALPHA_PATH_GROUP_ELEMENTS
+    assert [g.stop - g.start for g in path._alpha_chunks(1347, 10, 37)][:2] == [2, 2]
+    assert _cost.alpha_path_groups(1347, 10, 37) == len(path._alpha_chunks(1347, 10, 37)) == 19
+    assert _cost.alpha_path_groups(20000, 10, 37) == 37
+    assert _cost.alpha_path_groups(133, 3, 37) == 1
+    assert _cost.alpha_path_fixed_seconds(1347, 10) == pytest.approx(
+        19 * _cost.ALPHA_PATH_GROUP_S)
+
+
+def test_map_and_ridge_flops():
+    n, d, D, t = 3000, 784, 400, 10
+    read = n * d * _cost.INPUT_ENTRY_FLOPS
+    assert _cost.feature_map_flops(n, d, D) == pytest.approx(
+        n * D * (2 * d + _cost.FEATURE_ENTRY_FLOPS) + read)
+    # A landmark map: kernel values against the D landmarks, times the D × D normalisation;
+    # its fit: the landmarks' kernel matrix and its eigendecomposition.
+    assert _cost.feature_map_flops(n, d, D, landmarks=True) == pytest.approx(
+        _cost.kernel_matrix_flops(n, D, d) + 2 * n * D * D + read)
+    assert _cost.feature_map_fit_flops(d, D, landmarks=True) == pytest.approx(
+        _cost.kernel_matrix_flops(D, D, d) + _cost.eigh_flops(D))
+    assert _cost.feature_map_fit_flops(d, D, landmarks=False) == 0
+    for landmarks in (False, True):
+        assert _cost.map_ridge_flops(n, d, D, t, landmarks=landmarks, other_rows=500) == \
+            pytest.approx(_cost.feature_map_fit_flops(d, D, landmarks)
+                          + _cost.feature_map_flops(n + 500, d, D, landmarks)
+                          + _cost.alpha_path_flops(n, D, t))
 
 
 def test_the_exact_baseline_with_alpha_on_a_subsample():
@@ -41,7 +106,7 @@ def test_the_exact_baseline_with_alpha_on_a_subsample():
                                      m=m)
     assert cost.factorisation == "eigendecomposition + Cholesky"
     assert cost.factorisation_flops == pytest.approx(
-        _cost.eigh_flops(m) + _cost.cholesky_flops(n) + 2 * n * n * t)
+        _cost.alpha_path_flops(m, 0, t, kernel=True) + _cost.cholesky_flops(n) + 2 * n * n * t)
     assert cost.kernel_matrix_flops == pytest.approx(_cost.kernel_matrix_flops(n, n, d))
     assert cost.test_rows_flops == pytest.approx(
         _cost.kernel_matrix_flops(n_test, n, d) + 2 * n * n_test * t)

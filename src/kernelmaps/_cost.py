@@ -36,14 +36,44 @@ from kernelmaps._config import available_memory, resolve_n_threads
 from kernelmaps._engine import blas_controller
 
 __all__ = [
-    "ALPHA_PATH_ARRAYS", "BLOCK_ROWS", "CHOLESKY_EFFICIENCY", "EIGH_FLOPS",
-    "EXACT_FIT_ALWAYS_SAMPLES", "EXACT_FIT_MAX_SECONDS", "EXACT_FIT_MEMORY_FRACTION",
-    "KERNEL_ENTRY_FLOPS", "PROBE_SIZE", "ExactCost", "ExactFitDecision", "cg_iteration_flops",
-    "cholesky_flops", "eigh_flops", "exact_baseline_cost", "exact_baseline_memory",
-    "exact_fit_fits", "exact_fit_flops", "exact_fit_memory", "feature_map_flops",
-    "feature_path_memory", "feature_ridge_flops", "gemm_rate", "kernel_matrix_flops",
+    "ALPHA_PATH_ARRAYS",
+    "ALPHA_PATH_ENTRY_FLOPS",
+    "ALPHA_PATH_PRODUCT_EFFICIENCY",
+    "ALPHA_PATH_SPECTRUM_FACTOR",
+    "BLOCK_ROWS",
+    "CHOLESKY_EFFICIENCY",
+    "EIGH_FLOPS",
+    "EXACT_FIT_ALWAYS_SAMPLES",
+    "EXACT_FIT_MAX_SECONDS",
+    "EXACT_FIT_MEMORY_FRACTION",
+    "FEATURE_ENTRY_FLOPS",
+    "INPUT_ENTRY_FLOPS",
+    "KERNEL_ENTRY_FLOPS",
+    "PATH_ALPHAS",
+    "PROBE_SIZE",
+    "ExactCost",
+    "ExactFitDecision",
+    "alpha_path_flops",
+    "cg_iteration_flops",
+    "cholesky_flops",
+    "eigh_flops",
+    "exact_baseline_cost",
+    "exact_baseline_memory",
+    "exact_fit_fits",
+    "exact_fit_flops",
+    "exact_fit_memory",
+    "feature_map_fit_flops",
+    "feature_map_flops",
+    "feature_path_memory",
+    "feature_ridge_flops",
+    "gemm_rate",
+    "kernel_matrix_flops",
+    "map_ridge_flops",
     "nystrom_first_pass_flops",
-    "preconditioner_flops", "seconds", "streamed_ridge_memory", "triangular_solve_flops",
+    "preconditioner_flops",
+    "seconds",
+    "streamed_ridge_memory",
+    "triangular_solve_flops",
 ]
 
 # ----------------------------------------------------------------------------- the probe
@@ -126,8 +156,47 @@ TRSV_EFFICIENCY = 0.25
 SWEEP_ENTRY_FLOPS = 25.0
 SWEEP_COLUMN_FLOPS = 8.0
 #: GEMM-equivalent flops per output feature and row of a feature map beyond its 2·d
-#: projection (the cosine or the kernel's element-wise passes).
-FEATURE_ENTRY_FLOPS = 40.0
+#: projection (the cosine or the kernel's element-wise passes). Measured for the random
+#: Fourier maps (``rff``, ``rbf_sampler``, ``orthogonal``, ``quadrature``, ``principal``)
+#: on one thread, CPU time at the probe's CPU rate: 480 per value at d = 64 (digits, 1,797
+#: rows, D = 800) and 100-250 at d = 784 (Fashion-MNIST, 3,000 rows, D = 400-800), load
+#: 12-17; 300 is within 1.4× of both (it was 40, which made the small-d maps 3-4× slower
+#: than estimated). The structured maps (FWHT blocks) cost the same at d = 784 and up to 3×
+#: more at d = 64 (a share of compare's work too small to need a formula of their own).
+FEATURE_ENTRY_FLOPS = 300.0
+#: GEMM-equivalent flops per input value a transform reads beyond its products (validation,
+#: the copy to the engine's blocks): ~4 ns per value, measured as the part of a transform
+#: that does not grow with D (10 ms for 3,000 × 784 at D = 25; 2 ms for 1,797 × 64), at 35
+#: Gflop/s, load 12-17.
+INPUT_ENTRY_FLOPS = 140.0
+#: The α path on features (:func:`alpha_path_flops`) took this many times its Gram, projection
+#: and eigendecomposition flops (least squares over 25 paths: n = 1,347, 5,000, 20,000; D =
+#: 25-1,600; 2 and 10 outputs; 37 α; one thread, load 12; every path within 0.85-1.54× of
+#: the fitted formula).
+ALPHA_PATH_SPECTRUM_FACTOR = 1.1
+#: The path's products per α (the fitted values ``P diag(1/(λ+α)) c`` and the leverages
+#: ``P² (1/(λ+α))``, a few α at a time over the n × r projections ``P``: skinny, memory-bound
+#: products) run at this fraction of the product rate: their 2·n·r·A·(t + 1) flops took 7.4×
+#: their GEMM time in the same fit.
+ALPHA_PATH_PRODUCT_EFFICIENCY = 0.135
+#: And its element-wise work per scored row, output and α (the leave-one-out residual, the
+#: argmax or squared error of the score): 2.6e-8 s each in the same fit, at 35 Gflop/s.
+ALPHA_PATH_ENTRY_FLOPS = 900.0
+#: The path scores its α in groups of at most this many fitted values (rows × outputs × α;
+#: ``_ridge.path._CHUNK_ELEMENTS``, a test checks they agree) ...
+ALPHA_PATH_GROUP_ELEMENTS = 2**15
+#: ... and each group costs this much CPU time beyond its flops (NumPy calls on small
+#: arrays, the score's label decoding): compare's runs exceeded their flops' time by 0.054 s
+#: each on wine (1 group a path) and 0.081 s on digits (19 groups), compare's own work
+#: outside the runs included (one process, load 14-16): 1.5 ms a group, 52 ms a run
+#: (``evaluate._runs.RUN_OVERHEAD_S``). On Fashion-MNIST 20,000 rows (37 groups) the
+#: residual was 0.15 s a run against 0.11 s counted so: 2 % of that comparison's time. At
+#: load 2-4 the same runs cost less (wine's runs 5.0 s of CPU against 6.4 s at load 13):
+#: 1.2 ms a group and 45 ms a run sit between the two.
+ALPHA_PATH_GROUP_S = 0.0012
+#: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
+#: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
+PATH_ALPHAS = 37
 #: The exact α path (``kernel_alpha_path``: eigenvectors, the driver's workspace, the
 #: projections) holds this many m × m float64 arrays beside the kernel matrix it is given:
 #: compare's baseline on the full-n path peaked at 3.3 and 3.6 n² doubles in all (K
@@ -191,21 +260,99 @@ def cg_iteration_flops(n_cached: float, n_recomputed: float, n_centres: float,
             + 4.0 * triangular_solve_flops(n_centres, n_targets))
 
 
-def feature_map_flops(n_rows: float, n_features: float, n_components: float) -> float:
-    """A feature map's transform of ``n_rows`` rows to D = ``n_components`` features:
-    ``n_rows·D·(2·n_features + FEATURE_ENTRY_FLOPS)``."""
-    return float(n_rows) * n_components * (2.0 * n_features + FEATURE_ENTRY_FLOPS)
+def feature_map_flops(n_rows: float, n_features: float, n_components: float,
+                      landmarks: bool = False) -> float:
+    """A feature map's transform of ``n_rows`` rows to D = ``n_components`` features.
+
+    Random features: ``n_rows·D·(2·n_features + FEATURE_ENTRY_FLOPS)``; a landmark map
+    (Nyström): the kernel values against its D landmarks (:func:`kernel_matrix_flops`) and
+    their product with its D × D normalisation (2·n_rows·D²). Either way plus
+    ``n_rows·n_features·INPUT_ENTRY_FLOPS`` for reading the input.
+    """
+    n, D = float(n_rows), float(n_components)
+    read = n * n_features * INPUT_ENTRY_FLOPS
+    if landmarks:
+        return kernel_matrix_flops(n, D, n_features) + 2.0 * n * D * D + read
+    return n * D * (2.0 * n_features + FEATURE_ENTRY_FLOPS) + read
+
+
+def feature_map_fit_flops(n_features: float, n_components: float, landmarks: bool) -> float:
+    """A feature map's fit: a landmark map's (Nyström) kernel matrix of its D landmarks and
+    its eigendecomposition (:func:`eigh_flops` (D)); a random-feature map's draw, counted as
+    nothing here (its cost is in the fixed cost of a run)."""
+    if not landmarks:
+        return 0.0
+    D = float(n_components)
+    return kernel_matrix_flops(D, D, n_features) + eigh_flops(D)
+
+
+def alpha_path_flops(n_rows: float, n_components: float, n_targets: float,
+                     n_alphas: float = PATH_ALPHAS, kernel: bool = False) -> float:
+    r"""Ridge's exact leave-one-out α path on ``n_rows`` rows (``_ridge.ridge_alpha_path`` on
+    n × D features; ``kernel=True``: ``_ridge.kernel_alpha_path`` on an n × n kernel matrix,
+    ``n_components`` ignored), ``n_targets`` outputs t and ``n_alphas`` values A.
+
+    With r = min(n, D) (r = n for the kernel path):
+
+    * the spectrum: the Gram matrix (``syrk``, n·D·r), the projections Zc·V (2·n·D·r) and
+      the r × r eigendecomposition, times :data:`ALPHA_PATH_SPECTRUM_FACTOR`; on a kernel
+      matrix the n × n eigendecomposition alone;
+    * per α the fitted values and leverages, 2·n·r·A·(t + 1) flops at
+      :data:`ALPHA_PATH_PRODUCT_EFFICIENCY`;
+    * per row, output and α the leave-one-out residual and score,
+      :data:`ALPHA_PATH_ENTRY_FLOPS`.
+
+    The one formula of the path's cost: compare's runs, its exact baseline and tune's
+    configurations are priced by it (a faster path is one edit here).
+    """
+    n, A, t = float(n_rows), float(n_alphas), float(n_targets)
+    if kernel:
+        r = n
+        spectrum = eigh_flops(n)
+    else:
+        D = float(n_components)
+        r = min(n, D)
+        spectrum = ALPHA_PATH_SPECTRUM_FACTOR * (3.0 * n * D * r + eigh_flops(r))
+    products = 2.0 * n * r * A * (t + 1.0) / ALPHA_PATH_PRODUCT_EFFICIENCY
+    return spectrum + products + ALPHA_PATH_ENTRY_FLOPS * n * t * A
+
+
+def alpha_path_groups(n_rows: float, n_targets: float, n_alphas: float = PATH_ALPHAS) -> int:
+    """The groups of α the path scores together: ``n_alphas`` in steps of
+    ``ALPHA_PATH_GROUP_ELEMENTS // (n_rows·n_targets)`` (at least one α)."""
+    step = max(1, ALPHA_PATH_GROUP_ELEMENTS // max(1, int(n_rows * n_targets)))
+    return -(-int(n_alphas) // step)
+
+
+def alpha_path_fixed_seconds(n_rows: float, n_targets: float,
+                             n_alphas: float = PATH_ALPHAS) -> float:
+    """CPU seconds of the α path beyond its flops (:func:`alpha_path_flops`):
+    :data:`ALPHA_PATH_GROUP_S` per group of α (:func:`alpha_path_groups`)."""
+    return ALPHA_PATH_GROUP_S * alpha_path_groups(n_rows, n_targets, n_alphas)
 
 
 def feature_ridge_flops(n_rows: float, n_components: float, n_targets: float,
-                        select_alpha: bool) -> float:
-    """Ridge on n × D features: the Gram matrix ZᵀZ (2·n·D²), the projections of the
-    targets (2·n·D·t) and one Cholesky factorisation of D × D or, with α chosen on a path,
-    one eigendecomposition of the smaller side, min(n, D) (the path's other work, D·t per
-    α, is negligible)."""
+                        select_alpha: bool, n_alphas: float = PATH_ALPHAS) -> float:
+    """Ridge on n × D features: with α chosen on a path of ``n_alphas`` values,
+    :func:`alpha_path_flops`; at a fixed α, the Gram matrix ZᵀZ (2·n·D²), the projections of
+    the targets (2·n·D·t) and one Cholesky factorisation of D × D."""
     n, D = float(n_rows), float(n_components)
-    factor = eigh_flops(min(n, D)) if select_alpha else cholesky_flops(D)
-    return 2.0 * n * D * D + 2.0 * n * D * n_targets + factor
+    if select_alpha:
+        return alpha_path_flops(n, D, n_targets, n_alphas)
+    return 2.0 * n * D * D + 2.0 * n * D * n_targets + cholesky_flops(D)
+
+
+def map_ridge_flops(n_rows: float, n_features: float, n_components: float, n_targets: float,
+                    *, landmarks: bool = False, select_alpha: bool = True,
+                    n_alphas: float = PATH_ALPHAS, other_rows: float = 0) -> float:
+    """A feature map and ridge on its features, the unit of work of ``compare``'s runs and
+    ``tune``'s configurations: the map's fit (:func:`feature_map_fit_flops`), its transform
+    of the ``n_rows`` training rows and ``other_rows`` more (test rows, kernel-error rows;
+    :func:`feature_map_flops`) and ridge on the training features
+    (:func:`feature_ridge_flops`: with ``select_alpha``, the α path of ``n_alphas``)."""
+    return (feature_map_fit_flops(n_features, n_components, landmarks)
+            + feature_map_flops(float(n_rows) + other_rows, n_features, n_components, landmarks)
+            + feature_ridge_flops(n_rows, n_components, n_targets, select_alpha, n_alphas))
 
 
 def feature_path_memory(n_rows: float, n_components: float, n_targets: float) -> float:
@@ -290,8 +437,8 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
     * the kernel matrix, :func:`kernel_matrix_flops` (n, n, d);
     * the factorisation: closed-form ridge at a fixed α, one Cholesky (n³/3) and the solve
       (2n²t); with α chosen per row, the exact leave-one-out path on ``m`` training rows
-      (one :func:`eigh_flops` (m)) then one Cholesky at the full n — or, ``m=None``, the
-      path on all n rows (one n × n eigendecomposition, no Cholesky); with features (any
+      (:func:`alpha_path_flops` on the m × m kernel matrix) then one Cholesky at the full n
+      — or, ``m=None``, the path on all n rows (no Cholesky); with features (any
       other linear model), the Cholesky factor and the linear model on n × n features,
       counted as n³ more (a rough guess: its solvers iterate);
     * the test rows: their kernel values (n_test × n) and, with features, the triangular
@@ -302,10 +449,11 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
     n = float(n_train)
     kernel = kernel_matrix_flops(n, n, n_features)
     if closed_form and select_alpha and m is None:
-        name, factor = "eigendecomposition", eigh_flops(n)
+        name, factor = "eigendecomposition", alpha_path_flops(n, n, n_outputs, kernel=True)
     elif closed_form and select_alpha:
         name = "eigendecomposition + Cholesky"
-        factor = eigh_flops(min(float(m), n)) + cholesky_flops(n) + 2 * n * n * n_outputs
+        factor = (alpha_path_flops(min(float(m), n), 0, n_outputs, kernel=True)
+                  + cholesky_flops(n) + 2 * n * n * n_outputs)
     elif closed_form:
         name, factor = "Cholesky", cholesky_flops(n) + 2 * n * n * n_outputs
     else:

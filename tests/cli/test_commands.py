@@ -140,7 +140,7 @@ def test_default_threads_start_as_many_workers_as_the_work_is_worth(capsys, tmp_
                               "--no-exact", "--json", "--out", str(tmp_path))
     assert code == 0, err
     threads = json.loads(out)["settings"]["threads"]
-    assert threads.startswith("1 (every run in this process): one per 30 s of the ~0 s of "
+    assert threads.startswith("1 (every run in this process): one per 15 s of the ~0 s of "
                               "work estimated (a worker costs ~1.2 s to start)")
 
 

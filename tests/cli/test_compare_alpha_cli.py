@@ -77,3 +77,18 @@ def test_the_cost_estimate_is_printed_before_a_long_fit(capsys, digits_csv, tmp_
     estimate = json.loads(out)["cost_estimate"]
     assert estimate["exact"]["seconds"] > 0 and estimate["exact"]["memory_bytes"] > 8 * 300**2
     assert estimate["work_s"] > 0 and estimate["n_jobs"] == 1
+    assert estimate["wall_s"] > 0
+
+
+def test_the_runs_estimate_is_printed_without_the_baseline(capsys, digits_csv, tmp_path,
+                                                           monkeypatch):
+    # Issue 34: a long comparison without the exact baseline (20,000 × 784 skips it) said
+    # nothing of its cost; the line now states the runs' CPU work and the elapsed estimate.
+    monkeypatch.setattr(commands, "ESTIMATE_MESSAGE_S", 0.0)
+    code, _, err = run_main(capsys, "compare", "--data", str(digits_csv), *SMALL,
+                              "--no-exact", "--out", str(tmp_path / "a"))
+    assert code == 0
+    text = " ".join(err.split())  # the console may wrap the line
+    assert "estimate: every run together ~" in text and "exact baseline" not in text
+    assert "s of single-core CPU time on 1 process(es), ~" in text
+    assert "s elapsed at the machine's load now." in text

@@ -157,3 +157,28 @@ def test_kernel_ridge_classifier_on_dask_equals_in_memory(problem):
     assert isinstance(lazy, da.Array)
     np.testing.assert_array_equal(lazy.compute(), in_memory.predict(X))
     assert on_dask.score(X, names) > 0.8
+
+
+@pytest.mark.parametrize("cls", [KernelRidge, KernelRidgeClassifier])
+def test_auto_solver_says_once_that_it_fits_by_falkon(problem, cls):
+    # Issue 34: on a Dask collection solver="auto" is FALKON (the exact solve needs the
+    # n × n kernel matrix in one process); it says so, once, as the in-memory fit does.
+    _, y, dX = problem
+    if cls is KernelRidgeClassifier:
+        y = y > np.median(y)
+    params = dict(alpha=1e-2, kernel="rbf", gamma=0.5, n_components=40, random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fitted = cls(solver="auto", **params).fit(dX, y)
+    approximate = [w for w in caught
+                   if issubclass(w.category, km.models.ApproximateSolverWarning)]
+    assert len(approximate) == 1 and approximate[0].filename == __file__
+    message = str(approximate[0].message)
+    for part in ("M = 40", "X.compute()", "solver='exact'", "solver='falkon'",
+                 "rms relative", "Dask collection"):
+        assert part in message
+    assert fitted.solver_ == "nystrom" and fitted.dual_coef_.shape == (40,)
+    for solver in ("nystrom", "falkon"):  # chosen explicitly: nothing said
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", km.models.ApproximateSolverWarning)
+            cls(solver=solver, **params).fit(dX, y)

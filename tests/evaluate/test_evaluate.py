@@ -470,13 +470,17 @@ def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
     table = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                     methods=["rbf_sampler"], n_seeds=2)
     settings = table.attrs["settings"]
-    assert settings["n_jobs"] == 1 and 0.05 < settings["work_estimate_s"] < 2
+    # ~2.5 s: the baseline's α path on 1,347 rows (eigh and the per-α LOO work, ~30 Gflop) and
+    # five runs at their fixed cost: under one worker's 15 s.
+    assert settings["n_jobs"] == 1 and 0.5 < settings["work_estimate_s"] < 5
     # A fixed overhead per run (exact + 2 sizes × 2 seeds) and flops at the probe's rate:
     # half the rate, twice the flops' seconds.
     monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10 * threads, 1e10))
     slower = compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[25, 400],
                      methods=["rbf_sampler"], n_seeds=2).attrs["settings"]
-    overhead = 5 * _runs._RUN_OVERHEAD_S
+    # The fixed part: per run its overhead and the α path's per-group cost (1,347 training
+    # rows, 10 classes: 19 groups of α).
+    overhead = 5 * (_runs.RUN_OVERHEAD_S + _cost.alpha_path_fixed_seconds(1347, 10))
     assert slower["work_estimate_s"] == pytest.approx(
         overhead + 2 * (settings["work_estimate_s"] - overhead))
     monkeypatch.setattr(_runs, "SECONDS_PER_WORKER", 1e-3)  # as many as runs and cores
@@ -484,6 +488,30 @@ def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
                     methods=["rbf_sampler"], n_seeds=2)
     assert table.attrs["settings"]["n_jobs"] == min(5, km.get_config()["n_threads"]
                                                     or len(os.sched_getaffinity(0)))
+
+
+def test_the_work_estimate_is_the_cost_models_run_formula(monkeypatch):
+    # Issue 34: compare's printed work is, per run, its fixed cost, the α path's per-group
+    # cost and the cost model's flops of a map and ridge (a landmark map's fit and M × M
+    # normalisation included; training, test and kernel-error rows transformed) at the
+    # probe's rate: here fixed at 1e10 flop/s, so the number is exact, not timed.
+    from kernelmaps.evaluate import _runs
+
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10 * threads, 1e10))
+    X, y = load_digits(return_X_y=True)
+    estimates = []
+    compare(X, y, kernel=get_kernel("rbf", gamma=0.0002), n_components=[50],
+            methods=["nystroem"], n_seeds=1, exact=False, on_estimate=estimates.append)
+    n_train, n_test, d, classes = 1347, 450, 64, 10
+    flops = (_cost.map_ridge_flops(n_train, d, 50, classes, landmarks=True,
+                                   other_rows=n_test + 500)
+             + 2 * n_test * 50 * classes)
+    expected = (_runs.RUN_OVERHEAD_S + _cost.alpha_path_fixed_seconds(n_train, classes)
+                + flops / 1e10)
+    assert estimates[0]["work_s"] == pytest.approx(expected)
+    assert estimates[0]["n_jobs"] == 1 and estimates[0]["exact"] is None
+    # One process at a probe whose wall rate equals its CPU rate: elapsed = work.
+    assert estimates[0]["wall_s"] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("n_jobs", [0, 1.5, True, "2"])

@@ -213,8 +213,9 @@ class _WorkClock:
             path = real_path(Z, y, **kwargs)
             n_rows, n_components = Z.shape
             targets = np.unique(y).size if kwargs.get("task") == "classification" else 1
-            flops = (_cost.feature_map_flops(n_rows, n_features, n_components)
-                     + _cost.feature_ridge_flops(n_rows, n_components, targets, True))
+            flops = _cost.map_ridge_flops(n_rows, n_features, n_components, targets,
+                                          landmarks=True,  # tune's default map, Nyström
+                                          n_alphas=kwargs["alphas"].size)
             self.now += 3 * flops / 1e9
             return path
 

@@ -243,7 +243,7 @@ def _add_compare(commands: Any) -> None:
                          help="advice: the smallest n_components per method whose score is "
                               "within this relative gap of the exact score (default: 0.01)")
     _add_run_options(compare, out=DEFAULT_OUT,
-                     threads_default="one worker per 30 s of estimated work, at most one "
+                     threads_default="one worker per 15 s of estimated work, at most one "
                                      "per core",
                      quiet="no progress bar, table or messages",
                      json_help="print settings, summary and rows as JSON on stdout")

@@ -43,6 +43,7 @@ from kernelmaps.models.interface import (
     n_targets,
     set_classes,
     solve_nystrom,
+    warn_approximate_solver,
 )
 
 __all__ = ["DASK_CACHE_FRACTION", "DaskNystromSystem", "dask_cache_budget", "fit_kernel_ridge"]
@@ -53,9 +54,10 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
 
     What the model's ``fit`` does with a dask ``X``. The centres are drawn as Nyström's
     landmarks by :func:`kernelmaps.distributed._fit.sample_landmarks` (an exact uniform
-    sample of rows, or a data-driven strategy on a uniform sample). ``solver='auto'`` (and
-    ``'falkon'``, its other name) means ``'nystrom'`` here; ``'exact'`` (the n × n kernel
-    matrix) is refused.
+    sample of rows, or a data-driven strategy on a uniform sample). ``solver='auto'`` means
+    ``'nystrom'`` here, and says so once (the models' one
+    :class:`~kernelmaps.models.ApproximateSolverWarning` message); ``'falkon'`` (its other
+    name) says nothing; ``'exact'`` (the n × n kernel matrix) is refused.
     """
     owner = f"{type(model).__name__}.fit"
     if model.solver == "exact":
@@ -78,6 +80,12 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
     centres, indices = sample_landmarks(
         X, model.landmarks, kernel, min(model.n_components, X.shape[0]),
         check_random_state(model.random_state), options=model.landmark_params)
+    if model.solver == "auto":
+        warn_approximate_solver(
+            model, X.shape[0], "a Dask collection is fitted on its workers, and the exact "
+            "solve needs the n × n kernel matrix in one process",
+            exact_hint="Compute X into memory (X.compute()) and pass solver='exact' for the "
+                       "exact model", stacklevel=5)
     progress = FitProgress(model.verbose, type(model).__name__)
     system = DaskNystromSystem(kernel, X, centres, weights, Y)
     progress.phase(f"first pass over K_nM on {len(system.chunk_rows)} chunks "

@@ -39,11 +39,12 @@ from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
 from kernelmaps.evaluate._splits import Split
 from kernelmaps.evaluate.error import relative_error
-from kernelmaps.evaluate.registry import EXACT, Method
+from kernelmaps.evaluate.registry import EXACT, METHODS, Method
 from kernelmaps.kernels import Kernel
 
-__all__ = ["PARALLEL_EXACT_PHASE", "PROBE_ROWS", "SECONDS_PER_WORKER", "WORKER_START_S", "Run",
-           "estimated_seconds", "execute", "plan_runs", "run_all", "workers_worth"]
+__all__ = ["PARALLEL_EXACT_PHASE", "PROBE_ROWS", "RUN_OVERHEAD_S", "SECONDS_PER_WORKER",
+           "WORKER_START_S", "Run", "estimated_seconds", "execute", "plan_runs", "run_all",
+           "run_flops", "workers_worth"]
 
 #: What ``on_phase`` heard when the baseline ran in a worker process. It no longer does (it
 #: runs in this process on the machine's BLAS threads, its phases reported as they start);
@@ -334,30 +335,46 @@ WORKER_START_S = 1.2
 #: nominal 1e10 flop/s then, 30 s for that table's 11 s; it is now the cost model's seconds
 #: at the measured one-thread rate, so the threshold is in seconds of real work.)
 SECONDS_PER_WORKER = 15.0
-#: The fixed cost of a run (validation, model set-up: 15-20 ms for the smallest runs on
-#: digits), added to the cost model's seconds.
-_RUN_OVERHEAD_S = 0.015
+#: The fixed CPU cost of a run beyond its flops (validation, the map's draw, tracemalloc's
+#: bookkeeping, the model's set-up, its kernel error and its share of compare's planning),
+#: beside the α path's per-group cost (``_cost.ALPHA_PATH_GROUP_S``, where the measurement
+#: is written): 52 ms from compare's CPU time on wine and digits in one process at load
+#: 14-16, less at load 2-4; 45 ms between. It was 15 ms, which with the α path's per-α work
+#: left out put digits' estimate at 1/3.9 of its CPU time.
+RUN_OVERHEAD_S = 0.045
+
+
+def run_flops(run: Run, n_outputs: int, closed_form: bool, select_alpha: bool,
+              n_alphas: int = _cost.PATH_ALPHAS) -> float:
+    """GEMM-equivalent flops of one run (:mod:`kernelmaps._cost`'s formulas).
+
+    A map's run: :func:`~kernelmaps._cost.map_ridge_flops` (the map's fit, its transform
+    of the training, test and kernel-error rows, ridge on the training features: with
+    ``select_alpha``, the leave-one-out path over ``n_alphas`` values) and the predictions.
+    The baseline: :func:`~kernelmaps._cost.exact_baseline_cost`."""
+    (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
+    if run.method == EXACT:
+        return _exact.baseline_cost(n_train, n_test, d, n_outputs, closed_form=closed_form,
+                                    select_alpha=select_alpha, threads=1).flops
+    landmarks = run.method in METHODS and METHODS[run.method].landmarks
+    return (_cost.map_ridge_flops(n_train, d, run.size, n_outputs, landmarks=landmarks,
+                                  select_alpha=select_alpha, n_alphas=n_alphas,
+                                  other_rows=n_test + run.split.error_rows.size)
+            + 2.0 * n_test * run.size * n_outputs)
 
 
 def estimated_seconds(runs: list[Run], n_outputs: int, closed_form: bool,
-                      select_alpha: bool = False) -> float:
-    """Single-core seconds the runs would take: per run a fixed cost and the cost model's
-    (:mod:`kernelmaps._cost`) flops of the map's transform of training and test rows
-    (:func:`~kernelmaps._cost.feature_map_flops`) and of ridge on its features
-    (:func:`~kernelmaps._cost.feature_ridge_flops`: with ``select_alpha``, the D × D
-    eigendecomposition of the α path); the baseline's from
-    :func:`~kernelmaps._cost.exact_baseline_cost`, all at the one-thread rate per second of
-    CPU time: work, which other processes on the machine do not make larger."""
-    flops = 0.0
-    for run in runs:
-        (n_train, d), n_test = run.split.X_train.shape, run.split.X_test.shape[0]
-        if run.method == EXACT:
-            flops += _exact.baseline_cost(n_train, n_test, d, n_outputs, closed_form=closed_form,
-                                          select_alpha=select_alpha, threads=1).flops
-        else:
-            flops += (_cost.feature_map_flops(n_train + n_test, d, run.size)
-                      + _cost.feature_ridge_flops(n_train, run.size, n_outputs, select_alpha))
-    return _RUN_OVERHEAD_S * len(runs) + _cost.seconds(flops, threads=1, clock="cpu")
+                      select_alpha: bool = False, n_alphas: int = _cost.PATH_ALPHAS) -> float:
+    """Single-core CPU seconds the runs would take: per run :data:`RUN_OVERHEAD_S`, with
+    ``select_alpha`` the α path's fixed cost (:func:`~kernelmaps._cost.
+    alpha_path_fixed_seconds`), and :func:`run_flops` at the one-thread rate per second of
+    CPU time (work, which other processes on the machine do not make larger)."""
+    flops = sum(run_flops(run, n_outputs, closed_form, select_alpha, n_alphas) for run in runs)
+    fixed = RUN_OVERHEAD_S * len(runs)
+    if select_alpha:
+        fixed += sum(_cost.alpha_path_fixed_seconds(run.split.X_train.shape[0], n_outputs,
+                                                    n_alphas) for run in runs)
+    return fixed + _cost.seconds(flops, threads=1, clock="cpu")
 
 
 def workers_worth(estimate: float, cap: int, n_runs: int) -> int:

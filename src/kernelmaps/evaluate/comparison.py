@@ -30,7 +30,13 @@ from kernelmaps._ridge import DEFAULT_ALPHAS, check_fixed_alpha
 from kernelmaps._suggest import did_you_mean
 from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._alpha import SelectAlpha, difference_se
-from kernelmaps.evaluate._runs import estimated_seconds, plan_runs, run_all, workers_worth
+from kernelmaps.evaluate._runs import (
+    WORKER_START_S,
+    estimated_seconds,
+    plan_runs,
+    run_all,
+    workers_worth,
+)
 from kernelmaps.evaluate._splits import (
     Split,
     check_split,
@@ -289,8 +295,10 @@ def compare(
         with ``m`` every training row (up to 2,000), it replaces it.
     on_estimate : callable or None, default=None
         ``on_estimate(estimate)`` once, before any run, with what the runs are estimated to
-        cost (also ``attrs["settings"]["cost_estimate"]``): ``work_s`` (single-core
-        seconds of every run, which sets the number of workers), ``n_jobs``, and
+        cost (also ``attrs["settings"]["cost_estimate"]``): ``work_s`` (single-core CPU
+        seconds of every run and the workers' start-up; the maps' share sets the number of
+        workers), ``wall_s`` (the elapsed time expected at the machine's load when the
+        probe ran: the baseline, then the maps' runs shared by the workers), ``n_jobs``, and
         ``exact``: ``None`` (no baseline) or its ``seconds``, ``kernel_matrix_s``,
         ``factorisation`` (``'Cholesky'``, ``'eigendecomposition'`` or
         ``'eigendecomposition + Cholesky'``), ``factorisation_s``, ``test_rows_s`` and
@@ -362,10 +370,9 @@ def compare(
             warnings.warn("skipped (landmark methods need n_components <= training rows): "
                           + "; ".join(plan.skipped), UserWarning, stacklevel=2)
         _draw_error_rows(splits, kernel, error_sample, rng)
-        estimate = estimated_seconds(plan.runs, n_outputs, closed_form, select_alpha)
-        workers = _workers(plan.runs, n_outputs, closed_form, select_alpha, cap, n_jobs)
-        cost = {"work_s": estimate, "n_jobs": workers,
-                "exact": price().as_dict() if run_exact else None}
+        cost = _estimate(plan.runs, n_outputs, closed_form, model_factory, cap, n_jobs,
+                         price() if run_exact else None)
+        estimate, workers = cost["work_s"], cost["n_jobs"]
         if on_estimate is not None:
             on_estimate(cost)
         rows = run_all(plan.runs, kernel, model_factory, metric, workers, progress, on_phase,
@@ -413,16 +420,27 @@ def _scaled_kernel(kernel_arg: Any, kernel: Kernel, X: Any, scale: Any,
     return kernel.resolve(X), heuristic  # gamma="scale": once, on the training rows
 
 
-def _workers(runs: list[Any], n_outputs: int, closed_form: bool, select_alpha: bool,
-             cap: int, n_jobs: int | None) -> int:
-    """The workers the maps' runs share: as many as their estimated work pays for, up to
-    ``cap`` (``n_jobs=None``), or the ``n_jobs`` asked for. The baseline runs in this
-    process on every core, beside the workers when there are several (``_runs.run_all``)."""
+def _estimate(runs: list[Any], n_outputs: int, closed_form: bool, model_factory: Any,
+              cap: int, n_jobs: int | None, exact: _cost.ExactCost | None) -> dict[str, Any]:
+    """``on_estimate``'s dict: the runs' single-core CPU work (``work_s``, worker start-ups
+    included), the workers the maps' runs share (``n_jobs``: as many as their work pays for,
+    up to ``cap``, or the ``n_jobs`` asked for), the elapsed time expected at the machine's
+    load now (``wall_s``: the baseline on its threads, then the maps' work shared by the
+    workers, each slowed as the probe was: its CPU rate over its wall rate — an upper bound
+    where the maps' workers run beside the baseline, ``_runs.run_all``) and ``exact``."""
+    select_alpha = isinstance(model_factory, SelectAlpha)
+    n_alphas = model_factory.alphas.size if select_alpha else _cost.PATH_ALPHAS
     map_runs = [run for run in runs if run.method != EXACT]
-    if n_jobs is None:
-        return workers_worth(estimated_seconds(map_runs, n_outputs, closed_form, select_alpha),
-                             cap, len(map_runs))
-    return min(cap, max(1, len(map_runs)))
+    maps = estimated_seconds(map_runs, n_outputs, closed_form, select_alpha, n_alphas)
+    baseline = estimated_seconds([run for run in runs if run.method == EXACT], n_outputs,
+                                 closed_form, select_alpha, n_alphas)
+    workers = (workers_worth(maps, cap, len(map_runs)) if n_jobs is None
+               else min(cap, max(1, len(map_runs))))
+    maps += WORKER_START_S * workers if workers > 1 else 0.0
+    slowdown = _cost.gemm_rate(1, "cpu") / _cost.gemm_rate(1, "wall")
+    wall = (0.0 if exact is None else exact.seconds) + maps / workers * max(slowdown, 1.0)
+    return {"work_s": baseline + maps, "wall_s": wall, "n_jobs": workers,
+            "exact": None if exact is None else exact.as_dict()}
 
 
 def _check_counts(n_components: Any, n_seeds: Any, error_sample: Any) -> list[int]:

@@ -53,7 +53,7 @@ from kernelmaps.models._falkon import falkon_solve
 from kernelmaps.models._nystrom import NystromSystem
 from kernelmaps.models._progress import FitProgress
 
-__all__ = ["ApproximateSolverWarning", "check_alpha"]
+__all__ = ["ApproximateSolverWarning", "check_alpha", "warn_approximate_solver"]
 
 #: What ``solver="auto"``'s warning states about the gap to the exact solver: measured, the
 #: rms relative difference of FALKON's predictions (M = 1,000, uniform centres) to the exact
@@ -81,6 +81,33 @@ class ApproximateSolverWarning(UserWarning):
     >>> with warnings.catch_warnings():
     ...     warnings.simplefilter("error", ApproximateSolverWarning)
     """
+
+
+#: How to get the exact model, said by :func:`warn_approximate_solver` (in memory).
+EXACT_HINT = "Pass solver='exact' for the exact model anyway"
+
+
+def warn_approximate_solver(model: Any, n_samples: int, reason: str, *,
+                            exact_hint: str = EXACT_HINT, stacklevel: int = 2) -> None:
+    """Say once that ``solver="auto"`` fits ``model`` by Nyström/FALKON, not exactly.
+
+    The one message of :class:`ApproximateSolverWarning`, for the in-memory fit (the exact
+    fit does not fit the machine, :func:`kernelmaps._cost.exact_fit_fits`) and the Dask fit
+    (the exact solve needs the n × n kernel matrix in one process): it names M, the gap to
+    the exact solver measured on docs/models.md's problems (:data:`FALKON_MEASURED_GAP`) and
+    how to choose either solver explicitly. ``reason``: why the approximation was chosen;
+    ``exact_hint``: how to get the exact model on this path; ``stacklevel``: as
+    :func:`warnings.warn`'s, counted from the caller of this function.
+    """
+    M = min(model.n_components, n_samples)
+    warnings.warn(
+        f"{type(model).__name__}: solver='auto' fits by Nyström/FALKON with M = {M} "
+        f"centres, not exactly as scikit-learn's KernelRidge: {reason}. Its predictions "
+        f"differ from the exact solver's by an amount that depends on the data, gamma, "
+        f"alpha and M (measured: {FALKON_MEASURED_GAP}); a larger n_components narrows "
+        f"it. {exact_hint}, or solver='falkon' to choose the approximation (and silence "
+        "this warning).",
+        ApproximateSolverWarning, stacklevel=stacklevel + 1)
 
 
 class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
@@ -140,15 +167,7 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         return ("exact", None) if decision.fits else ("nystrom", decision.reason)
 
     def _warn_approximate(self, n_samples: int, reason: str) -> None:
-        M = min(self.n_components, n_samples)
-        warnings.warn(
-            f"{type(self).__name__}: solver='auto' fits by Nyström/FALKON with M = {M} "
-            f"centres, not exactly as scikit-learn's KernelRidge: {reason}. Its predictions "
-            f"differ from the exact solver's by an amount that depends on the data, gamma, "
-            f"alpha and M (measured: {FALKON_MEASURED_GAP}); a larger n_components narrows "
-            "it. Pass solver='exact' for the exact model anyway, or solver='falkon' to "
-            "choose the approximation (and silence this warning).",
-            ApproximateSolverWarning, stacklevel=5)
+        warn_approximate_solver(self, n_samples, reason, stacklevel=5)
 
     # ------------------------------------------------------------------ fit (in memory)
     def _fit_targets(self, X: Any, Y: Any, sample_weight: Any, ravel: bool) -> None:

@@ -15,7 +15,9 @@ machinery the Dask fits reuse as they are:
   with :func:`cache_budget` and :func:`attainable_residual`;
 - :class:`NystromSystemLike` — what :func:`solve_nystrom` needs from a system;
 - :func:`fit_kernel` — the model's kernel resolved on the training rows (``gamma="scale"``);
-- :class:`FitProgress` — a fit's progress report (``verbose``).
+- :class:`FitProgress` — a fit's progress report (``verbose``);
+- :func:`warn_approximate_solver` — ``solver="auto"``'s one :class:`ApproximateSolverWarning`
+  message, where it fits by FALKON.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ from kernelmaps.models._common import fit_kernel
 from kernelmaps.models._kernel_blocks import attainable_residual, cache_budget
 from kernelmaps.models._nystrom import NystromSystem
 from kernelmaps.models._progress import FitProgress
+from kernelmaps.models._ridge_base import ApproximateSolverWarning, warn_approximate_solver
 
 __all__ = [
+    "ApproximateSolverWarning",
     "FitProgress",
     "NystromSystem",
     "NystromSystemLike",
@@ -46,6 +50,7 @@ __all__ = [
     "set_solution",
     "set_target_shape",
     "solve_nystrom",
+    "warn_approximate_solver",
 ]
 
 

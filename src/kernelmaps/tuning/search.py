@@ -141,13 +141,15 @@ class _Search:
                                           self.X.shape[1])
 
     def model_seconds(self, n_rows: int, n_components: int) -> float:
-        """One evaluation by the cost model (:mod:`kernelmaps._cost`): the map's transform
-        of ``n_rows`` rows to D = ``n_components`` features and ridge's α path on them (the
-        Gram matrix and one eigendecomposition), at the measured rate."""
-        d = self.X.shape[1]
-        flops = (_cost.feature_map_flops(n_rows, d, n_components)
-                 + _cost.feature_ridge_flops(n_rows, n_components, self.n_targets, True))
-        return _cost.seconds(flops, threads=None)
+        """One evaluation by the cost model (:func:`kernelmaps._cost.map_ridge_flops`): the
+        map's fit and transform of ``n_rows`` rows to D = ``n_components`` features and
+        ridge's α path on them, at the measured rate, and the path's fixed cost
+        (:func:`kernelmaps._cost.alpha_path_fixed_seconds`)."""
+        flops = _cost.map_ridge_flops(n_rows, self.X.shape[1], n_components, self.n_targets,
+                                      landmarks=METHODS[self.method].landmarks,
+                                      n_alphas=self.alphas.size)
+        return (_cost.seconds(flops, threads=None)
+                + _cost.alpha_path_fixed_seconds(n_rows, self.n_targets, self.alphas.size))
 
     def predicted_seconds(self, n_rows: int, n_components: int) -> float:
         """The cost model's seconds, scaled by the largest ratio of a measured evaluation
