@@ -314,11 +314,14 @@ class RandomFourierFeatures(FeatureMap):
         ``"quadrature"``, ``"iid"``) is drawn and scored on the sample — the relative
         Frobenius error :math:`\|K - ZZ^\top\|_F/\|K\|_F` on its second half, the
         principal axes taken from its first (``structure_errors_``) — and one whose error is
-        below the proposal's by more than 1.5× replaces it (one draw on 128 rows only
-        roughly predicts a draw's error elsewhere; the gaps it catches are large: ORF at
-        :math:`D' = d + 1` on Fashion-MNIST divided by its maximum has 1/2.9 of the
-        principal axes' error). ``"iid"`` for a density that is not isotropic or more than
-        4,096 features, ``"orthogonal"`` whenever ``sampling="mc"`` (no rows read).
+        below the proposal's by more than 1.2× replaces it (one draw on 128 rows only
+        roughly predicts a draw's error elsewhere, hence a margin). Measured (mean of 8
+        seeds, error over the best explicit structure's): 0.78–1.03 in 20 cells of
+        standardised iris, wine, diabetes, breast_cancer and digits at the median heuristic
+        × 0.1 and × 1, D = 256 and 1,024, where the rule alone reached 1.57; 0.91–0.95 in
+        the quadrature paper's setting on digits, where it reached 4.57. ``"iid"`` for a
+        density that is not isotropic or more than 4,096 features, ``"orthogonal"``
+        whenever ``sampling="mc"`` (no rows read).
 
     **Sampling** (``sampling``): ``"mc"`` draws independent random numbers; ``"qmc"``
     (default) a scrambled Sobol' set and ``"halton"`` a scrambled Halton set from
