@@ -44,16 +44,46 @@ DEFAULT_BLAS_TESTS = (
 )
 MARKER = "blas_default_threads"
 
+#: Tests whose outcome does not depend on the floating-point arithmetic of the BLAS kernels:
+#: the command line (parsing, files, messages, report pages and progress; the numbers it
+#: prints are the library's, which its own tests check on every kernel family), docstrings
+#: and documentation pages, messages, the layout, layers and boundaries of the code, import
+#: costs and the speed gate's plumbing. ``.ci/run``'s second pass, on another OpenBLAS
+#: kernel family, leaves them out (``-m "not arithmetic_free"``): running them twice checks
+#: nothing more, and they are a third of the suite's time (measured: tests/cli alone 192 s
+#: of the suite's ~9 minutes on 2 cores).
+ARITHMETIC_FREE = "arithmetic_free"
+ARITHMETIC_FREE_TESTS = (
+    "tests/cli/",
+    "tests/test_numpydoc_validation.py",
+    "tests/test_docstrings.py",
+    "tests/test_docs_conf.py",
+    "tests/test_suggest.py",
+    "tests/test_layers.py",
+    "tests/test_layout.py",
+    "tests/test_boundaries.py",
+    "tests/test_project_files.py",
+    "tests/test_import_cost.py",
+    "tests/test_speed_gate.py",
+    "tests/test_readme.py",
+    "tests/test_report_screenshot.py",
+)
+
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", f"{MARKER}: run with BLAS at its own default thread count (see conftest.py)")
+    config.addinivalue_line(
+        "markers", f"{ARITHMETIC_FREE}: the outcome does not depend on the BLAS kernels' "
+                   "arithmetic (see conftest.py)")
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.nodeid.startswith(DEFAULT_BLAS_TESTS):
             item.add_marker(MARKER)
+        if item.nodeid.startswith(ARITHMETIC_FREE_TESTS):
+            item.add_marker(ARITHMETIC_FREE)
 
 
 #: BLAS's and OpenMP's thread counts when the session started, before the pin.
