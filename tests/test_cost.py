@@ -66,18 +66,19 @@ def test_the_alpha_path_formula():
 
 
 def test_the_alpha_path_fixed_cost_counts_its_groups():
-    # The path scores α in groups of ALPHA_PATH_GROUP_ELEMENTS fitted values (the ridge
-    # core's chunk): digits (1,347 rows, 10 classes) two α a group, 19 groups of 37;
-    # 20,000 rows one α a group; a small set every α in one group.
+    # The path scores its rows in blocks of ALPHA_PATH_GROUP_ELEMENTS fitted values (the ridge
+    # core's chunk, every α at once): digits (1,347 rows, 10 classes, 37 α) 354 rows a block,
+    # 4 blocks; 20,000 rows 57 blocks; a small set one block; many outputs at least 16 rows.
     from kernelmaps._ridge import path
 
     assert path._CHUNK_ELEMENTS == _cost.ALPHA_PATH_GROUP_ELEMENTS
-    assert [g.stop - g.start for g in path._alpha_chunks(1347, 10, 37)][:2] == [2, 2]
-    assert _cost.alpha_path_groups(1347, 10, 37) == len(path._alpha_chunks(1347, 10, 37)) == 19
-    assert _cost.alpha_path_groups(20000, 10, 37) == 37
+    for n, t in [(1347, 10), (20000, 10), (133, 3), (5000, 1000)]:
+        blocks = path._row_blocks(n, t * 37)
+        assert _cost.alpha_path_groups(n, t, 37) == len(blocks)
+    assert _cost.alpha_path_groups(1347, 10, 37) == 4
     assert _cost.alpha_path_groups(133, 3, 37) == 1
     assert _cost.alpha_path_fixed_seconds(1347, 10) == pytest.approx(
-        19 * _cost.ALPHA_PATH_GROUP_S)
+        4 * _cost.ALPHA_PATH_GROUP_S)
 
 
 def test_map_and_ridge_flops():

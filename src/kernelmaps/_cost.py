@@ -174,25 +174,26 @@ INPUT_ENTRY_FLOPS = 140.0
 #: 25-1,600; 2 and 10 outputs; 37 α; one thread, load 12; every path within 0.85-1.54× of
 #: the fitted formula).
 ALPHA_PATH_SPECTRUM_FACTOR = 1.1
-#: The path's products per α (the fitted values ``P diag(1/(λ+α)) c`` and the leverages
-#: ``P² (1/(λ+α))``, a few α at a time over the n × r projections ``P``: skinny, memory-bound
-#: products) run at this fraction of the product rate: their 2·n·r·A·(t + 1) flops took 7.4×
-#: their GEMM time in the same fit.
-ALPHA_PATH_PRODUCT_EFFICIENCY = 0.135
+#: The path's products (the fitted values ``P diag(1/(λ+α)) c`` and the leverages
+#: ``P² (1/(λ+α))``, one product per block of rows for every α at once,
+#: ``_ridge.path._loo_scores``) run at this fraction of the product rate: fitted with
+#: :data:`ALPHA_PATH_ENTRY_FLOPS` to the path alone on 15,000 rows, 26 outputs, 37 α (0.63 s
+#: at D = 250 and 3.10 s at D = 1,000, one thread, 33.5 Gflop/s probe, load 12-14; the
+#: formula gives 0.58 s and 2.96 s). Before the path formed its blocks so (α by α, skinny
+#: products re-reading the projections) the same flops ran at 0.135 of the rate.
+ALPHA_PATH_PRODUCT_EFFICIENCY = 1.0
 #: And its element-wise work per scored row, output and α (the leave-one-out residual, the
-#: argmax or squared error of the score): 2.6e-8 s each in the same fit, at 35 Gflop/s.
-ALPHA_PATH_ENTRY_FLOPS = 900.0
-#: The path scores its α in groups of at most this many fitted values (rows × outputs × α;
-#: ``_ridge.path._CHUNK_ELEMENTS``, a test checks they agree) ...
-ALPHA_PATH_GROUP_ELEMENTS = 2**15
-#: ... and each group costs this much CPU time beyond its flops (NumPy calls on small
+#: argmax or squared error of the score), in place on each block (see above; 900 before).
+ALPHA_PATH_ENTRY_FLOPS = 600.0
+#: The path scores its rows in blocks of about this many fitted values (rows × outputs × α,
+#: at least 16 rows; ``_ridge.path._CHUNK_ELEMENTS``, a test checks they agree) ...
+ALPHA_PATH_GROUP_ELEMENTS = 2**17
+#: ... and each block costs this much CPU time beyond its flops (NumPy calls on small
 #: arrays, the score's label decoding): compare's runs exceeded their flops' time by 0.054 s
-#: each on wine (1 group a path) and 0.081 s on digits (19 groups), compare's own work
-#: outside the runs included (one process, load 14-16): 1.5 ms a group, 52 ms a run
-#: (``evaluate._runs.RUN_OVERHEAD_S``). On Fashion-MNIST 20,000 rows (37 groups) the
-#: residual was 0.15 s a run against 0.11 s counted so: 2 % of that comparison's time. At
-#: load 2-4 the same runs cost less (wine's runs 5.0 s of CPU against 6.4 s at load 13):
-#: 1.2 ms a group and 45 ms a run sit between the two.
+#: each on wine and 0.081 s on digits, compare's own work outside the runs included (one
+#: process, load 14-16, measured with the α-by-α path): 1.5 ms a group, 52 ms a run
+#: (``evaluate._runs.RUN_OVERHEAD_S``). At load 2-4 the same runs cost less (wine's runs
+#: 5.0 s of CPU against 6.4 s at load 13): 1.2 ms a group and 45 ms a run sit between the two.
 ALPHA_PATH_GROUP_S = 0.0012
 #: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
 #: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
@@ -318,16 +319,16 @@ def alpha_path_flops(n_rows: float, n_components: float, n_targets: float,
 
 
 def alpha_path_groups(n_rows: float, n_targets: float, n_alphas: float = PATH_ALPHAS) -> int:
-    """The groups of α the path scores together: ``n_alphas`` in steps of
-    ``ALPHA_PATH_GROUP_ELEMENTS // (n_rows·n_targets)`` (at least one α)."""
-    step = max(1, ALPHA_PATH_GROUP_ELEMENTS // max(1, int(n_rows * n_targets)))
-    return -(-int(n_alphas) // step)
+    """The blocks of rows the path scores (every α at once): ``n_rows`` in steps of
+    ``ALPHA_PATH_GROUP_ELEMENTS // (n_targets·n_alphas)`` rows (at least 16)."""
+    step = max(16, ALPHA_PATH_GROUP_ELEMENTS // max(1, int(n_targets * n_alphas)))
+    return max(1, -(-int(n_rows) // step))
 
 
 def alpha_path_fixed_seconds(n_rows: float, n_targets: float,
                              n_alphas: float = PATH_ALPHAS) -> float:
     """CPU seconds of the α path beyond its flops (:func:`alpha_path_flops`):
-    :data:`ALPHA_PATH_GROUP_S` per group of α (:func:`alpha_path_groups`)."""
+    :data:`ALPHA_PATH_GROUP_S` per block of rows (:func:`alpha_path_groups`)."""
     return ALPHA_PATH_GROUP_S * alpha_path_groups(n_rows, n_targets, n_alphas)
 
 
