@@ -51,6 +51,7 @@ __all__ = [
     "KERNEL_ENTRY_FLOPS",
     "PATH_ALPHAS",
     "PROBE_SIZE",
+    "RUN_OVERHEAD_S",
     "ExactCost",
     "ExactFitDecision",
     "alpha_path_flops",
@@ -192,9 +193,19 @@ ALPHA_PATH_GROUP_ELEMENTS = 2**17
 #: arrays, the score's label decoding): compare's runs exceeded their flops' time by 0.054 s
 #: each on wine and 0.081 s on digits, compare's own work outside the runs included (one
 #: process, load 14-16, measured with the α-by-α path): 1.5 ms a group, 52 ms a run
-#: (``evaluate._runs.RUN_OVERHEAD_S``). At load 2-4 the same runs cost less (wine's runs
+#: (:data:`RUN_OVERHEAD_S`). At load 2-4 the same runs cost less (wine's runs
 #: 5.0 s of CPU against 6.4 s at load 13): 1.2 ms a group and 45 ms a run sit between the two.
 ALPHA_PATH_GROUP_S = 0.0012
+#: The fixed CPU cost of a map and ridge on its features beyond their flops — a ``compare``
+#: run, a ``tune`` configuration — (validation, the map's draw, tracemalloc's
+#: bookkeeping, the model's set-up, its kernel error and its share of compare's planning),
+#: beside the α path's per-group cost (``_cost.ALPHA_PATH_GROUP_S``, where the measurement
+#: is written): 52 ms from compare's CPU time on wine and digits in one process at load
+#: 14-16, less at load 2-4; 45 ms between. It was 15 ms, which with the α path's per-α work
+#: left out put digits' estimate at 1/3.9 of its CPU time. Without it, tune's estimates on
+#: digits and 5,000 Fashion-MNIST rows were 1/1.54 and 1/1.48 of their CPU time (14 and 15
+#: configurations, load 5).
+RUN_OVERHEAD_S = 0.045
 #: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
 #: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
 PATH_ALPHAS = 37

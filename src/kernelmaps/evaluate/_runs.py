@@ -33,6 +33,7 @@ from sklearn.utils.parallel import Parallel, delayed
 
 from kernelmaps import _cost
 from kernelmaps._config import config_context, get_config
+from kernelmaps._cost import RUN_OVERHEAD_S
 from kernelmaps._engine import blas_controller
 from kernelmaps._ridge import honest_rows, ridge_alpha_path
 from kernelmaps.evaluate import _exact
@@ -335,13 +336,6 @@ WORKER_START_S = 1.2
 #: nominal 1e10 flop/s then, 30 s for that table's 11 s; it is now the cost model's seconds
 #: at the measured one-thread rate, so the threshold is in seconds of real work.)
 SECONDS_PER_WORKER = 15.0
-#: The fixed CPU cost of a run beyond its flops (validation, the map's draw, tracemalloc's
-#: bookkeeping, the model's set-up, its kernel error and its share of compare's planning),
-#: beside the α path's per-group cost (``_cost.ALPHA_PATH_GROUP_S``, where the measurement
-#: is written): 52 ms from compare's CPU time on wine and digits in one process at load
-#: 14-16, less at load 2-4; 45 ms between. It was 15 ms, which with the α path's per-α work
-#: left out put digits' estimate at 1/3.9 of its CPU time.
-RUN_OVERHEAD_S = 0.045
 
 
 def run_flops(run: Run, n_outputs: int, closed_form: bool, select_alpha: bool,

@@ -143,12 +143,13 @@ class _Search:
     def model_seconds(self, n_rows: int, n_components: int) -> float:
         """One evaluation by the cost model (:func:`kernelmaps._cost.map_ridge_flops`): the
         map's fit and transform of ``n_rows`` rows to D = ``n_components`` features and
-        ridge's α path on them, at the measured rate, and the path's fixed cost
+        ridge's α path on them, at the measured rate, and the fixed costs of a map and ridge
+        (:data:`kernelmaps._cost.RUN_OVERHEAD_S`) and of the path
         (:func:`kernelmaps._cost.alpha_path_fixed_seconds`)."""
         flops = _cost.map_ridge_flops(n_rows, self.X.shape[1], n_components, self.n_targets,
                                       landmarks=METHODS[self.method].landmarks,
                                       n_alphas=self.alphas.size)
-        return (_cost.seconds(flops, threads=None)
+        return (_cost.seconds(flops, threads=None) + _cost.RUN_OVERHEAD_S
                 + _cost.alpha_path_fixed_seconds(n_rows, self.n_targets, self.alphas.size))
 
     def predicted_seconds(self, n_rows: int, n_components: int) -> float:
