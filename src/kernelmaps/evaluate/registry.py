@@ -282,7 +282,9 @@ _register_random_fourier_methods()
 register_method("arccos", lambda kernel, n, seed, d: ArcCosineSampler(
                     degree=kernel.get_params()["degree"], n_components=n, random_state=seed),
                 kernels={"arccos"},
-                description="random sign / ReLU features (Cho & Saul), arc-cosine kernel")
+                description="random sign / ReLU features (Cho & Saul), arc-cosine kernel; "
+                            "structure='auto' (the symmetric spherical-radial rule up to "
+                            "4,096 features, i.i.d. above)")
 register_method("tensor_srht", lambda kernel, n, seed, d: TensorSRHT(
                     **_poly_parts(kernel, d, "tensor_srht"), n_components=n, random_state=seed),
                 kernels={"poly"}, description="TensorSRHT (Ahle et al., 2020), polynomial")

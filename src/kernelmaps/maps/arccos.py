@@ -176,9 +176,12 @@ class ArcCosineSampler(FeatureMap):
         independent Gaussian weights (Cho & Saul's features; the numbers of earlier
         versions); error :math:`\propto 1/\sqrt D`.
     ``"orthogonal"``
-        orthogonal random features (Yu et al., 2016): blocks of d Haar-orthogonal
-        directions with :math:`\chi_d` radii (the ``"orthogonal"`` structure of
-        :class:`~kernelmaps.RandomFourierFeatures` for N(0, I)); unbiased.
+        orthogonal random features (the ``"orthogonal"`` structure of
+        :class:`~kernelmaps.RandomFourierFeatures` for N(0, I): the D × d block of one Haar
+        orthogonal matrix of order max(D, d), rows scaled by :math:`\chi_{\max(D, d)}`
+        radii, as Munkhoeva et al.'s "Gort" — each weight exactly N(0, I)); unbiased. The
+        measurements below predate this construction (they used Yu et al.'s stacked d × d
+        blocks with :math:`\chi_d` radii).
     ``"structured"``
         SORF rows :math:`HD_1HD_2HD_3` with :math:`\chi_{d_{pad}}` radii (that map's
         ``"structured"`` structure); O(D log d) per row, only asymptotically unbiased;
