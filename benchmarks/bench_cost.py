@@ -150,8 +150,8 @@ def compare_rows(large: bool) -> list[dict[str, object]]:
 def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[str, object]:
     """tune on ``X`` on one thread: its CPU time beside tune's cost model's seconds for
     every configuration it scored and its final fit (``tuning.search``'s ``model_seconds``:
-    :func:`~kernelmaps._cost.map_ridge_flops` at the probe's CPU rate and the α path's
-    fixed cost), and the
+    :func:`~kernelmaps._cost.map_ridge_flops` at the probe's CPU rate, the fixed cost of a
+    map and ridge and the α path's), and the
     configurations' elapsed time beside the same flops at the probe's wall rate."""
     load = _load()
     _cost._measured_rate.cache_clear()  # the rates of this moment's load, not the first row's
@@ -165,7 +165,7 @@ def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[
     flops = sum(_cost.map_ridge_flops(trial.n_rows, X.shape[1], trial.n_features_out,
                                       targets, landmarks=landmarks)
                 for trial in result.trials)
-    fixed = sum(_cost.alpha_path_fixed_seconds(trial.n_rows, targets)
+    fixed = sum(_cost.RUN_OVERHEAD_S + _cost.alpha_path_fixed_seconds(trial.n_rows, targets)
                 for trial in result.trials)
     return {"case": f"tune {name} {X.shape[0]}×{X.shape[1]}",
             "estimated": flops / _cost.gemm_rate(1, clock="cpu") + fixed, "measured": cpu,
