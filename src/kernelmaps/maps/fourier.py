@@ -243,17 +243,20 @@ class RandomFourierFeatures(FeatureMap):
     for smooth kernels, where the offset's variance does not vanish as :math:`k \to 1`. Measured
     (``python -m benchmarks quality``: relative Frobenius error of K(A, B) on two disjoint
     draws, mean of 5 seeds; iris, wine, diabetes, breast_cancer, digits and Fashion-MNIST,
-    standardised; D = 256, 1,024, 4,096), the range over the sets and D of the default's
-    error over the best of the 12 structure × output forms (docs/random_features.md has
-    every cell; the misses above 1.10 are the structure rule's):
+    standardised; D = 256, 1,024, 4,096, Fashion-MNIST 256 and 1,024; and the quadrature
+    paper's setting, rows divided by their largest value, γ = 1/d, D = 4n(d + 1), on digits
+    and Fashion-MNIST), the range over the sets and D of the default's error over the best
+    of the 12 structure × output forms (docs/random_features.md has every cell; 3 of 55 are
+    above 1.10, all at γ/10):
 
     ======================  ==============  =================================
     γ (median heuristic ×)  mean k(x, y)    default / best form (this version;
                                             before: ``cos_offset``)
     ======================  ==============  =================================
-    0.1 (smooth)            0.85 – 0.91     1.00 – 1.42 (2.00 – 53.71)
-    1                       0.37 – 0.42     1.00 – 1.18 (1.24 – 12.80)
-    10 (rough)              0.00 – 0.07     1.00 – 1.00 (1.00 – 2.23)
+    0.1 (smooth)            0.85 – 0.91     1.00 – 1.21 (2.19 – 53.71)
+    1                       0.37 – 0.42     1.00 – 1.03 (1.19 – 12.80)
+    10 (rough)              0.00 – 0.07     1.00 – 1.01 (1.00 – 2.23)
+    1/d (paper's setting)   0.84 – 0.86     1.00 – 1.07 (11.16 – 22.62)
     ======================  ==============  =================================
 
     ``"cos_offset"`` stays available: it is scikit-learn's :class:`RBFSampler` form (that
