@@ -463,7 +463,9 @@ class RandomFourierFeatures(FeatureMap):
     True
     >>> auto = RandomFourierFeatures(gamma=0.1, n_components=256, random_state=0).fit(X)
     >>> auto.structure_, round(auto.effective_dimension_, 1)  # 6 noise features: d_eff ≈ 6
-    ('principal', 5.3)
+    ('quadrature', 5.3)
+    >>> sorted(auto.structure_errors_)  # scored on the sample: the rule's "principal" lost
+    ['iid', 'orthogonal', 'principal', 'quadrature']
     """
 
     _parameter_constraints: dict = {
