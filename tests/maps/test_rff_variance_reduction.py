@@ -242,8 +242,10 @@ def test_the_fit_reads_at_most_the_sample_rows(monkeypatch):
     X = np.random.RandomState(0).normal(size=(1000, 3))
     rff = RandomFourierFeatures(n_components=8, random_state=0)
     rff.fit(X)
-    # The sample's axes, then (structure="auto" scoring its candidates) its first half's.
-    assert seen == [(PRINCIPAL_SAMPLE_ROWS, 3), (PRINCIPAL_SAMPLE_ROWS // 2, 3)]
+    # structure="auto" scores its candidates with the sample's first half's axes; the whole
+    # sample's are computed only for a "principal" kept (as here: d_eff 3).
+    assert rff.structure_ == "principal"
+    assert seen == [(PRINCIPAL_SAMPLE_ROWS // 2, 3), (PRINCIPAL_SAMPLE_ROWS, 3)]
     state = np.random.RandomState(0)
     drawn = rff._fit_sample_indices(1000, 3, state)
     assert len(drawn) == len(set(drawn)) == PRINCIPAL_SAMPLE_ROWS and drawn.max() < 1000
