@@ -185,17 +185,16 @@ def test_the_candidates_are_the_applicable_structures_of_the_width_asked():
     registered = {"iid": False, "orthogonal": True, "structured": True, "quadrature": True,
                   "principal": True}
     widths = {"iid": 64, "orthogonal": 64, "quadrature": 66, "principal": 64, "structured": 64}
-    # quadrature rounds; structured is biased; iid is principal in the coordinate axes
+    # quadrature rounds; structured is biased
     assert auto_candidates(True, registered, widths.__getitem__, 64, "principal") == \
-        ("principal", "orthogonal")
+        ("principal", "orthogonal", "iid")
     widths["quadrature"] = 64
     assert auto_candidates(True, registered, widths.__getitem__, 64, "principal") == \
-        ("principal", "orthogonal", "quadrature")
-    # principal challenges no other proposal (above d_eff 15 it never scored 1.2x better)
+        ("principal", "orthogonal", "quadrature", "iid")
+    # above d_eff 15 (the rule's orthogonal) the QMC Gaussian coordinates are not scored
     assert auto_candidates(True, registered, widths.__getitem__, 64, "orthogonal") == \
         ("orthogonal", "quadrature")
-    # an anisotropic density: no candidate takes it (the rule's iid is kept unscored)
-    assert auto_candidates(False, registered, widths.__getitem__, 64, "iid") == ()
+    assert auto_candidates(False, registered, widths.__getitem__, 64, "principal") == ("iid",)
 
 
 def test_the_measured_choice_leaves_the_rule_only_for_a_far_better_candidate():

@@ -28,7 +28,7 @@ from kernelmaps.maps._projection import (
     cos_sin_into,
     project_with,
 )
-from kernelmaps.maps._registry import STRUCTURES, FrequencyRequest
+from kernelmaps.maps._registry import STRUCTURES, Frequencies, FrequencyRequest
 from kernelmaps.maps._sampling import uniform_points
 
 __all__ = ["FourierForm", "draw_form", "form_features", "phases", "sample_error"]
@@ -71,11 +71,14 @@ class FourierForm:
 
 def draw_form(structure: str, output: str, n_frequencies: int, density: SpectralDensity,
               n_features: int, random_state: np.random.RandomState, sampling: str,
-              frame: np.ndarray | None = None) -> FourierForm:
+              frame: np.ndarray | None = None,
+              frequencies: Frequencies | None = None) -> FourierForm:
     """Draw the frequencies of ``structure`` (then the phases of ``cos_offset``) from
-    ``random_state``; ``frame`` is the principal axes for ``"principal"``."""
-    frequencies = STRUCTURES[structure].draw(FrequencyRequest(
-        density, n_features, n_frequencies, random_state, sampling, frame))
+    ``random_state``; ``frame`` is the principal axes for ``"principal"``;
+    ``frequencies``: drawn already (from ``random_state``, as the structure draws them)."""
+    if frequencies is None:
+        frequencies = STRUCTURES[structure].draw(FrequencyRequest(
+            density, n_features, n_frequencies, random_state, sampling, frame))
     offset = None
     if output == "cos_offset":
         offset = 2 * np.pi * phases(n_frequencies, random_state, sampling)

@@ -51,8 +51,9 @@ from kernelmaps.maps._projection import DenseProjection
 from kernelmaps.maps._registry import Frequencies, FrequencyRequest
 from kernelmaps.maps._sampling import uniform_points
 
-__all__ = ["GAP", "PRINCIPAL_SAMPLE_ROWS", "PrincipalFrame", "participation_ratio",
-           "principal_frame", "principal_frequencies", "sample_indices"]
+__all__ = ["GAP", "PRINCIPAL_SAMPLE_ROWS", "PrincipalCoordinates", "PrincipalFrame",
+           "participation_ratio", "principal_coordinates", "principal_frame",
+           "principal_frequencies", "principal_weights", "sample_indices"]
 
 #: Rows of the uniform sample the principal axes are computed from.
 PRINCIPAL_SAMPLE_ROWS = 256
@@ -178,17 +179,53 @@ def _reference(n_features: int) -> np.ndarray:
     return np.cos(np.arange(1.0, n_features + 1.0))
 
 
+@dataclass(frozen=True)
+class PrincipalCoordinates:
+    r"""The random part of a principal draw, which any frame of k axes takes.
+
+    Attributes
+    ----------
+    gaussian : ndarray of shape (D′, k)
+        :math:`\Phi^{-1}(u_{1..k})`: the QMC coordinates along the k axes.
+    rest : ndarray of shape (d, D′) or None
+        The independent Gaussian for the rest of :math:`\mathbb R^d` (None when k = d).
+    radius : ndarray of shape (D′,)
+        :math:`\sigma(u_0)` of the scale mixture.
+    """
+
+    gaussian: np.ndarray
+    rest: np.ndarray | None
+    radius: np.ndarray
+
+
+def principal_coordinates(density, n_features: int, size: int, k: int,
+                          random_state: np.random.RandomState,
+                          sampling: str) -> PrincipalCoordinates:
+    """Draw the coordinates of D′ = ``size`` frequencies for a frame of ``k`` axes."""
+    mixture = int(density.mixture)
+    points = open_unit_interval(uniform_points(sampling, size, mixture + k, random_state))
+    rest = random_state.normal(size=(n_features, size)) if k < n_features else None
+    return PrincipalCoordinates(
+        special.ndtri(points[:, mixture:]), rest,
+        density.scale_ppf(points[:, 0] if mixture else np.full(size, 0.5)))
+
+
+def principal_weights(axes: np.ndarray, coordinates: PrincipalCoordinates) -> np.ndarray:
+    """The (d, D′) frequencies of ``coordinates`` in the frame ``axes`` (d × k):
+    ``structure="auto"`` scores a draw in its sample's first half's axes and keeps it in the
+    whole sample's (same k: same random numbers, no second draw)."""
+    weights = axes @ coordinates.gaussian.T  # (d, D′): the frequencies
+    if coordinates.rest is not None:  # the rest of R^d: projected off the top-k axes
+        rest = coordinates.rest
+        weights += rest - axes @ (axes.T @ rest)
+    weights *= coordinates.radius
+    return weights
+
+
 def principal_frequencies(request: FrequencyRequest) -> Frequencies:
     """Draw D′ frequencies in the principal frame (see the module docstring)."""
-    density, d, size = request.density, request.n_features, request.n_frequencies
+    d = request.n_features
     axes = np.eye(d) if request.frame is None else request.frame
-    k = axes.shape[1]
-    mixture = int(density.mixture)
-    points = open_unit_interval(uniform_points(request.sampling, size, mixture + k,
-                                               request.random_state))
-    weights = axes @ special.ndtri(points[:, mixture:]).T  # (d, D′): the frequencies
-    if k < d:  # the rest of R^d: an independent Gaussian projected off the top-k axes
-        rest = request.random_state.normal(size=(d, size))
-        weights += rest - axes @ (axes.T @ rest)
-    weights *= density.scale_ppf(points[:, 0] if mixture else np.full(size, 0.5))
-    return Frequencies(DenseProjection(weights))
+    coordinates = principal_coordinates(request.density, d, request.n_frequencies,
+                                        axes.shape[1], request.random_state, request.sampling)
+    return Frequencies(DenseProjection(principal_weights(axes, coordinates)))

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 
 __all__ = [
     "AUTO_CANDIDATES",
+    "AUTO_LOW_DIMENSIONAL_CANDIDATES",
     "AUTO_MARGIN",
     "AUTO_MAX_EFFECTIVE_DIMENSION",
     "AUTO_MAX_FEATURES",
@@ -43,12 +44,19 @@ AUTO_MAX_FEATURES = 4096
 #: the width asked for) and keeps the one whose features approximate the kernel best on the
 #: sample; on equal errors the first in this order. The unbiased structures only: the
 #: Hadamard ones ("structured", "fastfood") round D up to whole blocks, and were never below
-#: the best of these beyond noise in ``python -m benchmarks quality``. Not "iid": with QMC it
-#: is "principal" in the coordinate axes, and scored beside these it was kept in 1 of 184
-#: fits (the standardised sets and digits in the paper's setting, γ/10 and γ, D = 256 and
-#: 1,024, 8 seeds: iris at γ/10, errors 4.0e-4 against principal's 5.6e-4); each candidate
-#: drawn costs a fit about one draw (at d = 784, D = 2,048: 18-76 ms).
-AUTO_CANDIDATES = ("principal", "orthogonal", "quadrature")
+#: the best of these beyond noise in ``python -m benchmarks quality``.
+AUTO_CANDIDATES = ("principal", "orthogonal", "quadrature", "iid")
+#: The candidates scored only where the rule proposes "principal" (effective dimension at
+#: most :data:`AUTO_MAX_EFFECTIVE_DIMENSION`): the QMC Gaussian coordinates, in the sample's
+#: axes or the input's. Above it neither was ever kept: scored beside the others (4 seeds
+#: each), standardised digits (d_eff 18, γ/10 and γ, D = 256 and 1,024, 32 fits) and
+#: Gaussian rows of decaying spectrum (d = 64-784, d_eff 18-73, the same γ and D, 80 fits),
+#: the better of their two errors was 0.91-5.6× the best other candidate's, never below it
+#: by the margin; each costs a fit about one draw and a feature block (at d = 784,
+#: D = 2,048: 18 ms for "iid", 30 ms for "principal" with its cross-fitted axes). Below it
+#: "iid" can win (raw wine, d_eff 1.0: kept in 5 of 9 fits, some with a third of the
+#: others' error).
+AUTO_LOW_DIMENSIONAL_CANDIDATES = ("principal", "iid")
 #: Fewer rows than this in the sample (a tiny fit): the static rule of :func:`auto_structure`
 #: — 16 × 16 pairs cannot tell forms apart whose errors differ by tens of percent.
 AUTO_MIN_SAMPLE_ROWS = 32
@@ -154,14 +162,9 @@ def auto_output(n_out_pairs: int, n_out_offset: int) -> str:
 
 def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
                     width_of: Callable[[str], int], width: int, rule: str) -> tuple[str, ...]:
-    """The structures ``structure="auto"`` measures on the sample.
-
-    "principal" only where it is the rule's proposal: above
-    :data:`AUTO_MAX_EFFECTIVE_DIMENSION` its sample error was never 1/:data:`AUTO_MARGIN`
-    of the best other candidate's (measured with it scored, 4 seeds each: standardised
-    digits, d_eff 18, 32 fits, never kept; Gaussian data of decaying spectrum at d = 64-784,
-    d_eff 18-73, γ/10 and γ, D = 256 and 1,024, 80 fits: its error 0.91-6.4× the best
-    other's), and its draw and cross-fitted axes cost 30 ms of a fit at d = 784.
+    """The structures ``structure="auto"`` measures on the sample: those of
+    :data:`AUTO_CANDIDATES` that apply, give the width asked and, for
+    :data:`AUTO_LOW_DIMENSIONAL_CANDIDATES`, only where the rule proposes "principal".
 
     Parameters
     ----------
@@ -185,7 +188,7 @@ def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
     """
     return tuple(name for name in AUTO_CANDIDATES
                  if name in registered and (isotropic or not registered[name])
-                 and (name != "principal" or rule == "principal")
+                 and (rule == "principal" or name not in AUTO_LOW_DIMENSIONAL_CANDIDATES)
                  and width_of(name) == width)
 
 

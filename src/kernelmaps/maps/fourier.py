@@ -12,6 +12,7 @@ output form (cos with random offset, or cos/sin pairs).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from numbers import Integral
 from typing import Any
 
@@ -37,7 +38,14 @@ from kernelmaps.kernels import (
 )
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._fourier_form import FourierForm, draw_form, form_features, sample_error
-from kernelmaps.maps._principal import participation_ratio, principal_frame, sample_indices
+from kernelmaps.maps._principal import (
+    PrincipalCoordinates,
+    participation_ratio,
+    principal_coordinates,
+    principal_frame,
+    principal_weights,
+    sample_indices,
+)
 from kernelmaps.maps._projection import (
     DenseProjection,
     cos_features_device,
@@ -47,7 +55,7 @@ from kernelmaps.maps._projection import (
     project_into,
     project_with,
 )
-from kernelmaps.maps._registry import STRUCTURES, Structure
+from kernelmaps.maps._registry import STRUCTURES, Frequencies, Structure
 from kernelmaps.maps._sampling import SAMPLINGS
 from kernelmaps.maps._structure_policy import (
     AUTO_MIN_SAMPLE_ROWS,
@@ -636,13 +644,26 @@ class RandomFourierFeatures(FeatureMap):
         return sample_indices(n_samples, random_state)
 
     def _draw(self, name: str, density: SpectralDensity, n_features: int,
-              random_state: np.random.RandomState, frame: Any = None) -> FourierForm:
-        """Draw the form of structure ``name`` (the output form ``output`` gives it)."""
+              random_state: np.random.RandomState, frame: Any = None,
+              coordinates: PrincipalCoordinates | None = None) -> FourierForm:
+        """Draw the form of structure ``name`` (the output form ``output`` gives it);
+        ``coordinates``: a ``"principal"`` draw's, drawn already, taken in ``frame``."""
         structure = STRUCTURES[name]
         output = self._output(structure, n_features)
+        frequencies = None if coordinates is None else \
+            Frequencies(DenseProjection(principal_weights(frame, coordinates)))
         return draw_form(name, output, self._n_frequencies(output, structure, n_features),
                          density, n_features, random_state, self.sampling,
-                         frame if name == "principal" else None)
+                         frame if name == "principal" else None, frequencies)
+
+    def _principal_coordinates(self, density: SpectralDensity, n_features: int, k: int,
+                               random_state: np.random.RandomState) -> PrincipalCoordinates:
+        """The coordinates ``structure="principal"`` draws for a frame of k axes."""
+        structure = STRUCTURES["principal"]
+        n_frequencies = self._n_frequencies(self._output(structure, n_features), structure,
+                                            n_features)
+        return principal_coordinates(density, n_features, n_frequencies, k, random_state,
+                                     self.sampling)
 
     def _choose_form(self, X: Any, density: SpectralDensity,
                      random_state: np.random.RandomState) -> FourierForm:
@@ -686,20 +707,28 @@ class RandomFourierFeatures(FeatureMap):
         # state is saved once and set back before each draw (a deepcopy of the RandomState
         # per candidate cost 0.2 ms each), and the winner's end state is the one left.
         start = random_state.get_state()
-        drawn, errors = {}, {}
+        drawn, errors, coordinates = {}, {}, None
         for name in candidates:
             random_state.set_state(start)
-            form = self._draw(name, density, n_features, random_state, axes)
+            if name == "principal":  # its coordinates kept, to be taken in other axes
+                coordinates = self._principal_coordinates(density, n_features, axes.shape[1],
+                                                          random_state)
+            form = self._draw(name, density, n_features, random_state, axes,
+                              coordinates if name == "principal" else None)
             features = form_features(form, scored)
             errors[name] = sample_error(K, features, features)
             drawn[name] = form, random_state.get_state()
         name = choose_measured(errors, rule)
         form, end = drawn[name]
-        if name == "principal":  # redrawn from the same state in the whole sample's axes
-            random_state.set_state(start)
-            form = self._draw(name, density, n_features, random_state,
-                              principal_frame(rows).axes)
-            end = random_state.get_state()
+        if name == "principal":  # the same draw in the whole sample's axes
+            full = principal_frame(rows).axes
+            if full.shape[1] == axes.shape[1]:  # the same random numbers: no second draw
+                form = replace(form, projection=DenseProjection(
+                    principal_weights(full, coordinates)))
+            else:  # another k, other numbers: redrawn from the same state
+                random_state.set_state(start)
+                form = self._draw(name, density, n_features, random_state, full)
+                end = random_state.get_state()
         random_state.set_state(end)
         self.structure_errors_ = errors
         return form
