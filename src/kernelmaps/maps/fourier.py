@@ -321,7 +321,10 @@ class RandomFourierFeatures(FeatureMap):
         :math:`(\sum\lambda)^2/\sum\lambda^2` of the sample's covariance eigenvalues,
         ``effective_dimension_``) is at most 15 and ``"orthogonal"`` above; then every
         unbiased structure that gives the width asked (``"principal"``, ``"orthogonal"``,
-        ``"quadrature"``, ``"iid"``) is drawn and scored on the sample — the relative
+        ``"quadrature"``, ``"iid"``; above an effective dimension of 15 only
+        ``"orthogonal"`` and ``"quadrature"``, as the QMC Gaussian coordinates of
+        ``"principal"`` and ``"iid"`` never scored far better there) is drawn and scored on
+        the sample — the relative
         Frobenius error :math:`\|K - ZZ^\top\|_F/\|K\|_F` on its second half, the
         principal axes taken from its first (``structure_errors_``) — and one whose error is
         below the proposal's by more than 1.2× replaces it (one draw on 128 rows only
