@@ -94,7 +94,10 @@ pairs, before the gate fails (exit status 1, with the table of case / ratio / re
 allowed). A 2× factor is far above the noise measured on a loaded 2-core machine (load
 8-10 from other jobs: the pair ratios' spread within a run at most 12 %, the ratios of
 three runs within ±4 % of each other, the largest 1.10× its record) and far below the
-regressions it is there to catch (the 24× of issue 24).
+regressions it is there to catch (the 24× of issue 24). The ``rff-default:*`` cases are held
+to :data:`CASE_FACTOR` (1.5) instead: the regression they are there for was 1.7–2.2×
+(scoring every candidate structure in the default's fit, issue 32), which 2× lets through,
+while their three runs at load 5 stayed within 0.78–1.09× their median.
 
     python -m benchmarks gate                 # run the gate once (CI)
     python -m benchmarks gate --repeat 10     # ten runs, then each case's min/median/max
@@ -141,6 +144,8 @@ from kernelmaps.models import FeatureRidge, KernelRidge
 RECORD = Path(__file__).with_name("gate_record.json")
 #: A case fails above this many times its recorded ratio.
 FACTOR = 2.0
+#: Cases held to another factor than :data:`FACTOR` (see the module docstring).
+CASE_FACTOR = {"rff-default:digits": 1.5, "rff-default:5000x784": 1.5}
 #: A quality case (deterministic) fails above this ratio of the default's error to the best.
 QUALITY_LIMIT = 1.10
 #: A sample of a fast call is a loop of it lasting at least this long.
@@ -471,6 +476,13 @@ def run_case(name: str, scale: int = 1, threads: int = 1) -> Measure:
         return measure_ratio(ours, floor, pairs * scale, clock=clock)
 
 
+def allowed_ratio(name: str, reference: float | None) -> float | None:
+    """The largest ratio case ``name`` passes with, given its recorded ratio (None: none)."""
+    if name in QUALITY_CASES:
+        return QUALITY_LIMIT
+    return None if reference is None else CASE_FACTOR.get(name, FACTOR) * reference
+
+
 def read_record(path: Path = RECORD) -> dict[str, Any]:
     if not path.exists():
         return {"cases": {}}
@@ -504,9 +516,7 @@ def run_gate(names: list[str], record: dict[str, Any], *, threads: int = 1,
     for name in names:
         measure = run_case(name, threads=threads)
         reference = recorded.get(name, {}).get("ratio")
-        allowed = None if reference is None else FACTOR * reference
-        if name in QUALITY_CASES:
-            allowed = QUALITY_LIMIT
+        allowed = allowed_ratio(name, reference)
         note = ""
         if allowed is not None and measure.ratio > allowed:
             # Once more, with twice the pairs: a burst of load on one side is not a verdict.
@@ -549,7 +559,8 @@ def main(argv: list[str] | None = None) -> int:
     kept = keep_freed_memory()
     info = machine_info()
     print(f"speed gate: each case's time over its peer's or floor's, median of ABBA pairs; "
-          f"fails above {FACTOR:g}× the ratio in {args.record_path.name}")
+          f"fails above {FACTOR:g}× the ratio in {args.record_path.name}"
+          + "".join(f"; {name}: {factor:g}×" for name, factor in CASE_FACTOR.items()))
     print(f"machine:   {info['cpu']}; nproc={info['nproc']}; BLAS {_blas(info)}"
           + ("" if kept else "; malloc keeps its default thresholds (not glibc)"))
     if record.get("threads", 1) != args.threads:
@@ -574,7 +585,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             ratios = [run[name].ratio for run in runs]
             reference = record.get("cases", {}).get(name, {}).get("ratio")
-            allowed = None if reference is None else FACTOR * reference
+            allowed = allowed_ratio(name, reference)
             fails = "-" if allowed is None else str(sum(r > allowed for r in ratios))
             print(_row([name, f"{min(ratios):.3g}", f"{statistics.median(ratios):.3g}",
                         f"{max(ratios):.3g}",
@@ -610,7 +621,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.record_path}")
         return 0
     if failures:
-        print(f"SPEED GATE FAILED: a ratio above {FACTOR:g}× its record (see the table; "
-              "re-record only for a change meant to move it, on a quiet machine)")
+        print("SPEED GATE FAILED: a ratio above its allowed multiple of its record (see the "
+              "table; re-record only for a change meant to move it, on a quiet machine)")
         return 1
     return 0
