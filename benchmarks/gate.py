@@ -48,9 +48,10 @@ machines of one kind:
     ``fit`` then ``transform`` of the same rows, against scikit-learn's ``RBFSampler`` at
     the same D doing the same (both ``gamma="scale"``): digits (1,797 × 64, D = 1,024) and
     5,000 × 784 uniform rows on [0, 1) (D = 2,048). ``map:RBFSampler`` is the drop-in; these
-    are the default map, whose fit is where its choice costs (issue 32: the scoring of every
-    candidate took the digits ratio from 0.40 to 0.91 — 2.3×, which this case fails on —
-    and 5,000 × 784 from 0.58 to 0.97).
+    are the default map, whose fit is where its choice costs (issue 32: scoring every
+    candidate structure took the ratios from 0.43 to 0.83 and from 0.54 to 0.93, medians of
+    3 gate runs at load 3.5-6; against a record of the code before it, that code failed
+    both cases in 3 of 3 runs at :data:`CASE_FACTOR`).
 ``compare``
     :func:`kernelmaps.compare` (Python API, ``exact=False``; it runs in-process at this
     size — were it to start worker processes, their time would escape the CPU clock but
