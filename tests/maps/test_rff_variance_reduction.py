@@ -28,7 +28,11 @@ from kernelmaps.maps import (
     _principal,
     register_structure,
 )
-from kernelmaps.maps._principal import PRINCIPAL_SAMPLE_ROWS, principal_frame
+from kernelmaps.maps._principal import (
+    PRINCIPAL_SAMPLE_ROWS,
+    participation_ratio,
+    principal_frame,
+)
 from kernelmaps.maps._quadrature import paired_radial_rule, regular_simplex
 from kernelmaps.maps._structure_policy import AUTO_MAX_EFFECTIVE_DIMENSION
 from kernelmaps.maps._structures import BUILTIN_STRUCTURES
@@ -193,6 +197,18 @@ def test_principal_frame_is_orthonormal_and_measures_the_effective_dimension():
         np.testing.assert_allclose(frame.axes.T @ frame.axes, np.eye(axes), atol=1e-12)
         assert frame.participation_ratio == pytest.approx(expected, rel=0.2)
     assert principal_frame(np.ones((3, 4))).participation_ratio == 4.0  # no variance
+
+
+@pytest.mark.parametrize("shape", [(256, 7), (40, 100)])  # d × d and rows × rows Grams
+def test_the_effective_dimension_without_the_axes_is_the_frames(shape):
+    rows = np.random.RandomState(1).normal(size=shape) * np.linspace(1.0, 4.0, shape[1])
+    assert participation_ratio(rows) == principal_frame(rows).participation_ratio
+    # (Σλ)²/Σλ² of the covariance eigenvalues, to rounding (tr G² = Σλ², n·d ε relative)
+    centred = rows - rows.mean(axis=0)
+    eigenvalues = np.linalg.eigvalsh(centred.T @ centred)
+    expected = eigenvalues.sum() ** 2 / (eigenvalues ** 2).sum()
+    assert participation_ratio(rows) == pytest.approx(expected, rel=1e-12)
+    assert participation_ratio(np.ones((3, 4))) == 4.0
 
 
 @pytest.mark.parametrize("shape", [(256, 8), (100, 300)])
