@@ -42,6 +42,16 @@ machines of one kind:
     compiled kernel: one ``set_config(jit=True)`` transform before timing), against the same
     transform with the NumPy cosine (``jit=False``): the compiled default's gain, which
     issue 33 wants at 2× or more per element at D ≥ 1,000 (ratio ≤ 0.5).
+``rff-default:digits`` and ``rff-default:5000x784``
+    The default ``RandomFourierFeatures(n_components=D, random_state=0)`` (``structure=
+    "auto"``: the fit reads a 256-row sample and scores its candidate structures there),
+    ``fit`` then ``transform`` of the same rows, against scikit-learn's ``RBFSampler`` at
+    the same D doing the same (both ``gamma="scale"``): digits (1,797 × 64, D = 1,024) and
+    5,000 × 784 uniform rows on [0, 1) (D = 2,048). ``map:RBFSampler`` is the drop-in; these
+    are the default map, whose fit is where its choice costs (issue 32: scoring every
+    candidate structure took the ratios from 0.43 to 0.83 and from 0.54 to 0.93, medians of
+    3 gate runs at load 3.5-6; against a record of the code before it, that code failed
+    both cases in 3 of 3 runs at :data:`CASE_FACTOR`).
 ``compare``
     :func:`kernelmaps.compare` (Python API, ``exact=False``; it runs in-process at this
     size — were it to start worker processes, their time would escape the CPU clock but
@@ -85,7 +95,10 @@ pairs, before the gate fails (exit status 1, with the table of case / ratio / re
 allowed). A 2× factor is far above the noise measured on a loaded 2-core machine (load
 8-10 from other jobs: the pair ratios' spread within a run at most 12 %, the ratios of
 three runs within ±4 % of each other, the largest 1.10× its record) and far below the
-regressions it is there to catch (the 24× of issue 24).
+regressions it is there to catch (the 24× of issue 24). The ``rff-default:*`` cases are held
+to :data:`CASE_FACTOR` (1.5) instead: the regression they are there for was 1.7–2.2×
+(scoring every candidate structure in the default's fit, issue 32), which 2× lets through,
+while their three runs at load 5 stayed within 0.78–1.09× their median.
 
     python -m benchmarks gate                 # run the gate once (CI)
     python -m benchmarks gate --repeat 10     # ten runs, then each case's min/median/max
@@ -132,6 +145,8 @@ from kernelmaps.models import FeatureRidge, KernelRidge
 RECORD = Path(__file__).with_name("gate_record.json")
 #: A case fails above this many times its recorded ratio.
 FACTOR = 2.0
+#: Cases held to another factor than :data:`FACTOR` (see the module docstring).
+CASE_FACTOR = {"rff-default:digits": 1.5, "rff-default:5000x784": 1.5}
 #: A quality case (deterministic) fails above this ratio of the default's error to the best.
 QUALITY_LIMIT = 1.10
 #: A sample of a fast call is a loop of it lasting at least this long.
@@ -358,6 +373,25 @@ def _map_transform_default_case() -> tuple[Callable, Callable, int]:
     return ours, numpy_cosine, 15
 
 
+#: The default map's fit + transform cases: name → (rows, D).
+RFF_DEFAULT_SHAPES = {"digits": (None, 1_024), "5000x784": ((5_000, 784), 2_048)}
+
+
+def _rff_default_case(name: str) -> tuple[Callable, Callable, int]:
+    shape, D = RFF_DEFAULT_SHAPES[name]
+    X = load_digits().data if shape is None else \
+        np.random.RandomState(0).uniform(size=shape)  # the harness's synthetic rows
+
+    def ours() -> None:
+        km.RandomFourierFeatures(n_components=D, random_state=0).fit(X).transform(X)
+
+    def theirs() -> None:
+        sklearn.kernel_approximation.RBFSampler(gamma="scale", n_components=D,
+                                                random_state=0).fit(X).transform(X)
+
+    return ours, theirs, 9 if shape is None else 5
+
+
 def _compare_case() -> tuple[Callable, Callable, int]:
     X, y = _standardised(COMPARE_ROWS, 10)
     kernel = km.kernels.get_kernel("rbf", gamma=GAMMA)
@@ -393,6 +427,8 @@ CASES: dict[str, Callable[[], tuple[Callable, Callable, int]]] = {
     "feature-ridge": lambda: _feature_ridge_case(jit=False),
     "feature-ridge-jit": lambda: _feature_ridge_case(jit=True),
     "map-transform-default": _map_transform_default_case,
+    **{f"rff-default:{name}": (lambda name=name: _rff_default_case(name))
+       for name in RFF_DEFAULT_SHAPES},
     "compare": _compare_case,
 }
 
@@ -441,6 +477,13 @@ def run_case(name: str, scale: int = 1, threads: int = 1) -> Measure:
         return measure_ratio(ours, floor, pairs * scale, clock=clock)
 
 
+def allowed_ratio(name: str, reference: float | None) -> float | None:
+    """The largest ratio case ``name`` passes with, given its recorded ratio (None: none)."""
+    if name in QUALITY_CASES:
+        return QUALITY_LIMIT
+    return None if reference is None else CASE_FACTOR.get(name, FACTOR) * reference
+
+
 def read_record(path: Path = RECORD) -> dict[str, Any]:
     if not path.exists():
         return {"cases": {}}
@@ -474,9 +517,7 @@ def run_gate(names: list[str], record: dict[str, Any], *, threads: int = 1,
     for name in names:
         measure = run_case(name, threads=threads)
         reference = recorded.get(name, {}).get("ratio")
-        allowed = None if reference is None else FACTOR * reference
-        if name in QUALITY_CASES:
-            allowed = QUALITY_LIMIT
+        allowed = allowed_ratio(name, reference)
         note = ""
         if allowed is not None and measure.ratio > allowed:
             # Once more, with twice the pairs: a burst of load on one side is not a verdict.
@@ -519,7 +560,8 @@ def main(argv: list[str] | None = None) -> int:
     kept = keep_freed_memory()
     info = machine_info()
     print(f"speed gate: each case's time over its peer's or floor's, median of ABBA pairs; "
-          f"fails above {FACTOR:g}× the ratio in {args.record_path.name}")
+          f"fails above {FACTOR:g}× the ratio in {args.record_path.name}"
+          + "".join(f"; {name}: {factor:g}×" for name, factor in CASE_FACTOR.items()))
     print(f"machine:   {info['cpu']}; nproc={info['nproc']}; BLAS {_blas(info)}"
           + ("" if kept else "; malloc keeps its default thresholds (not glibc)"))
     if record.get("threads", 1) != args.threads:
@@ -544,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in names:
             ratios = [run[name].ratio for run in runs]
             reference = record.get("cases", {}).get(name, {}).get("ratio")
-            allowed = None if reference is None else FACTOR * reference
+            allowed = allowed_ratio(name, reference)
             fails = "-" if allowed is None else str(sum(r > allowed for r in ratios))
             print(_row([name, f"{min(ratios):.3g}", f"{statistics.median(ratios):.3g}",
                         f"{max(ratios):.3g}",
@@ -580,7 +622,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {args.record_path}")
         return 0
     if failures:
-        print(f"SPEED GATE FAILED: a ratio above {FACTOR:g}× its record (see the table; "
-              "re-record only for a change meant to move it, on a quiet machine)")
+        print("SPEED GATE FAILED: a ratio above its allowed multiple of its record (see the "
+              "table; re-record only for a change meant to move it, on a quiet machine)")
         return 1
     return 0

@@ -79,6 +79,15 @@ def test_a_case_within_its_factor_passes_and_beyond_fails_after_a_second_look(sy
     assert not passed and len(synthetic) == 3  # 3 > 2 × 1: measured again, then failed
 
 
+def test_a_case_of_its_own_factor_fails_beyond_it(synthetic, monkeypatch):
+    # 3 = 2 × 1.5: within FACTOR (2) of a record of 1.5, beyond a factor of 1.5 of 1.8.
+    monkeypatch.setattr(gate, "CASE_FACTOR", {"three": 1.5})
+    assert gate.run_gate(["three"], {"cases": {"three": {"ratio": 2.1}}}, quiet=True)[0]
+    assert not gate.run_gate(["three"], {"cases": {"three": {"ratio": 1.8}}}, quiet=True)[0]
+    assert gate.allowed_ratio("three", 2.0) == 3.0
+    assert gate.allowed_ratio("other", 2.0) == gate.FACTOR * 2.0
+
+
 def test_the_gate_exits_1_with_the_table(synthetic, tmp_path, capsys):
     record = tmp_path / "record.json"
     record.write_text(json.dumps({"cases": {"three": {"ratio": 1.0}}}))

@@ -28,7 +28,11 @@ from kernelmaps.maps import (
     _principal,
     register_structure,
 )
-from kernelmaps.maps._principal import PRINCIPAL_SAMPLE_ROWS, principal_frame
+from kernelmaps.maps._principal import (
+    PRINCIPAL_SAMPLE_ROWS,
+    participation_ratio,
+    principal_frame,
+)
 from kernelmaps.maps._quadrature import paired_radial_rule, regular_simplex
 from kernelmaps.maps._structure_policy import AUTO_MAX_EFFECTIVE_DIMENSION
 from kernelmaps.maps._structures import BUILTIN_STRUCTURES
@@ -195,6 +199,18 @@ def test_principal_frame_is_orthonormal_and_measures_the_effective_dimension():
     assert principal_frame(np.ones((3, 4))).participation_ratio == 4.0  # no variance
 
 
+@pytest.mark.parametrize("shape", [(256, 7), (40, 100)])  # d × d and rows × rows Grams
+def test_the_effective_dimension_without_the_axes_is_the_frames(shape):
+    rows = np.random.RandomState(1).normal(size=shape) * np.linspace(1.0, 4.0, shape[1])
+    assert participation_ratio(rows) == principal_frame(rows).participation_ratio
+    # (Σλ)²/Σλ² of the covariance eigenvalues, to rounding (tr G² = Σλ², n·d ε relative)
+    centred = rows - rows.mean(axis=0)
+    eigenvalues = np.linalg.eigvalsh(centred.T @ centred)
+    expected = eigenvalues.sum() ** 2 / (eigenvalues ** 2).sum()
+    assert participation_ratio(rows) == pytest.approx(expected, rel=1e-12)
+    assert participation_ratio(np.ones((3, 4))) == 4.0
+
+
 @pytest.mark.parametrize("shape", [(256, 8), (100, 300)])
 def test_principal_frame_moves_only_by_rounding_when_the_data_do(shape):
     # Features that are constant or duplicated make eigenvalues equal (0, or twice the same):
@@ -242,8 +258,10 @@ def test_the_fit_reads_at_most_the_sample_rows(monkeypatch):
     X = np.random.RandomState(0).normal(size=(1000, 3))
     rff = RandomFourierFeatures(n_components=8, random_state=0)
     rff.fit(X)
-    # The sample's axes, then (structure="auto" scoring its candidates) its first half's.
-    assert seen == [(PRINCIPAL_SAMPLE_ROWS, 3), (PRINCIPAL_SAMPLE_ROWS // 2, 3)]
+    # structure="auto" scores its candidates with the sample's first half's axes; the whole
+    # sample's are computed only for a "principal" kept (as here: d_eff 3).
+    assert rff.structure_ == "principal"
+    assert seen == [(PRINCIPAL_SAMPLE_ROWS // 2, 3), (PRINCIPAL_SAMPLE_ROWS, 3)]
     state = np.random.RandomState(0)
     drawn = rff._fit_sample_indices(1000, 3, state)
     assert len(drawn) == len(set(drawn)) == PRINCIPAL_SAMPLE_ROWS and drawn.max() < 1000

@@ -185,10 +185,16 @@ def test_the_candidates_are_the_applicable_structures_of_the_width_asked():
     registered = {"iid": False, "orthogonal": True, "structured": True, "quadrature": True,
                   "principal": True}
     widths = {"iid": 64, "orthogonal": 64, "quadrature": 66, "principal": 64, "structured": 64}
-    assert auto_candidates(True, registered, widths.__getitem__, 64) == \
-        ("principal", "orthogonal", "iid")  # quadrature rounds; structured is biased
-    assert auto_candidates(False, registered, widths.__getitem__, 64) == ("iid",)
-    assert auto_candidates(True, {"iid": False}, widths.__getitem__, 64) == ("iid",)
+    # quadrature rounds; structured is biased
+    assert auto_candidates(True, registered, widths.__getitem__, 64, "principal") == \
+        ("principal", "orthogonal", "iid")
+    widths["quadrature"] = 64
+    assert auto_candidates(True, registered, widths.__getitem__, 64, "principal") == \
+        ("principal", "orthogonal", "quadrature", "iid")
+    # above d_eff 15 (the rule's orthogonal) the QMC Gaussian coordinates are not scored
+    assert auto_candidates(True, registered, widths.__getitem__, 64, "orthogonal") == \
+        ("orthogonal", "quadrature")
+    assert auto_candidates(False, registered, widths.__getitem__, 64, "principal") == ("iid",)
 
 
 def test_the_measured_choice_leaves_the_rule_only_for_a_far_better_candidate():
@@ -206,9 +212,8 @@ def test_the_fitted_map_is_the_measured_candidate():
     # cosine there, the library's fast cosine here: equal within 1e-15 per feature).
     X = np.random.RandomState(0).normal(size=(200, 30))  # isotropic: the rule says ORF
     rff = RandomFourierFeatures(n_components=64, gamma=0.01, random_state=0).fit(X)
-    assert set(rff.structure_errors_) == {"principal", "orthogonal", "quadrature", "iid"}
     rule = auto_structure("qmc", True, X.shape[1], rff.effective_dimension_)
-    assert rule == "orthogonal" and rff.structure_ != "principal"
+    assert rule == "orthogonal" and set(rff.structure_errors_) == {"orthogonal", "quadrature"}
     assert rff.structure_ == choose_measured(rff.structure_errors_, rule)
     scored = X[len(X) // 2:]
     K = rff.kernel_.evaluate(scored, scored)

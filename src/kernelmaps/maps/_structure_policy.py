@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 
 __all__ = [
     "AUTO_CANDIDATES",
+    "AUTO_LOW_DIMENSIONAL_CANDIDATES",
     "AUTO_MARGIN",
     "AUTO_MAX_EFFECTIVE_DIMENSION",
     "AUTO_MAX_FEATURES",
@@ -45,6 +46,17 @@ AUTO_MAX_FEATURES = 4096
 #: Hadamard ones ("structured", "fastfood") round D up to whole blocks, and were never below
 #: the best of these beyond noise in ``python -m benchmarks quality``.
 AUTO_CANDIDATES = ("principal", "orthogonal", "quadrature", "iid")
+#: The candidates scored only where the rule proposes "principal" (effective dimension at
+#: most :data:`AUTO_MAX_EFFECTIVE_DIMENSION`): the QMC Gaussian coordinates, in the sample's
+#: axes or the input's. Above it neither was ever kept: scored beside the others (4 seeds
+#: each), standardised digits (d_eff 18, γ/10 and γ, D = 256 and 1,024, 32 fits) and
+#: Gaussian rows of decaying spectrum (d = 64-784, d_eff 18-73, the same γ and D, 80 fits),
+#: the better of their two errors was 0.91-5.6× the best other candidate's, never below it
+#: by the margin; each costs a fit about one draw and a feature block (at d = 784,
+#: D = 2,048: 18 ms for "iid", 30 ms for "principal" with its cross-fitted axes). Below it
+#: "iid" can win (raw wine, d_eff 1.0: kept in 5 of 9 fits, some with a third of the
+#: others' error).
+AUTO_LOW_DIMENSIONAL_CANDIDATES = ("principal", "iid")
 #: Fewer rows than this in the sample (a tiny fit): the static rule of :func:`auto_structure`
 #: — 16 × 16 pairs cannot tell forms apart whose errors differ by tens of percent.
 AUTO_MIN_SAMPLE_ROWS = 32
@@ -149,8 +161,10 @@ def auto_output(n_out_pairs: int, n_out_offset: int) -> str:
 
 
 def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
-                    width_of: Callable[[str], int], width: int) -> tuple[str, ...]:
-    """The structures ``structure="auto"`` measures on the sample.
+                    width_of: Callable[[str], int], width: int, rule: str) -> tuple[str, ...]:
+    """The structures ``structure="auto"`` measures on the sample: those of
+    :data:`AUTO_CANDIDATES` that apply, give the width asked and, for
+    :data:`AUTO_LOW_DIMENSIONAL_CANDIDATES`, only where the rule proposes "principal".
 
     Parameters
     ----------
@@ -164,6 +178,8 @@ def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
     width : int
         The width ``"auto"`` promises (``n_features_out_for``): a candidate that rounds D
         further is left out.
+    rule : str
+        What :func:`auto_structure` proposes.
 
     Returns
     -------
@@ -172,6 +188,7 @@ def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
     """
     return tuple(name for name in AUTO_CANDIDATES
                  if name in registered and (isotropic or not registered[name])
+                 and (rule == "principal" or name not in AUTO_LOW_DIMENSIONAL_CANDIDATES)
                  and width_of(name) == width)
 
 
