@@ -100,6 +100,44 @@ def test_map_and_ridge_flops():
                           + _cost.alpha_path_flops(n, D, t))
 
 
+def test_an_all_rows_fit_is_priced_by_its_own_arithmetic():
+    # Issue 34: tune's fit on all rows (features streamed into ridge's sums, α chosen on
+    # held-out rows by one Cholesky factorisation per α tried) was priced as the
+    # leave-one-out path on all rows' features (an n × D eigen-path it never runs).
+    n, d, D, t, m = 20000, 784, 4096, 10, 5000
+    solves = _cost.HOLDOUT_SOLVES * (_cost.cholesky_flops(D)
+                                     + 2 * _cost.triangular_solve_flops(D, t) + 2 * m * D * t)
+    sums = n * D * D + 2 * n * D * t + 2 * m * D * D
+    assert _cost.streamed_ridge_flops(n, d, D, t, m) == pytest.approx(
+        _cost.feature_map_flops(n, d, D) + sums + solves)
+    # A landmark map: its fit, the kernel columns only, the normalisation on the sums
+    # (N G Nᵀ) and on the held-out rows — not 2·n·D² on every row.
+    columns = (_cost.kernel_matrix_flops(n, D, d) + n * d * _cost.INPUT_ENTRY_FLOPS
+               + 4 * D**3 + 2 * m * D * D)
+    assert _cost.streamed_ridge_flops(n, d, D, t, m, landmarks=True) == pytest.approx(
+        _cost.feature_map_fit_flops(d, D, True) + columns + sums + solves)
+    # The leave-one-out price of the same fit was 1.5× and more of it.
+    loo = _cost.map_ridge_flops(n, d, D, t, landmarks=True)
+    assert loo > 1.5 * _cost.streamed_ridge_flops(n, d, D, t, m, landmarks=True)
+
+
+def test_tunes_all_rows_budget_is_the_streamed_formula(fixed_rate):
+    from kernelmaps.tuning import _large
+
+    n, d, D, t = 20000, 784, 2048, 10
+    held = min(_large.HOLDOUT_ROWS, n // 4)
+    assert _large.all_rows_seconds(n, d, D, t, landmarks=True) == pytest.approx(
+        _cost.streamed_ridge_flops(n, d, D, t, held, landmarks=True) / RATE
+        + _cost.RUN_OVERHEAD_S)
+
+
+def test_the_load_slowdown_is_the_probes_cpu_over_wall_rate(monkeypatch):
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10, 2.5e10))
+    assert _cost.load_slowdown(1) == pytest.approx(2.5)
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (3e10, 2.5e10))
+    assert _cost.load_slowdown(1) == 1.0  # never below 1
+
+
 def test_the_exact_baseline_with_alpha_on_a_subsample():
     # α from the exact LOO path on m rows (eigh of m), then one Cholesky at the full n.
     n, n_test, d, t, m = 15000, 5000, 16, 26, 2000

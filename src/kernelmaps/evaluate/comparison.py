@@ -437,8 +437,7 @@ def _estimate(runs: list[Any], n_outputs: int, closed_form: bool, model_factory:
     workers = (workers_worth(maps, cap, len(map_runs)) if n_jobs is None
                else min(cap, max(1, len(map_runs))))
     maps += WORKER_START_S * workers if workers > 1 else 0.0
-    slowdown = _cost.gemm_rate(1, "cpu") / _cost.gemm_rate(1, "wall")
-    wall = (0.0 if exact is None else exact.seconds) + maps / workers * max(slowdown, 1.0)
+    wall = (0.0 if exact is None else exact.seconds) + maps / workers * _cost.load_slowdown(1)
     return {"work_s": baseline + maps, "wall_s": wall, "n_jobs": workers,
             "exact": None if exact is None else exact.as_dict()}
 
