@@ -147,7 +147,10 @@ def compare_case(name: str, extra: list[str]) -> dict[str, object]:
     estimate, timing = payload["cost_estimate"], payload["timing"]
     return {"case": f"compare {name} {' '.join(extra)}".strip(),
             "work_s": estimate["work_s"], "remaining_s": estimate["remaining_wall_s"],
-            "runs_cpu": cpu - timing["cpu_before_estimate_s"] - timing["cpu_report_s"],
+            # One process: its CPU time in the runs; with workers, theirs too (the command's
+            # CPU less its own before the estimate and after the runs, its exit included).
+            "runs_cpu": (timing["cpu_runs_s"] if estimate["n_jobs"] == 1 else
+                         cpu - timing["cpu_before_estimate_s"] - timing["cpu_report_s"]),
             "after_estimate": timing["after_estimate_s"], "command_wall": wall,
             "load": f"{load} → {_load()}", "n_jobs": estimate["n_jobs"]}
 
@@ -175,7 +178,7 @@ def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[
         cpu = time.process_time() - cpu
     method = str(params.get("method", "nystroem"))
     landmarks = km.evaluate.METHODS[method].landmarks
-    targets = np.unique(y).size
+    targets = np.unique(y).size if result.task == "classification" else 1
     sample = min(X.shape[0], int(params.get("search_rows", 5000)))
 
     def seconds(trial: object, clock: str) -> float:

@@ -136,6 +136,15 @@ def test_the_load_slowdown_is_the_probes_cpu_over_wall_rate(monkeypatch):
     assert _cost.load_slowdown(1) == pytest.approx(2.5)
     monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (3e10, 2.5e10))
     assert _cost.load_slowdown(1) == 1.0  # never below 1
+    # Workers of one's own share the cores with what the probe saw: on 2 cores a probe at
+    # 2.5× saw 4 threads beside it; 2 workers then get 2/6 of a core each.
+    monkeypatch.setattr(_cost, "available_cores", lambda: 2)
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10, 2.5e10))
+    assert _cost.load_slowdown(1, workers=2) == pytest.approx(3.0)
+    # An idle machine: as many workers as cores run at full speed.
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (2e10, 2e10))
+    assert _cost.load_slowdown(1, workers=2) == 1.0
+    assert _cost.load_slowdown(1, workers=4) == pytest.approx(2.0)
 
 
 def test_the_exact_baseline_with_alpha_on_a_subsample():

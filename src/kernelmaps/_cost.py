@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelmaps._config import available_memory, resolve_n_threads
+from kernelmaps._config import available_cores, available_memory, resolve_n_threads
 from kernelmaps._engine import blas_controller
 
 __all__ = [
@@ -131,11 +131,23 @@ def seconds(flops: float, threads: int | None = None, clock: str = "wall") -> fl
     return float(flops) / gemm_rate(threads, clock)
 
 
-def load_slowdown(threads: int | None = 1) -> float:
-    """How much longer work takes in elapsed time than in CPU time at the machine's load now:
-    the probe's CPU rate over its wall rate on ``threads`` BLAS threads, at least 1 (other
-    processes sharing the cores stretch a run's elapsed time, not its CPU time)."""
-    return max(gemm_rate(threads, "cpu") / gemm_rate(threads, "wall"), 1.0)
+def load_slowdown(threads: int | None = 1, workers: int = 1) -> float:
+    """How much longer work takes in elapsed time than in CPU time at the machine's load now.
+
+    The probe's CPU rate over its wall rate on ``threads`` BLAS threads, s, at least 1:
+    other processes sharing the cores stretch a run's elapsed time, not its CPU time. With
+    ``workers`` one-thread processes of the caller's own side by side (compare's), they
+    share the cores with each other too: the probe's thread got 1/s of a core, so about
+    c·s − 1 threads (c the cores) were busy beside it when s > 1, and each worker gets
+    c / (those + workers) of a core. (``compare`` on 20,000 × 784, 2 workers on 2 cores at
+    load 6-7: the probe's s = 2.2 put the runs at 113 s for 175 s measured; this gives 2.7.)
+    """
+    slowdown = max(gemm_rate(threads, "cpu") / gemm_rate(threads, "wall"), 1.0)
+    if workers <= 1:
+        return slowdown
+    cores = available_cores()
+    beside = cores * slowdown - 1.0 if slowdown > 1.0 else 0.0
+    return max(slowdown, (beside + workers) / cores)
 
 
 # ----------------------------------------------------------------------------- constants
