@@ -176,6 +176,13 @@ def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[
         cpu = time.process_time()
         result = tune(X, y, random_state=0, **params)
         cpu = time.process_time() - cpu
+        return _tune_estimates(name, X, y, params, result, cpu, load)
+
+
+def _tune_estimates(name: str, X: np.ndarray, y: np.ndarray, params: dict[str, object],
+                    result: object, cpu: float, load: str) -> dict[str, object]:
+    """:func:`tune_row`'s estimates, at the rates of the one thread tune ran on (the
+    caller's ``n_threads`` setting: all-rows fits are priced at kernelmaps' setting)."""
     method = str(params.get("method", "nystroem"))
     landmarks = km.evaluate.METHODS[method].landmarks
     targets = np.unique(y).size if result.task == "classification" else 1

@@ -7,7 +7,7 @@ within its budget, and :func:`~kernelmaps.models.estimate_fit_cost` — uses thi
 the answers cannot disagree: one probe, one formula per operation.
 
 **The rate.** :func:`gemm_rate` measures the float64 matrix-product rate of this machine at
-a given number of BLAS threads (the best of :data:`PROBE_REPEATS` products of
+a given number of BLAS threads (:data:`PROBE_REPEATS` products of
 :data:`PROBE_SIZE`\ ² matrices, about 0.2 s on one core of a 2-core Xeon, 33-50 Gflop/s
 idle), once per process and thread count, per second of elapsed time (a busy machine makes
 it slow, and the estimates of what a caller will wait with it) and per second of CPU time
@@ -86,7 +86,11 @@ __all__ = [
 #: (512² and 1,024² gave 35 and 33 Gflop/s on one thread here), small enough to take
 #: ~65 ms per product on one core.
 PROBE_SIZE = 1024
-#: Products timed; the best counts (the others absorb a descheduled time slice).
+#: Products timed. The CPU rate is the best of them (CPU time is not stretched by other
+#: processes; the best leaves out a cold cache); the wall rate is their mean, the rate a
+#: caller waits at while other processes share the cores. (It was the best too, which left
+#: the load out: on the 2-core machine at load 4-6, the best of three products said 1.4×
+#: where compare's two workers ran 3.7× their CPU time.)
 PROBE_REPEATS = 3
 
 _probe_lock = threading.Lock()
@@ -97,12 +101,12 @@ def _measured_rate(threads: int) -> tuple[float, float]:
     """``(wall, cpu)`` rates of the probe: flops per second of elapsed time, and per second
     of this process's CPU time per thread."""
     a = np.random.default_rng(0).standard_normal((PROBE_SIZE, PROBE_SIZE))
-    wall = cpu = np.inf
+    wall, cpu = 0.0, np.inf
     with blas_controller().limit(limits=threads, user_api="blas"):
         for _ in range(PROBE_REPEATS):
             start, start_cpu = time.perf_counter(), time.process_time()
             a @ a
-            wall = min(wall, time.perf_counter() - start)
+            wall += (time.perf_counter() - start) / PROBE_REPEATS
             cpu = min(cpu, (time.process_time() - start_cpu) / threads)
     flops = 2.0 * PROBE_SIZE**3
     return flops / max(wall, 1e-9), flops / max(cpu, 1e-9)
