@@ -169,18 +169,20 @@ def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[
     (:func:`~kernelmaps._cost.map_ridge_flops` at the probe's CPU rate, the fixed cost of a
     map and ridge and the α path's), a fit on all rows beyond the sample
     ``tuning._large.all_rows_seconds`` (:func:`~kernelmaps._cost.streamed_ridge_flops`) —
-    and the configurations' elapsed time beside the same flops at the probe's wall rate."""
+    and the call's elapsed time beside the same estimates at the probe's wall rate (the
+    call's, not its configurations' alone: as the CPU time, the estimate is of the whole
+    search, whose own work beside the configurations is a few per cent)."""
     load = _load()
     _cost._measured_rate.cache_clear()  # the rates of this moment's load, not the first row's
     with threadpool_limits(1), km.config_context(n_threads=1):
-        cpu = time.process_time()
+        cpu, wall = time.process_time(), time.perf_counter()
         result = tune(X, y, random_state=0, **params)
-        cpu = time.process_time() - cpu
-        return _tune_estimates(name, X, y, params, result, cpu, load)
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        return _tune_estimates(name, X, y, params, result, cpu, wall, load)
 
 
 def _tune_estimates(name: str, X: np.ndarray, y: np.ndarray, params: dict[str, object],
-                    result: object, cpu: float, load: str) -> dict[str, object]:
+                    result: object, cpu: float, wall: float, load: str) -> dict[str, object]:
     """:func:`tune_row`'s estimates, at the rates of the one thread tune ran on (the
     caller's ``n_threads`` setting: all-rows fits are priced at kernelmaps' setting)."""
     method = str(params.get("method", "nystroem"))
@@ -201,7 +203,7 @@ def _tune_estimates(name: str, X: np.ndarray, y: np.ndarray, params: dict[str, o
             "estimated": sum(seconds(trial, "cpu") for trial in result.trials),
             "measured": cpu,
             "wall_estimated": sum(seconds(trial, "wall") for trial in result.trials),
-            "wall": sum(trial.time_s for trial in result.trials),
+            "wall": wall,
             "load": f"{load} → {_load()}", "trials": len(result.trials)}
 
 
@@ -241,9 +243,8 @@ def print_user_estimates(large: bool) -> None:
               f"{ratio:>6.2f} {row['remaining_s']:>8.1f} {row['after_estimate']:>7.1f} "
               f"{wall_ratio:>6.2f} {row['command_wall']:>7.1f}  {row['n_jobs']:>4}  "
               f"{row['load']}{_flag(ratio)}{_flag(wall_ratio)}")
-    print("\ntune on one thread: its CPU time vs tune's cost model for every configuration "
-          "(target on the CPU ratio), and the configurations' elapsed time vs the model at "
-          "the probe's wall rate")
+    print("\ntune on one thread: its CPU and elapsed time vs tune's cost model for every "
+          "configuration, at the probe's CPU and wall rates")
     print(f"{'case':<40} {'cpu est':>8} {'cpu':>8} {'ratio':>6} {'wall est':>8} {'wall':>8} "
           f"{'ratio':>6}  trials  load before → after")
     for row in tune_rows(large):
