@@ -100,6 +100,53 @@ def test_map_and_ridge_flops():
                           + _cost.alpha_path_flops(n, D, t))
 
 
+def test_an_all_rows_fit_is_priced_by_its_own_arithmetic():
+    # Issue 34: tune's fit on all rows (features streamed into ridge's sums, α chosen on
+    # held-out rows by one Cholesky factorisation per α tried) was priced as the
+    # leave-one-out path on all rows' features (an n × D eigen-path it never runs).
+    n, d, D, t, m = 20000, 784, 4096, 10, 5000
+    solves = _cost.HOLDOUT_SOLVES * (_cost.cholesky_flops(D)
+                                     + 2 * _cost.triangular_solve_flops(D, t) + 2 * m * D * t)
+    sums = n * D * D + 2 * n * D * t + 2 * m * D * D
+    assert _cost.streamed_ridge_flops(n, d, D, t, m) == pytest.approx(
+        _cost.feature_map_flops(n, d, D) + sums + solves)
+    # A landmark map: its fit, the kernel columns only, the normalisation on the sums
+    # (N G Nᵀ) and on the held-out rows — not 2·n·D² on every row.
+    columns = (_cost.kernel_matrix_flops(n, D, d) + n * d * _cost.INPUT_ENTRY_FLOPS
+               + 4 * D**3 + 2 * m * D * D)
+    assert _cost.streamed_ridge_flops(n, d, D, t, m, landmarks=True) == pytest.approx(
+        _cost.feature_map_fit_flops(d, D, True) + columns + sums + solves)
+    # The leave-one-out price of the same fit was 1.5× and more of it.
+    loo = _cost.map_ridge_flops(n, d, D, t, landmarks=True)
+    assert loo > 1.5 * _cost.streamed_ridge_flops(n, d, D, t, m, landmarks=True)
+
+
+def test_tunes_all_rows_budget_is_the_streamed_formula(fixed_rate):
+    from kernelmaps.tuning import _large
+
+    n, d, D, t = 20000, 784, 2048, 10
+    held = min(_large.HOLDOUT_ROWS, n // 4)
+    assert _large.all_rows_seconds(n, d, D, t, landmarks=True) == pytest.approx(
+        _cost.streamed_ridge_flops(n, d, D, t, held, landmarks=True) / RATE
+        + _cost.RUN_OVERHEAD_S)
+
+
+def test_the_load_slowdown_is_the_probes_cpu_over_wall_rate(monkeypatch):
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10, 2.5e10))
+    assert _cost.load_slowdown(1) == pytest.approx(2.5)
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (3e10, 2.5e10))
+    assert _cost.load_slowdown(1) == 1.0  # never below 1
+    # Workers of one's own share the cores with what the probe saw: on 2 cores a probe at
+    # 2.5× saw 4 threads beside it; 2 workers then get 2/6 of a core each.
+    monkeypatch.setattr(_cost, "available_cores", lambda: 2)
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10, 2.5e10))
+    assert _cost.load_slowdown(1, workers=2) == pytest.approx(3.0)
+    # An idle machine: as many workers as cores run at full speed.
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (2e10, 2e10))
+    assert _cost.load_slowdown(1, workers=2) == 1.0
+    assert _cost.load_slowdown(1, workers=4) == pytest.approx(2.0)
+
+
 def test_the_exact_baseline_with_alpha_on_a_subsample():
     # α from the exact LOO path on m rows (eigh of m), then one Cholesky at the full n.
     n, n_test, d, t, m = 15000, 5000, 16, 26, 2000
@@ -155,18 +202,19 @@ class _Clocks:
         return next(self._cpu)
 
 
-def test_the_probe_is_the_best_of_its_products_on_either_clock(monkeypatch):
+def test_the_probe_is_the_mean_wall_and_the_best_cpu_of_its_products(monkeypatch):
     # Three products timed 0.3, 0.1 and 0.2 s apart (wall) and 0.5, 0.16, 0.3 s of CPU time
-    # on two threads: the best of each counts, the CPU time per thread.
+    # on two threads: the wall rate is their mean (a descheduled slice is the load a caller
+    # waits with), the CPU rate the best, per thread (CPU time is not stretched by the load).
     _cost._measured_rate.cache_clear()
     monkeypatch.setattr(_cost, "time", _Clocks(wall=[0, 0.3, 1, 1.1, 2, 2.2],
                                                cpu=[0, 0.5, 1, 1.16, 2, 2.3]))
     flops = 2.0 * _cost.PROBE_SIZE**3
     try:
-        assert _cost.gemm_rate(2) == pytest.approx(flops / 0.1)
+        assert _cost.gemm_rate(2) == pytest.approx(flops / 0.2)
         # Measured once per thread count: the clocks (now exhausted) are not read again.
         assert _cost.gemm_rate(2, clock="cpu") == pytest.approx(flops / (0.16 / 2))
-        assert _cost.seconds(3 * flops, threads=2) == pytest.approx(0.3)
+        assert _cost.seconds(3 * flops, threads=2) == pytest.approx(0.6)
     finally:
         _cost._measured_rate.cache_clear()
     with pytest.raises(ValueError, match="clock must be"):

@@ -7,7 +7,7 @@ within its budget, and :func:`~kernelmaps.models.estimate_fit_cost` — uses thi
 the answers cannot disagree: one probe, one formula per operation.
 
 **The rate.** :func:`gemm_rate` measures the float64 matrix-product rate of this machine at
-a given number of BLAS threads (the best of :data:`PROBE_REPEATS` products of
+a given number of BLAS threads (:data:`PROBE_REPEATS` products of
 :data:`PROBE_SIZE`\ ² matrices, about 0.2 s on one core of a 2-core Xeon, 33-50 Gflop/s
 idle), once per process and thread count, per second of elapsed time (a busy machine makes
 it slow, and the estimates of what a caller will wait with it) and per second of CPU time
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kernelmaps._config import available_memory, resolve_n_threads
+from kernelmaps._config import available_cores, available_memory, resolve_n_threads
 from kernelmaps._engine import blas_controller
 
 __all__ = [
@@ -47,10 +47,12 @@ __all__ = [
     "EXACT_FIT_MAX_SECONDS",
     "EXACT_FIT_MEMORY_FRACTION",
     "FEATURE_ENTRY_FLOPS",
+    "HOLDOUT_SOLVES",
     "INPUT_ENTRY_FLOPS",
     "KERNEL_ENTRY_FLOPS",
     "PATH_ALPHAS",
     "PROBE_SIZE",
+    "REPORT_S",
     "RUN_OVERHEAD_S",
     "ExactCost",
     "ExactFitDecision",
@@ -69,10 +71,12 @@ __all__ = [
     "feature_ridge_flops",
     "gemm_rate",
     "kernel_matrix_flops",
+    "load_slowdown",
     "map_ridge_flops",
     "nystrom_first_pass_flops",
     "preconditioner_flops",
     "seconds",
+    "streamed_ridge_flops",
     "streamed_ridge_memory",
     "triangular_solve_flops",
 ]
@@ -82,7 +86,11 @@ __all__ = [
 #: (512² and 1,024² gave 35 and 33 Gflop/s on one thread here), small enough to take
 #: ~65 ms per product on one core.
 PROBE_SIZE = 1024
-#: Products timed; the best counts (the others absorb a descheduled time slice).
+#: Products timed. The CPU rate is the best of them (CPU time is not stretched by other
+#: processes; the best leaves out a cold cache); the wall rate is their mean, the rate a
+#: caller waits at while other processes share the cores. (It was the best too, which left
+#: the load out: on the 2-core machine at load 4-6, the best of three products said 1.4×
+#: where compare's two workers ran 3.7× their CPU time.)
 PROBE_REPEATS = 3
 
 _probe_lock = threading.Lock()
@@ -93,12 +101,12 @@ def _measured_rate(threads: int) -> tuple[float, float]:
     """``(wall, cpu)`` rates of the probe: flops per second of elapsed time, and per second
     of this process's CPU time per thread."""
     a = np.random.default_rng(0).standard_normal((PROBE_SIZE, PROBE_SIZE))
-    wall = cpu = np.inf
+    wall, cpu = 0.0, np.inf
     with blas_controller().limit(limits=threads, user_api="blas"):
         for _ in range(PROBE_REPEATS):
             start, start_cpu = time.perf_counter(), time.process_time()
             a @ a
-            wall = min(wall, time.perf_counter() - start)
+            wall += (time.perf_counter() - start) / PROBE_REPEATS
             cpu = min(cpu, (time.process_time() - start_cpu) / threads)
     flops = 2.0 * PROBE_SIZE**3
     return flops / max(wall, 1e-9), flops / max(cpu, 1e-9)
@@ -125,6 +133,25 @@ def gemm_rate(threads: int | None = None, clock: str = "wall") -> float:
 def seconds(flops: float, threads: int | None = None, clock: str = "wall") -> float:
     """Seconds that ``flops`` GEMM-equivalent flops take at :func:`gemm_rate`."""
     return float(flops) / gemm_rate(threads, clock)
+
+
+def load_slowdown(threads: int | None = 1, workers: int = 1) -> float:
+    """How much longer work takes in elapsed time than in CPU time at the machine's load now.
+
+    The probe's CPU rate over its wall rate on ``threads`` BLAS threads, s, at least 1:
+    other processes sharing the cores stretch a run's elapsed time, not its CPU time. With
+    ``workers`` one-thread processes of the caller's own side by side (compare's), they
+    share the cores with each other too: the probe's thread got 1/s of a core, so about
+    c·s − 1 threads (c the cores) were busy beside it when s > 1, and each worker gets
+    c / (those + workers) of a core. (``compare`` on 20,000 × 784, 2 workers on 2 cores at
+    load 6-7: the probe's s = 2.2 put the runs at 113 s for 175 s measured; this gives 2.7.)
+    """
+    slowdown = max(gemm_rate(threads, "cpu") / gemm_rate(threads, "wall"), 1.0)
+    if workers <= 1:
+        return slowdown
+    cores = available_cores()
+    beside = cores * slowdown - 1.0 if slowdown > 1.0 else 0.0
+    return max(slowdown, (beside + workers) / cores)
 
 
 # ----------------------------------------------------------------------------- constants
@@ -199,13 +226,20 @@ ALPHA_PATH_GROUP_S = 0.0012
 #: The fixed CPU cost of a map and ridge on its features beyond their flops — a ``compare``
 #: run, a ``tune`` configuration — (validation, the map's draw, tracemalloc's
 #: bookkeeping, the model's set-up, its kernel error and its share of compare's planning),
-#: beside the α path's per-group cost (``_cost.ALPHA_PATH_GROUP_S``, where the measurement
-#: is written): 52 ms from compare's CPU time on wine and digits in one process at load
-#: 14-16, less at load 2-4; 45 ms between. It was 15 ms, which with the α path's per-α work
-#: left out put digits' estimate at 1/3.9 of its CPU time. Without it, tune's estimates on
-#: digits and 5,000 Fashion-MNIST rows were 1/1.54 and 1/1.48 of their CPU time (14 and 15
-#: configurations, load 5).
-RUN_OVERHEAD_S = 0.045
+#: beside the α path's per-group cost (``_cost.ALPHA_PATH_GROUP_S``). Measured as
+#: ``kernelmaps compare``'s CPU time from its estimate to the end of its runs
+#: (``timing["cpu_runs_s"]`` of ``--json``), less the runs' flops and groups at the probe's
+#: rate, per run: 14.2, 13.4, 13.0, 15.0 ms on wine, iris, diabetes, breast_cancer
+#: (136-142 runs, one process, load 4.6; digits' 19 ms a run with 4 groups each agrees).
+#: It was 45 ms, fitted with the α-by-α path (37 small products a run), which put the
+#: small sets' estimates at 2.2-3.6× their CPU time once the path formed its blocks.
+RUN_OVERHEAD_S = 0.0125
+#: The command line's work after a comparison's runs, in CPU seconds (elapsed seconds at
+#: :func:`load_slowdown`): the summary and advice, the HTML report with its plots
+#: (matplotlib imported on first use) and the terminal's tables (``kernelmaps compare``;
+#: ``--json`` reports it as ``timing["cpu_report_s"]``): measured 1.46-1.88 s on wine,
+#: digits, breast_cancer, iris and diabetes (load 4.6; 1.5-2.6 s elapsed at load 1-4).
+REPORT_S = 1.6
 #: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
 #: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
 PATH_ALPHAS = 37
@@ -365,6 +399,45 @@ def map_ridge_flops(n_rows: float, n_features: float, n_components: float, n_tar
     return (feature_map_fit_flops(n_features, n_components, landmarks)
             + feature_map_flops(float(n_rows) + other_rows, n_features, n_components, landmarks)
             + feature_ridge_flops(n_rows, n_components, n_targets, select_alpha, n_alphas))
+
+
+#: ``tune``'s all-rows fit (``_ridge.holdout_alpha_path``) factorises ridge's D × D matrix
+#: this many times: the α it starts from and its two neighbours (the walk's least), a step
+#: further where the score still improves, and the model at the chosen α on all rows.
+HOLDOUT_SOLVES = 5
+
+
+def streamed_ridge_flops(n_rows: float, n_features: float, n_components: float,
+                         n_targets: float, n_held: float, *, landmarks: bool = False,
+                         n_solves: float = HOLDOUT_SOLVES) -> float:
+    r"""A feature map and ridge from sums over row blocks, α chosen on ``n_held`` held-out
+    rows: ``tune``'s fit on all rows (``tuning._large``: ``_ridge.FeatureSums`` and
+    ``_ridge.holdout_alpha_path``), the arithmetic of that path, not the leave-one-out path's
+    (:func:`map_ridge_flops`, 1.5-2.5× more at n = 20,000, D = 2,048-4,096).
+
+    With D = ``n_components``, t = ``n_targets``, m = ``n_held``:
+
+    * the map's fit (:func:`feature_map_fit_flops`);
+    * every row's features: a random-feature map's transform (:func:`feature_map_flops`); a
+      landmark map's kernel values against its D landmarks only
+      (:func:`kernel_matrix_flops`), its D × D normalisation N applied to the sums instead
+      (N G Nᵀ, 4·D³) and to the held-out rows (2·m·D²);
+    * the sums: the Gram matrix by ``syrk`` (n·D²), ZᵀY (2·n·D·t);
+    * the held-out rows' downdate of the Gram matrix (2·m·D²);
+    * ``n_solves`` factorisations of D × D (:func:`cholesky_flops`), each with its two
+      triangular solves of t columns and the held-out rows' fitted values (2·m·D·t).
+    """
+    n, D, m, t = float(n_rows), float(n_components), float(n_held), float(n_targets)
+    fit = feature_map_fit_flops(n_features, D, landmarks)
+    if landmarks:
+        features = (kernel_matrix_flops(n, D, n_features) + n * n_features * INPUT_ENTRY_FLOPS
+                    + 4.0 * D**3 + 2.0 * m * D * D)
+    else:
+        features = feature_map_flops(n, n_features, D)
+    sums = n * D * D + 2.0 * n * D * t + 2.0 * m * D * D
+    solves = n_solves * (cholesky_flops(D) + 2.0 * triangular_solve_flops(D, t)
+                         + 2.0 * m * D * t)
+    return fit + features + sums + solves
 
 
 def feature_path_memory(n_rows: float, n_components: float, n_targets: float) -> float:

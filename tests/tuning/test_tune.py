@@ -2,6 +2,7 @@
 
 import math
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -270,3 +271,19 @@ def test_plateau_middle():
     assert plateau_middle(scales, values, tie=0.0) == 2.0  # no tolerance: the best
     # A separate near-tie beyond a dip is not part of the run.
     assert plateau_middle(scales, [0.89, 0.5, 0.9, 0.9, 0.9, 0.5, 0.5], tie=0.02) == 0.0
+
+
+def test_a_dataframe_keeps_its_column_names_through_tune():
+    # Issue 34, item 4: the model tune returns was fitted on the frame's values, so predicting
+    # on a DataFrame warned "X has feature names, but StandardScaler was fitted without
+    # feature names", and columns in another order passed unnoticed.
+    pd = pytest.importorskip("pandas")
+    X, y = rkhs_data(1.0, n=300)
+    frame = pd.DataFrame(X, columns=["width", "height"])
+    model = tune(frame, y, n_components=32, random_state=0).estimator
+    assert list(model.feature_names_in_) == ["width", "height"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert model.predict(frame.iloc[:5]).shape == (5,)
+    with pytest.raises(ValueError, match="feature names should match"):
+        model.predict(frame[["height", "width"]])

@@ -426,8 +426,9 @@ def _estimate(runs: list[Any], n_outputs: int, closed_form: bool, model_factory:
     included), the workers the maps' runs share (``n_jobs``: as many as their work pays for,
     up to ``cap``, or the ``n_jobs`` asked for), the elapsed time expected at the machine's
     load now (``wall_s``: the baseline on its threads, then the maps' work shared by the
-    workers, each slowed as the probe was: its CPU rate over its wall rate — an upper bound
-    where the maps' workers run beside the baseline, ``_runs.run_all``) and ``exact``."""
+    workers, each slowed as the probe was — its CPU rate over its wall rate — and by the
+    other workers (:func:`~kernelmaps._cost.load_slowdown`); an upper bound where the maps'
+    workers run beside the baseline, ``_runs.run_all``) and ``exact``."""
     select_alpha = isinstance(model_factory, SelectAlpha)
     n_alphas = model_factory.alphas.size if select_alpha else _cost.PATH_ALPHAS
     map_runs = [run for run in runs if run.method != EXACT]
@@ -437,8 +438,8 @@ def _estimate(runs: list[Any], n_outputs: int, closed_form: bool, model_factory:
     workers = (workers_worth(maps, cap, len(map_runs)) if n_jobs is None
                else min(cap, max(1, len(map_runs))))
     maps += WORKER_START_S * workers if workers > 1 else 0.0
-    slowdown = _cost.gemm_rate(1, "cpu") / _cost.gemm_rate(1, "wall")
-    wall = (0.0 if exact is None else exact.seconds) + maps / workers * max(slowdown, 1.0)
+    wall = ((0.0 if exact is None else exact.seconds)
+            + maps / workers * _cost.load_slowdown(1, workers))
     return {"work_s": baseline + maps, "wall_s": wall, "n_jobs": workers,
             "exact": None if exact is None else exact.as_dict()}
 

@@ -39,9 +39,11 @@ from kernelmaps._ridge import (
     encode_targets,
     holdout_alpha_path,
 )
+from kernelmaps.evaluate import METHODS
 from kernelmaps.tuning.result import Trial
 
 __all__ = ["HOLDOUT_ROWS", "NOISE_SE", "ROWS_PER_COMPONENT", "all_rows_memory",
+           "all_rows_seconds",
            "fit_on_all_rows", "sample_components"]
 
 #: Rows held out (at most a quarter of the rows) to choose α and judge a doubling on all rows:
@@ -150,14 +152,23 @@ def _gain(before: _Fit, after: _Fit, y: np.ndarray, task: str) -> tuple[float, f
     return after.score - before.score, se
 
 
+def all_rows_seconds(n_rows: int, n_features: int, n_components: int, n_targets: int,
+                     landmarks: bool, clock: str = "wall") -> float:
+    """The cost model's seconds for one all-rows fit (:func:`_fit`): its arithmetic,
+    :func:`~kernelmaps._cost.streamed_ridge_flops` with this module's held-out rows, at the
+    probe's ``clock`` rate, and the fixed cost of a map and ridge
+    (:data:`~kernelmaps._cost.RUN_OVERHEAD_S`)."""
+    held = min(HOLDOUT_ROWS, n_rows // 4)
+    flops = _cost.streamed_ridge_flops(n_rows, n_features, n_components, n_targets, held,
+                                       landmarks=landmarks)
+    return _cost.seconds(flops, threads=None, clock=clock) + _cost.RUN_OVERHEAD_S
+
+
 def _seconds(search: Any, n_components: int) -> float:
-    """The cost model's seconds for one all-rows fit, at the rate measured so far."""
+    """:func:`all_rows_seconds` for ``search``'s data, at the rate measured so far."""
     n, d = search.X.shape
-    flops = (_cost.feature_map_flops(n, d, n_components)
-             + _cost.feature_ridge_flops(n, n_components, search.n_targets, False) / 2
-             + _cost.eigh_flops(n_components)          # the map's normalisation
-             + 4 * _cost.cholesky_flops(n_components))  # the α candidates
-    return search.slowdown * _cost.seconds(flops, threads=None)
+    return search.slowdown * all_rows_seconds(n, d, n_components, search.n_targets,
+                                              METHODS[search.method].landmarks)
 
 
 def _fits_budgets(search: Any, n_components: int, held: int) -> str | None:
