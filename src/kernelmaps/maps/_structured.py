@@ -52,13 +52,15 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from scipy import special
 from scipy.linalg import hadamard
 
 from kernelmaps._array_api import on_device
 from kernelmaps.kernels.interface import dense_block
+from kernelmaps.kernels.spectral import open_unit_interval
 from kernelmaps.maps._projection import DenseProjection, Projection, random_signs
 from kernelmaps.maps._registry import Frequencies, FrequencyRequest
-from kernelmaps.maps._sampling import radii
+from kernelmaps.maps._sampling import radii, uniform_points
 
 __all__ = [
     "FastfoodProjection",
@@ -74,6 +76,7 @@ __all__ = [
     "orthogonal_frequencies",
     "radix_stages",
     "sorf_frequencies",
+    "sorf_radii",
 ]
 
 #: Largest radix of one stage: log2 32 = 5 butterfly levels per BLAS call. Larger radices
@@ -417,15 +420,71 @@ def orthogonal_frequencies(request: FrequencyRequest) -> Frequencies:
     return Frequencies(DenseProjection(np.ascontiguousarray((directions * lengths[:, None]).T)))
 
 
-def sorf_frequencies(request: FrequencyRequest) -> Frequencies:
+def sorf_radii(request: FrequencyRequest) -> np.ndarray:
+    """Radii of the density's radial law in dimension d_pad, one per frequency (the
+    construction of earlier versions, kept for :class:`~kernelmaps.ArcCosineSampler`'s
+    ``"structured"``, whose features take no weights)."""
     d_pad = next_power_of_two(request.n_features)
-    n_blocks = request.n_frequencies // d_pad
-    signs = random_signs(request.random_state, (n_blocks, 3, d_pad))
     # Radii of the padded dimension: the first d coordinates of an isotropic frequency in
     # R^d_pad have exactly the kernel's spectral law in R^d (padding adds zeros to x).
-    lengths = radii(request.density, d_pad, request.n_frequencies, request.random_state,
-                    request.sampling)
-    return Frequencies(SORFProjection(signs, lengths / d_pad ** 1.5))
+    return radii(request.density, d_pad, request.n_frequencies, request.random_state,
+                 request.sampling)
+
+
+def sorf_frequencies(request: FrequencyRequest, *, weighted: bool = True) -> Frequencies:
+    r"""Structured orthogonal frequencies: SORF blocks :math:`HD_1HD_2HD_3` with radii whose
+    squares add up, block by block, as exactly as the directions do.
+
+    Frequency i of block j (of k = D′/d_pad blocks) is
+    :math:`\omega_{ji} = \sigma_{ji}\,\rho_{ji}\,\sqrt{a_j}\,b_{ji}`, where :math:`b_{ji}` is
+    row i of the orthogonal block (unit norm; its first d coordinates act on the zero-padded
+    input) and
+
+    * :math:`(a_1, \dots, a_k) \sim \mathrm{Dirichlet}(d_{pad}/2, \dots, d_{pad}/2)` — the
+      blocks' shares, :math:`\sum_j a_j = 1`, so :math:`\sum_{ji} a_j b_{ji}b_{ji}^\top = I`
+      exactly (the "Gort" trick of Munkhoeva et al., 2018, for Hadamard blocks: the rows'
+      norms vary, their second moment does not);
+    * :math:`\rho_{ji}^2 \sim \chi^2_{D'+2}` (stratified under QMC) with the weight
+      :math:`w_{ji} \propto D'/\rho_{ji}^2`, and :math:`\sigma_{ji}` the density's mixing
+      scale (constant for the Gaussian).
+
+    Unbiased radially: :math:`a_j \sim \mathrm{Beta}(d_{pad}/2, (D'-d_{pad})/2)` and for
+    :math:`\rho^2 \sim \chi^2_{D'}`, :math:`a_j\rho^2 \sim \chi^2_{d_{pad}}` (beta–gamma
+    algebra), the density's radial law in dimension d_pad, whose first d coordinates are
+    its law in dimension d; the weight :math:`D'/\rho^2` turns a :math:`\chi^2_{D'+2}` draw
+    into a :math:`\chi^2_{D'}` one (:math:`E_{\chi^2_{m+2}}[m/x\,h(x)] = E_{\chi^2_m}[h]`), as in
+    the spherical-radial rule. The gain: :math:`\sum_{ji} w_{ji}\,\rho_{ji}^2 a_j\,b_{ji}
+    b_{ji}^\top \propto I` exactly (for the Gaussian), so the kernel's quadratic term — the
+    error of a smooth kernel — has no radial variance at all, as with the published ROM's
+    fixed norm, but without its bias. The weights are normalised to sum 1 (there is no
+    explicit centre term): a ratio estimator, whose bias is at most the standard deviation
+    of the weights' mean (about :math:`\sqrt2/D'` by Monte Carlo, far less stratified) times
+    the estimate's own error — below the SORF directions' own bias (they are only
+    approximately uniform).
+
+    ``weighted=False``: the construction of earlier versions, per-frequency radii of the
+    radial law in dimension d_pad and equal weights.
+    """
+    random_state, density = request.random_state, request.density
+    d_pad = next_power_of_two(request.n_features)
+    size = request.n_frequencies
+    n_blocks = size // d_pad
+    signs = random_signs(random_state, (n_blocks, 3, d_pad))
+    if not weighted:
+        return Frequencies(SORFProjection(signs, sorf_radii(request) / d_pad ** 1.5))
+    shares = random_state.chisquare(d_pad, n_blocks)
+    shares /= shares.sum()
+    mixture = int(density.mixture)
+    # One point per frequency, in sequence order: each block's consecutive points are a
+    # stratified set (Sobol' sets are balanced on aligned power-of-two runs).
+    points = open_unit_interval(uniform_points(request.sampling, size, 1 + mixture,
+                                               random_state))
+    squared = 2.0 * special.gammaincinv(size / 2.0 + 1.0, points[:, mixture])
+    sigma = density.scale_ppf(points[:, 0] if mixture else np.full(size, 0.5))
+    weights = 1.0 / squared
+    weights /= weights.sum()
+    lengths = sigma * np.sqrt(squared * np.repeat(shares, d_pad))
+    return Frequencies(SORFProjection(signs, lengths / d_pad ** 1.5), weights)
 
 
 def fastfood_frequencies(request: FrequencyRequest) -> Frequencies:
