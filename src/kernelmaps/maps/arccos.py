@@ -184,8 +184,9 @@ class ArcCosineSampler(FeatureMap):
         measurements below predate this construction (they used Yu et al.'s stacked d × d
         blocks with :math:`\chi_d` radii).
     ``"structured"``
-        SORF rows :math:`HD_1HD_2HD_3` with :math:`\chi_{d_{pad}}` radii (that map's
-        ``"structured"`` structure); O(D log d) per row, only asymptotically unbiased;
+        SORF rows :math:`HD_1HD_2HD_3` with :math:`\chi_{d_{pad}}` radii (the blocks of
+        that map's ``"structured"``, which also weights its radii: these features take no
+        weights); O(D log d) per row, only asymptotically unbiased;
         D rounds up to a multiple of :math:`d_{pad} = 2^{\lceil\log_2 d\rceil}`.
     ``"quadrature"``
         the symmetric spherical rule with the exact radial moment (module docstring:
