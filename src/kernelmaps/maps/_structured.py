@@ -52,15 +52,13 @@ from functools import cache
 from typing import Any
 
 import numpy as np
-from scipy import special
 from scipy.linalg import hadamard
 
 from kernelmaps._array_api import on_device
 from kernelmaps.kernels.interface import dense_block
-from kernelmaps.kernels.spectral import open_unit_interval
 from kernelmaps.maps._projection import DenseProjection, Projection, random_signs
 from kernelmaps.maps._registry import Frequencies, FrequencyRequest
-from kernelmaps.maps._sampling import radii, uniform_points
+from kernelmaps.maps._sampling import radii, self_normalised_chi2, uniform_points
 
 __all__ = [
     "FastfoodProjection",
@@ -444,23 +442,22 @@ def sorf_frequencies(request: FrequencyRequest, *, weighted: bool = True) -> Fre
       blocks' shares, :math:`\sum_j a_j = 1`, so :math:`\sum_{ji} a_j b_{ji}b_{ji}^\top = I`
       exactly (the "Gort" trick of Munkhoeva et al., 2018, for Hadamard blocks: the rows'
       norms vary, their second moment does not);
-    * :math:`\rho_{ji}^2 \sim \chi^2_{D'+2}` (stratified under QMC) with the weight
-      :math:`w_{ji} \propto D'/\rho_{ji}^2`, and :math:`\sigma_{ji}` the density's mixing
-      scale (constant for the Gaussian).
+    * :math:`\rho_{ji}^2 \sim \chi^2_{D'+2}` with weights :math:`w_{ji} \propto 1/\rho_{ji}^2`
+      summing to 1, drawn by :func:`~kernelmaps.maps._sampling.self_normalised_chi2`
+      (stratified under QMC), and :math:`\sigma_{ji}` the density's mixing scale (constant
+      for the Gaussian).
 
     Unbiased radially: :math:`a_j \sim \mathrm{Beta}(d_{pad}/2, (D'-d_{pad})/2)` and for
     :math:`\rho^2 \sim \chi^2_{D'}`, :math:`a_j\rho^2 \sim \chi^2_{d_{pad}}` (beta–gamma
     algebra), the density's radial law in dimension d_pad, whose first d coordinates are
-    its law in dimension d; the weight :math:`D'/\rho^2` turns a :math:`\chi^2_{D'+2}` draw
-    into a :math:`\chi^2_{D'}` one (:math:`E_{\chi^2_{m+2}}[m/x\,h(x)] = E_{\chi^2_m}[h]`), as in
-    the spherical-radial rule. The gain: :math:`\sum_{ji} w_{ji}\,\rho_{ji}^2 a_j\,b_{ji}
-    b_{ji}^\top \propto I` exactly (for the Gaussian), so the kernel's quadratic term — the
-    error of a smooth kernel — has no radial variance at all, as with the published ROM's
-    fixed norm, but without its bias. The weights are normalised to sum 1 (there is no
-    explicit centre term): a ratio estimator, whose bias is at most the standard deviation
-    of the weights' mean (about :math:`\sqrt2/D'` by Monte Carlo, far less stratified) times
-    the estimate's own error — below the SORF directions' own bias (they are only
-    approximately uniform).
+    its law in dimension d; the weights turn the :math:`\chi^2_{D'+2}` draws into exact
+    :math:`\chi^2_{D'}` expectations (size-biasing, normalised without a ratio estimator's
+    bias: see that function), as the spherical-radial rule's weights do. The gain:
+    :math:`w_{ji}\rho_{ji}^2` is the same for every frequency, so
+    :math:`\sum_{ji} w_{ji}\,\rho_{ji}^2 a_j\,b_{ji}b_{ji}^\top \propto I` exactly (for the
+    Gaussian), and the kernel's quadratic term — the error of a smooth kernel — has no
+    radial variance at all, as with the published ROM's fixed norm, but without its bias.
+    (The blocks stay only approximately uniform directions, as before.)
 
     ``weighted=False``: the construction of earlier versions, per-frequency radii of the
     radial law in dimension d_pad and equal weights.
@@ -474,15 +471,9 @@ def sorf_frequencies(request: FrequencyRequest, *, weighted: bool = True) -> Fre
         return Frequencies(SORFProjection(signs, sorf_radii(request) / d_pad ** 1.5))
     shares = random_state.chisquare(d_pad, n_blocks)
     shares /= shares.sum()
-    mixture = int(density.mixture)
-    # One point per frequency, in sequence order: each block's consecutive points are a
-    # stratified set (Sobol' sets are balanced on aligned power-of-two runs).
-    points = open_unit_interval(uniform_points(request.sampling, size, 1 + mixture,
-                                               random_state))
-    squared = 2.0 * special.gammaincinv(size / 2.0 + 1.0, points[:, mixture])
-    sigma = density.scale_ppf(points[:, 0] if mixture else np.full(size, 0.5))
-    weights = 1.0 / squared
-    weights /= weights.sum()
+    squared, weights = self_normalised_chi2(size, size, random_state, request.sampling)
+    sigma = (density.scale_ppf(uniform_points(request.sampling, size, 1, random_state)[:, 0])
+             if density.mixture else density.scale_ppf(np.full(size, 0.5)))
     lengths = sigma * np.sqrt(squared * np.repeat(shares, d_pad))
     return Frequencies(SORFProjection(signs, lengths / d_pad ** 1.5), weights)
 
