@@ -3,10 +3,12 @@ r"""Structured random projections: orthogonal (Haar), SORF and Fastfood, on the 
 Orthogonal random features draw one block of a Haar rotation (Yu et al., 2016; Munkhoeva et
 al., 2018); SORF and Fastfood replace the dense Gaussian matrix by products of random diagonals and
 Hadamard transforms (Yu et al., 2016; Le, Sarlós & Smola, 2013), applied with the fast
-Walsh–Hadamard transform below in O(D log d) per row and O(D) memory. All three draw their
-radii from the density's radial law, by Monte Carlo or, with ``sampling="qmc"``, as a
-stratified one-dimensional randomised QMC set (:func:`kernelmaps.maps._sampling.radii`):
-the directions are what they are, and QMC goes into the radii alone. Their records in
+Walsh–Hadamard transform below in O(D log d) per row and O(D) memory. Orthogonal and
+Fastfood draw their radii from the density's radial law, by Monte Carlo or, with
+``sampling="qmc"``, as a stratified one-dimensional randomised QMC set
+(:func:`kernelmaps.maps._sampling.radii`); SORF draws block shares and weighted radii whose
+weighted second moment is exact (:func:`sorf_frequencies`), stratified under QMC: the
+directions are what they are, and QMC goes into the radii alone. Their records in
 :data:`kernelmaps.maps.STRUCTURES` are listed in :mod:`kernelmaps.maps._structures`.
 
 Fast Walsh–Hadamard transform (FWHT) on row blocks, in NumPy + BLAS
