@@ -17,6 +17,7 @@ from hypothesis.extra.numpy import arrays
 from kernelmaps.evaluate import relative_error
 from kernelmaps.kernels import get_kernel
 from kernelmaps.maps import STRUCTURES as REGISTRY
+from kernelmaps.maps._sampling import self_normalised_chi2
 from kernelmaps.maps.fourier import RandomFourierFeatures
 from tests._helpers import gram, relative_difference
 
@@ -180,6 +181,59 @@ def test_structured_blocks_are_orthogonal_with_norms_equal_to_the_radii(kernel):
     for start in range(0, 24, d):
         block = omega[:, start:start + d] / radii[start:start + d]
         np.testing.assert_allclose(block.T @ block, np.eye(d), atol=1e-12)
+
+
+@pytest.mark.parametrize("d", [8, 6])  # 6: zero-padded to d_pad = 8
+@pytest.mark.parametrize("sampling", SAMPLINGS)
+def test_structured_weighted_second_moment_is_exactly_isotropic(d, sampling):
+    # The Dirichlet block shares sum to 1 and the weights cancel the radii's squares, so
+    # Σ w_i ω_i ω_iᵀ is a multiple of I for every draw (to rounding), while the earlier
+    # per-frequency radii left a relative spread of order √(2/D′) ≈ 0.1 here.
+    rff = make("rbf", "structured", n_components=64, gamma=0.3, sampling=sampling).fit(
+        np.zeros((2, d)))
+    omega = np.empty((d, 64))
+    rff.projection_.project_into(np.eye(d), omega)
+    moment = (omega * rff.frequency_weights_) @ omega.T
+    np.testing.assert_allclose(moment, moment[0, 0] * np.eye(d), atol=1e-12 * moment[0, 0])
+
+
+@pytest.mark.parametrize("sampling", SAMPLINGS)
+def test_structured_weighted_radii_have_the_radial_law(sampling):
+    # The weighted law of ‖ω‖² over a draw is the Gaussian density's, 2γ·χ²_d (beta–gamma
+    # algebra for the shares, size-biasing for the weights, normalised without bias): its
+    # Laplace transform E exp(−t‖ω‖²) = (1 + 4γt)^(−d/2), checked at three t. Mean over S
+    # draws, bound 4 standard errors of that mean.
+    gamma, d, D, S = 0.3, 8, 64, 200
+    values = []
+    for seed in range(S):
+        rff = make("rbf", "structured", n_components=D, gamma=gamma, random_state=seed,
+                   sampling=sampling).fit(np.zeros((2, d)))
+        omega = np.empty((d, D))
+        rff.projection_.project_into(np.eye(d), omega)
+        squared = np.sum(omega ** 2, axis=0)
+        values.append([np.exp(-t * squared) @ rff.frequency_weights_ for t in (0.1, 0.5, 2.0)])
+    values = np.array(values)
+    exact = (1.0 + 4.0 * gamma * np.array([0.1, 0.5, 2.0])) ** (-d / 2)
+    standard_error = values.std(axis=0) / np.sqrt(S)
+    assert np.all(np.abs(values.mean(axis=0) - exact) < 4.0 * standard_error)
+
+
+@pytest.mark.parametrize("sampling", SAMPLINGS)
+def test_self_normalised_chi2_weights_are_exactly_unbiased(sampling):
+    # Σ wᵢ g(xᵢ) with weights ∝ 1/x summing to 1 estimates E g(χ²_dof) without bias even
+    # for 3 points, where plainly normalised size-biased draws are biased by about 60
+    # standard errors of this mean (measured); bound: 4 standard errors.
+    dof, size, R = 4, 3, 20_000
+    t = np.array([0.05, 0.3, 1.0])
+    random_state = np.random.RandomState(0)
+    values = np.empty((R, len(t)))
+    for r in range(R):
+        x, weights = self_normalised_chi2(dof, size, random_state, sampling)
+        assert weights.min() > 0 and abs(weights.sum() - 1.0) < 1e-12
+        values[r] = np.exp(-np.outer(t, x)) @ weights
+    exact = (1.0 + 2.0 * t) ** (-dof / 2)
+    standard_error = values.std(axis=0) / np.sqrt(R)
+    assert np.all(np.abs(values.mean(axis=0) - exact) < 4.0 * standard_error)
 
 
 def test_fastfood_frequency_norms_are_the_radii():

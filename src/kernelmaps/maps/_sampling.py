@@ -20,8 +20,11 @@ import inspect
 from functools import cache
 
 import numpy as np
+from scipy import special
 
-__all__ = ["QMC_SAMPLINGS", "SAMPLINGS", "radii", "uniform_points"]
+from kernelmaps.kernels.spectral import open_unit_interval
+
+__all__ = ["QMC_SAMPLINGS", "SAMPLINGS", "radii", "self_normalised_chi2", "uniform_points"]
 
 #: Every value of a map's ``sampling`` parameter, and the randomised QMC ones among them.
 SAMPLINGS = ("mc", "qmc", "halton")
@@ -107,3 +110,41 @@ def radii(density, n_features: int, size: int, random_state: np.random.RandomSta
     if sampling == "mc":
         return density.sample_radii(n_features, size, random_state)
     return density.radius_ppf(n_features, uniform_points(sampling, size, 1, random_state)[:, 0])
+
+
+def self_normalised_chi2(dof: float, size: int, random_state: np.random.RandomState,
+                         sampling: str) -> tuple[np.ndarray, np.ndarray]:
+    r"""``size`` squared radii x and weights :math:`w_i = x_i^{-1}/\sum_j x_j^{-1}` with
+    :math:`E[\sum_i w_i g(x_i)] = E[g(\chi^2_{\mathrm{dof}})]` for every g, exactly.
+
+    Size-biased draws :math:`x \sim \chi^2_{\mathrm{dof}+2}` weighted by :math:`1/x` estimate
+    a :math:`\chi^2_{\mathrm{dof}}` expectation (:math:`E_{\chi^2_{m+2}}[(m/x)\,h(x)] =
+    E_{\chi^2_m}[h]`), and make :math:`w_i x_i` the same for every i — what makes a set of
+    frequencies' weighted second moment exact. Normalising the weights to sum 1 (an explicit
+    map has no centre term) would bias a plain ratio estimator; it does not bias this one,
+    because the points are drawn from the law :math:`q(x) \propto S(x) H(x)`,
+    :math:`S = \sum_j 1/x_j`, H any joint law of χ²_{dof+2} marginals: then
+    :math:`E_q[\sum_i (1/x_i)/S \cdot g(x_i)] = \sum_i E_H[g(x_i)/x_i]/E_H[S] =
+    E_{\chi^2_{\mathrm{dof}}}[g]`. Drawing from q: an index J uniformly, :math:`x_J \sim
+    \chi^2_{\mathrm{dof}}`, the others from H given :math:`x_J` (the conditional-resampling
+    construction of iterated sampling-importance resampling).
+
+    ``"mc"``: H independent draws. Otherwise H is a stratified (Latin hypercube) set in
+    random order — one point in each of ``size`` equiprobable strata of χ²_{dof+2} — so
+    :math:`S` and every sum of the x are nearly exact; given :math:`x_J`, the other points
+    fill the other strata.
+    """
+    a = dof / 2.0 + 1.0  # the proposal χ²_{dof+2} is Gamma(a, 2)
+    target = 2.0 * special.gammaincinv(dof / 2.0, open_unit_interval(random_state.uniform()))
+    if sampling == "mc":
+        x = 2.0 * random_state.gamma(a, size=size)
+        x[random_state.randint(size)] = target
+    else:
+        jitter = random_state.uniform(size=size)
+        stratum = min(int(size * special.gammainc(a, target / 2.0)), size - 1)
+        x = 2.0 * special.gammaincinv(a, open_unit_interval((np.arange(size) + jitter) / size))
+        x[stratum] = target
+        x = x[random_state.permutation(size)]
+    weights = 1.0 / x
+    weights /= weights.sum()
+    return x, weights

@@ -3,10 +3,12 @@ r"""Structured random projections: orthogonal (Haar), SORF and Fastfood, on the 
 Orthogonal random features draw one block of a Haar rotation (Yu et al., 2016; Munkhoeva et
 al., 2018); SORF and Fastfood replace the dense Gaussian matrix by products of random diagonals and
 Hadamard transforms (Yu et al., 2016; Le, Sarlós & Smola, 2013), applied with the fast
-Walsh–Hadamard transform below in O(D log d) per row and O(D) memory. All three draw their
-radii from the density's radial law, by Monte Carlo or, with ``sampling="qmc"``, as a
-stratified one-dimensional randomised QMC set (:func:`kernelmaps.maps._sampling.radii`):
-the directions are what they are, and QMC goes into the radii alone. Their records in
+Walsh–Hadamard transform below in O(D log d) per row and O(D) memory. Orthogonal and
+Fastfood draw their radii from the density's radial law, by Monte Carlo or, with
+``sampling="qmc"``, as a stratified one-dimensional randomised QMC set
+(:func:`kernelmaps.maps._sampling.radii`); SORF draws block shares and weighted radii whose
+weighted second moment is exact (:func:`sorf_frequencies`), stratified under QMC: the
+directions are what they are, and QMC goes into the radii alone. Their records in
 :data:`kernelmaps.maps.STRUCTURES` are listed in :mod:`kernelmaps.maps._structures`.
 
 Fast Walsh–Hadamard transform (FWHT) on row blocks, in NumPy + BLAS
@@ -58,7 +60,7 @@ from kernelmaps._array_api import on_device
 from kernelmaps.kernels.interface import dense_block
 from kernelmaps.maps._projection import DenseProjection, Projection, random_signs
 from kernelmaps.maps._registry import Frequencies, FrequencyRequest
-from kernelmaps.maps._sampling import radii
+from kernelmaps.maps._sampling import radii, self_normalised_chi2, uniform_points
 
 __all__ = [
     "FastfoodProjection",
@@ -74,6 +76,7 @@ __all__ = [
     "orthogonal_frequencies",
     "radix_stages",
     "sorf_frequencies",
+    "sorf_radii",
 ]
 
 #: Largest radix of one stage: log2 32 = 5 butterfly levels per BLAS call. Larger radices
@@ -417,15 +420,64 @@ def orthogonal_frequencies(request: FrequencyRequest) -> Frequencies:
     return Frequencies(DenseProjection(np.ascontiguousarray((directions * lengths[:, None]).T)))
 
 
-def sorf_frequencies(request: FrequencyRequest) -> Frequencies:
+def sorf_radii(request: FrequencyRequest) -> np.ndarray:
+    """Radii of the density's radial law in dimension d_pad, one per frequency (the
+    construction of earlier versions, kept for :class:`~kernelmaps.ArcCosineSampler`'s
+    ``"structured"``, whose features take no weights)."""
     d_pad = next_power_of_two(request.n_features)
-    n_blocks = request.n_frequencies // d_pad
-    signs = random_signs(request.random_state, (n_blocks, 3, d_pad))
     # Radii of the padded dimension: the first d coordinates of an isotropic frequency in
     # R^d_pad have exactly the kernel's spectral law in R^d (padding adds zeros to x).
-    lengths = radii(request.density, d_pad, request.n_frequencies, request.random_state,
-                    request.sampling)
-    return Frequencies(SORFProjection(signs, lengths / d_pad ** 1.5))
+    return radii(request.density, d_pad, request.n_frequencies, request.random_state,
+                 request.sampling)
+
+
+def sorf_frequencies(request: FrequencyRequest, *, weighted: bool = True) -> Frequencies:
+    r"""Structured orthogonal frequencies: SORF blocks :math:`HD_1HD_2HD_3` with radii whose
+    squares add up, block by block, as exactly as the directions do.
+
+    Frequency i of block j (of k = D′/d_pad blocks) is
+    :math:`\omega_{ji} = \sigma_{ji}\,\rho_{ji}\,\sqrt{a_j}\,b_{ji}`, where :math:`b_{ji}` is
+    row i of the orthogonal block (unit norm; its first d coordinates act on the zero-padded
+    input) and
+
+    * :math:`(a_1, \dots, a_k) \sim \mathrm{Dirichlet}(d_{pad}/2, \dots, d_{pad}/2)` — the
+      blocks' shares, :math:`\sum_j a_j = 1`, so :math:`\sum_{ji} a_j b_{ji}b_{ji}^\top = I`
+      exactly (the "Gort" trick of Munkhoeva et al., 2018, for Hadamard blocks: the rows'
+      norms vary, their second moment does not);
+    * :math:`\rho_{ji}^2 \sim \chi^2_{D'+2}` with weights :math:`w_{ji} \propto 1/\rho_{ji}^2`
+      summing to 1, drawn by :func:`~kernelmaps.maps._sampling.self_normalised_chi2`
+      (stratified under QMC), and :math:`\sigma_{ji}` the density's mixing scale (constant
+      for the Gaussian).
+
+    Unbiased radially: :math:`a_j \sim \mathrm{Beta}(d_{pad}/2, (D'-d_{pad})/2)` and for
+    :math:`\rho^2 \sim \chi^2_{D'}`, :math:`a_j\rho^2 \sim \chi^2_{d_{pad}}` (beta–gamma
+    algebra), the density's radial law in dimension d_pad, whose first d coordinates are
+    its law in dimension d; the weights turn the :math:`\chi^2_{D'+2}` draws into exact
+    :math:`\chi^2_{D'}` expectations (size-biasing, normalised without a ratio estimator's
+    bias: see that function), as the spherical-radial rule's weights do. The gain:
+    :math:`w_{ji}\rho_{ji}^2` is the same for every frequency, so
+    :math:`\sum_{ji} w_{ji}\,\rho_{ji}^2 a_j\,b_{ji}b_{ji}^\top \propto I` exactly (for the
+    Gaussian), and the kernel's quadratic term — the error of a smooth kernel — has no
+    radial variance at all, as with the published ROM's fixed norm, but without its bias.
+    (The blocks stay only approximately uniform directions, as before.)
+
+    ``weighted=False``: the construction of earlier versions, per-frequency radii of the
+    radial law in dimension d_pad and equal weights.
+    """
+    random_state, density = request.random_state, request.density
+    d_pad = next_power_of_two(request.n_features)
+    size = request.n_frequencies
+    n_blocks = size // d_pad
+    signs = random_signs(random_state, (n_blocks, 3, d_pad))
+    if not weighted:
+        return Frequencies(SORFProjection(signs, sorf_radii(request) / d_pad ** 1.5))
+    shares = random_state.chisquare(d_pad, n_blocks)
+    shares /= shares.sum()
+    squared, weights = self_normalised_chi2(size, size, random_state, request.sampling)
+    sigma = (density.scale_ppf(uniform_points(request.sampling, size, 1, random_state)[:, 0])
+             if density.mixture else density.scale_ppf(np.full(size, 0.5)))
+    lengths = sigma * np.sqrt(squared * np.repeat(shares, d_pad))
+    return Frequencies(SORFProjection(signs, lengths / d_pad ** 1.5), weights)
 
 
 def fastfood_frequencies(request: FrequencyRequest) -> Frequencies:

@@ -69,6 +69,7 @@ from kernelmaps.maps._projection import DenseProjection
 from kernelmaps.maps._quadrature import regular_simplex, rotated_simplex
 from kernelmaps.maps._registry import STRUCTURES, FrequencyRequest
 from kernelmaps.maps._structure_policy import auto_arccos_structure
+from kernelmaps.maps._structured import sorf_frequencies
 
 __all__ = ["ARCCOS_STRUCTURES", "ArcCosineSampler", "moment_radius", "spherical_rule"]
 
@@ -183,8 +184,9 @@ class ArcCosineSampler(FeatureMap):
         measurements below predate this construction (they used Yu et al.'s stacked d × d
         blocks with :math:`\chi_d` radii).
     ``"structured"``
-        SORF rows :math:`HD_1HD_2HD_3` with :math:`\chi_{d_{pad}}` radii (that map's
-        ``"structured"`` structure); O(D log d) per row, only asymptotically unbiased;
+        SORF rows :math:`HD_1HD_2HD_3` with :math:`\chi_{d_{pad}}` radii (the blocks of
+        that map's ``"structured"``, which also weights its radii: these features take no
+        weights); O(D log d) per row, only asymptotically unbiased;
         D rounds up to a multiple of :math:`d_{pad} = 2^{\lceil\log_2 d\rceil}`.
     ``"quadrature"``
         the symmetric spherical rule with the exact radial moment (module docstring:
@@ -335,8 +337,12 @@ class ArcCosineSampler(FeatureMap):
             projection = DenseProjection(np.ascontiguousarray((directions * radius).T))
         else:  # the registry's draws for N(0, I): the Gaussian kernel with γ = 1/2
             density = get_kernel("rbf", gamma=0.5).spectral_density(d)
-            projection = STRUCTURES[self.structure_].draw(
-                FrequencyRequest(density, d, D, random_state, "mc")).projection
+            request = FrequencyRequest(density, d, D, random_state, "mc")
+            # "structured" for the Fourier map weights its frequencies; these features take
+            # no weights, so its blocks here keep per-frequency radii of the radial law.
+            projection = (sorf_frequencies(request, weighted=False)
+                          if self.structure_ == "structured"
+                          else STRUCTURES[self.structure_].draw(request)).projection
         if host_dtype(X) == np.float32:
             projection = projection.astype(np.dtype(np.float32))
             if isinstance(self._feature_scale, np.ndarray):

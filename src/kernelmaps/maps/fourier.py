@@ -225,7 +225,8 @@ class RandomFourierFeatures(FeatureMap):
     ==============================================  ========================================
 
     With :math:`D'` frequencies :math:`\omega_1, \dots, \omega_{D'}` and weights
-    :math:`a_i` (:math:`a_i = 1/D'` except for ``"quadrature"``) the two output forms are
+    :math:`a_i` (:math:`a_i = 1/D'` except for ``"quadrature"`` and ``"structured"``) the
+    two output forms are
 
     .. math::
 
@@ -303,9 +304,14 @@ class RandomFourierFeatures(FeatureMap):
         smooth kernels (small γ) at low d.
     ``"structured"``
         SORF (Yu et al., 2016): per block of :math:`d_{pad}` frequencies the rows of
-        :math:`HD_1HD_2HD_3` (normalised Walsh–Hadamard H, random ±1 diagonals D) scaled by
-        radii from the radial law. O(D) parameters, O(D log d) time per row; only
-        asymptotically unbiased (the rows are not exactly uniform directions).
+        :math:`HD_1HD_2HD_3` (normalised Walsh–Hadamard H, random ±1 diagonals D), block j
+        scaled by a Dirichlet share :math:`\sqrt{a_j}` (:math:`\sum_j a_j = 1`) and each row
+        by a radius of dimension D′ with a weight :math:`\propto 1/\rho^2`: each frequency
+        keeps the radial law, and the weighted second moment is exactly isotropic, so a
+        smooth kernel's quadratic term has no radial variance: the error of the published
+        ROM's fixed norm, without its bias (derived in docs/random_features.md).
+        O(D) parameters, O(D log d) time per row; only asymptotically unbiased (the rows
+        are not exactly uniform directions).
     ``"fastfood"``
         Fastfood (Le, Sarlós & Smola, 2013): :math:`V = S H G \Pi H B` per block — ±1
         diagonal B, permutation Π, Gaussian diagonal G, radial scaling S. O(D) parameters,
@@ -415,8 +421,8 @@ class RandomFourierFeatures(FeatureMap):
         (int32), ``gaussian``, all (n_blocks, d_pad), and ``row_scale`` (D',): 11 resp. 21
         bytes per frequency in float64. Float arrays are float32 when fitted on float32.
     frequency_weights_ : ndarray of shape (D',) or None
-        The quadrature weights :math:`a_i` (sum 1) of ``"quadrature"``; None for equal
-        weights.
+        The weights :math:`a_i` (sum 1) of ``"quadrature"`` and ``"structured"``; None for
+        equal weights.
     random_offset_ : ndarray of shape (D',) or None
         The phases b (``cos_offset``); None for ``cos_sin``.
     n_frequencies_ : int
