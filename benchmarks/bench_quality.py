@@ -225,9 +225,11 @@ def cell_record(setting: Setting, regime: str, gamma: float, D: int,
     best_form = min((f for f in errors if errors[f] is not None), key=errors.__getitem__)
     best_values = per_seed[best_form]
     ratio, ratio_error = ratio_se(default_values, best_values)
-    # The earlier default: each seed's structure with output="cos_offset", the same seed.
-    before = [per_seed[f"{form.split('/')[0]}/cos_offset"][seed]
-              for seed, form in enumerate(default_forms)]
+    # The earlier default: each seed's structure with output="cos_offset", the same seed
+    # (NaN where that form rounds D to another value).
+    offsets = [per_seed[f"{form.split('/')[0]}/cos_offset"] for form in default_forms]
+    before = [float("nan") if values is None else values[seed]
+              for seed, values in enumerate(offsets)]
     default, default_se = mean_se(default_values)
     return {"set": setting.name, "d": setting.A.shape[1], "rows": len(setting.A),
             "regime": regime, "gamma": gamma, "mean_k": float(K.mean()), "D": D,
