@@ -17,7 +17,8 @@ engine's threads pay: work units, fixed costs, the crossover).
 :mod:`benchmarks.bench_random_features` instead (random Fourier features: error of every
 structure × sampling on real data, the default against ORF, fit and transform time).
 ``python -m benchmarks quality [--quick]`` runs :mod:`benchmarks.bench_quality` instead (the
-default random Fourier features against every structure × output form, three kernel widths).
+default random Fourier features, fitted per seed, against every structure × output form,
+three kernel widths, standard errors; ``--sets``, ``--widths``, ``--dimensions``, ``--seeds``).
 ``python -m benchmarks kernel_methods [options]`` runs
 :mod:`benchmarks.bench_kernel_methods` instead (feature map + linear SVM vs SVC / SVR).
 ``python -m benchmarks ridge [options]`` runs :mod:`benchmarks.bench_ridge` instead (FALKON
