@@ -1,8 +1,10 @@
 r"""Stochastic spherical-radial quadrature features (``structure="quadrature"``).
 
 The rule (Genz & Monahan, 1998; Munkhoeva et al., 2018) with its classic centre term
-replaced by pairs of radii s < d < t, so the map stays explicit and unbiased, is derived
-in the user guide: docs/random_features.md, "The quadrature structure, derived".
+replaced by pairs of radii s < d < t (below :data:`PER_VERTEX_MIN_FEATURES` inputs) or by a
+radius per vertex with self-normalised weights (from it on), so the map stays explicit and
+unbiased, is derived in the user guide: docs/random_features.md, "The quadrature structure,
+derived".
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ __all__ = ["PER_VERTEX_MIN_FEATURES", "paired_radial_rule", "quadrature_frequenc
 
 #: From this many input features on, each vertex of a rule takes its own radius (the
 #: published rule's form, with self-normalised weights); below it, each rule's vertices share
-#: one pair of radii s < d < t. MEASURED_PLACEHOLDER
+#: one pair of radii s < d < t. Measured (docs/random_features.md, "Against the published
+#: constructions": standardised sets, cos/sin, 8 seeds, median heuristic × 0.1 / 1 / 10,
+#: D = 256 and 1,024), per-vertex over paired error: 0.90–2.01 on iris (d = 4), 1.00–1.12 on
+#: diabetes (10); 0.53–1.14, mean 0.90, on wine (13), breast_cancer (30) and digits (64); in
+#: the quadrature paper's setting 0.97–1.03× its published rule on digits and 1.01× on
+#: Fashion-MNIST (pairs: 1.05–1.12× and 1.19×). The crossover lies between 10 and 13.
 PER_VERTEX_MIN_FEATURES = 12
 
 
