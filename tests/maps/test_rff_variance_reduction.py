@@ -174,8 +174,8 @@ def test_per_vertex_quadrature_rules_are_exactly_unbiased(name, sampling):
     # From PER_VERTEX_MIN_FEATURES inputs on every vertex has its own radius, the weights
     # ∝ 1/x normalised to sum 1 (no centre term). Two frequencies (two vertices of a rule),
     # where normalising the weights of independent size-biased radii biases the estimate
-    # (measured with "mc": 8.7, 8.0 and 3.3 standard errors of this mean off, this rule
-    # 1.4, 1.4, 0.04); the mean of S estimates at three distances is within 4 standard
+    # (measured with "mc" at d = 11: 9.3, 8.6 and 2.9 standard errors of this mean off, this
+    # rule 0.6, 0.7, 0.9); the mean of S estimates at three distances is within 4 standard
     # errors of the kernel (a CLT bound).
     d, S = PER_VERTEX_MIN_FEATURES, 10_000
     kernel = KERNELS[name]

@@ -296,9 +296,9 @@ class RandomFourierFeatures(FeatureMap):
         effective dimension; O(dD) memory.
     ``"quadrature"``
         stochastic spherical-radial rules (Genz & Monahan, 1998; Munkhoeva et al., 2018):
-        Haar rotations of the regular simplex. Below 12 inputs each rule's vertices share
+        Haar rotations of the regular simplex. Below 11 inputs each rule's vertices share
         a pair of radii :math:`s < d < t` with weights exact for the quadratic part of the
-        integrand; from 12 on each vertex has its own radius, weighted
+        integrand; from 11 on each vertex has its own radius, weighted
         :math:`\propto 1/\rho^2` and normalised without bias (the published rule's form:
         0.97–1.03× its error in its own setting, where the pairs measured 1.05–1.19×).
         The classic rule's centre term (negative for many draws) is replaced by either
@@ -351,7 +351,7 @@ class RandomFourierFeatures(FeatureMap):
     :mod:`scipy.stats.qmc`. The structure decides where the QMC points go: all coordinates
     (``"iid"``, ``"principal"``), the radii alone (``"orthogonal"``, ``"structured"``,
     ``"fastfood"``: stratified over the radial law by its inverse CDF), the radial pairs
-    (``"quadrature"`` below 12 inputs; from 12 on its per-vertex radii are stratified);
+    (``"quadrature"`` below 11 inputs; from 11 on its per-vertex radii are stratified);
     the phases :math:`b_i` too. Every point of a randomised QMC set is
     uniform on the cube, so every frequency keeps its law and the map stays unbiased.
 
