@@ -184,16 +184,16 @@ def test_the_default_is_unbiased(kernel, d, n_components, seed, distance):
 def test_the_candidates_are_the_applicable_structures_of_the_width_asked():
     registered = {"iid": False, "orthogonal": True, "structured": True, "quadrature": True,
                   "principal": True}
-    widths = {"iid": 64, "orthogonal": 64, "quadrature": 66, "principal": 64, "structured": 64}
-    # quadrature rounds; structured is biased
+    widths = {"iid": 64, "orthogonal": 64, "quadrature": 66, "principal": 64, "structured": 72}
+    # quadrature and structured round
     assert auto_candidates(True, registered, widths.__getitem__, 64, "principal") == \
         ("principal", "orthogonal", "iid")
-    widths["quadrature"] = 64
+    widths["quadrature"] = widths["structured"] = 64
     assert auto_candidates(True, registered, widths.__getitem__, 64, "principal") == \
-        ("principal", "orthogonal", "quadrature", "iid")
+        ("principal", "orthogonal", "quadrature", "structured", "iid")
     # above d_eff 15 (the rule's orthogonal) the QMC Gaussian coordinates are not scored
     assert auto_candidates(True, registered, widths.__getitem__, 64, "orthogonal") == \
-        ("orthogonal", "quadrature")
+        ("orthogonal", "quadrature", "structured")
     assert auto_candidates(False, registered, widths.__getitem__, 64, "principal") == ("iid",)
 
 
@@ -213,7 +213,8 @@ def test_the_fitted_map_is_the_measured_candidate():
     X = np.random.RandomState(0).normal(size=(200, 30))  # isotropic: the rule says ORF
     rff = RandomFourierFeatures(n_components=64, gamma=0.01, random_state=0).fit(X)
     rule = auto_structure("qmc", True, X.shape[1], rff.effective_dimension_)
-    assert rule == "orthogonal" and set(rff.structure_errors_) == {"orthogonal", "quadrature"}
+    assert rule == "orthogonal"
+    assert set(rff.structure_errors_) == {"orthogonal", "quadrature", "structured"}
     assert rff.structure_ == choose_measured(rff.structure_errors_, rule)
     scored = X[len(X) // 2:]
     K = rff.kernel_.evaluate(scored, scored)
