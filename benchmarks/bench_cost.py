@@ -43,7 +43,6 @@ import kernelmaps as km
 from kernelmaps import _cost
 from kernelmaps.models import KernelRidge, estimate_fit_cost
 from kernelmaps.tuning import tune
-from kernelmaps.tuning._large import all_rows_seconds
 
 #: Ratios of estimate to measurement outside 1/FACTOR … FACTOR are flagged.
 FACTOR = 3.0
@@ -163,47 +162,26 @@ def compare_rows(large: bool) -> list[dict[str, object]]:
 
 
 def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[str, object]:
-    """tune on ``X`` on one thread: its CPU time beside tune's cost model's seconds for
-    every configuration it scored and its final fit — on the search sample (and a final fit
-    on all rows where they are the sample) ``tuning.search``'s ``model_seconds``
-    (:func:`~kernelmaps._cost.map_ridge_flops` at the probe's CPU rate, the fixed cost of a
-    map and ridge and the α path's), a fit on all rows beyond the sample
-    ``tuning._large.all_rows_seconds`` (:func:`~kernelmaps._cost.streamed_ridge_flops`) —
-    and the call's elapsed time beside the same estimates at the probe's wall rate (the
-    call's, not its configurations' alone: as the CPU time, the estimate is of the whole
-    search, whose own work beside the configurations is a few per cent)."""
+    """tune on ``X`` on one thread: its CPU and elapsed time beside what its cost model
+    priced every configuration it scored and its final fit at (``Trial.estimated_s``: on
+    the search sample ``tuning.search``'s model seconds, :func:`~kernelmaps._cost.
+    map_ridge_flops` with the fixed costs of a map, ridge and the α path; a fit on all rows
+    beyond the sample :func:`~kernelmaps._cost.streamed_ridge_flops`), at the probe's
+    elapsed-time rate of the moment; the CPU estimate is the same at the probe's CPU rate
+    (divided by :func:`~kernelmaps._cost.load_slowdown`). The call's times, not its
+    configurations' alone: the estimate is of the whole search, whose own work beside the
+    configurations is a few per cent."""
     load = _load()
     _cost._measured_rate.cache_clear()  # the rates of this moment's load, not the first row's
     with threadpool_limits(1), km.config_context(n_threads=1):
         cpu, wall = time.process_time(), time.perf_counter()
         result = tune(X, y, random_state=0, **params)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
-        return _tune_estimates(name, X, y, params, result, cpu, wall, load)
-
-
-def _tune_estimates(name: str, X: np.ndarray, y: np.ndarray, params: dict[str, object],
-                    result: object, cpu: float, wall: float, load: str) -> dict[str, object]:
-    """:func:`tune_row`'s estimates, at the rates of the one thread tune ran on (the
-    caller's ``n_threads`` setting: all-rows fits are priced at kernelmaps' setting)."""
-    method = str(params.get("method", "nystroem"))
-    landmarks = km.evaluate.METHODS[method].landmarks
-    targets = np.unique(y).size if result.task == "classification" else 1
-    sample = min(X.shape[0], int(params.get("search_rows", 5000)))
-
-    def seconds(trial: object, clock: str) -> float:
-        if trial.n_rows > sample:  # an all-rows fit beyond the search sample
-            return all_rows_seconds(trial.n_rows, X.shape[1], trial.n_components, targets,
-                                    landmarks, clock=clock)
-        flops = _cost.map_ridge_flops(trial.n_rows, X.shape[1], trial.n_features_out,
-                                      targets, landmarks=landmarks)
-        return (_cost.seconds(flops, 1, clock) + _cost.RUN_OVERHEAD_S
-                + _cost.alpha_path_fixed_seconds(trial.n_rows, targets))
-
+        slowdown = _cost.load_slowdown(1)
+    estimated = sum(trial.estimated_s for trial in result.trials)
     return {"case": f"tune {name} {X.shape[0]}×{X.shape[1]}",
-            "estimated": sum(seconds(trial, "cpu") for trial in result.trials),
-            "measured": cpu,
-            "wall_estimated": sum(seconds(trial, "wall") for trial in result.trials),
-            "wall": wall,
+            "estimated": estimated / slowdown, "measured": cpu,
+            "wall_estimated": estimated, "wall": wall,
             "load": f"{load} → {_load()}", "trials": len(result.trials)}
 
 

@@ -133,6 +133,11 @@ def test_more_rows_than_the_sample_judge_d_on_all_rows():
         result.stopped == "converged"
         and result.params["n_components"] == finals[-2].n_components)
     assert result.cv == "holdout" and result.score > 0.97
+    # Each all-rows fit records what the cost model priced it at: the streamed path's own
+    # arithmetic (the probe's rate is measured once per process, so the same number).
+    for t in finals:
+        assert t.estimated_s == large.all_rows_seconds(X.shape[0], X.shape[1], t.n_components,
+                                                       10, landmarks=True)
 
 
 def test_the_memory_budget_bounds_d():

@@ -90,6 +90,8 @@ def test_regression_on_unscaled_data_and_the_table():
     assert len(table) == len(result.trials)
     # Each trial's time is a part of tune's own wall time (trials run one after another).
     assert (table["time_s"] > 0).all() and table["time_s"].sum() <= result.time_s
+    # Each configuration records the cost model's price for it (never left unset).
+    assert (table["estimated_s"] > 0).all() and np.isfinite(table["estimated_s"]).all()
     assert set(table["stage"]) <= {"gamma", "n_components", "refine", "final"}
     assert "nystroem" in repr(result)
 

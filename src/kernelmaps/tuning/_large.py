@@ -124,7 +124,10 @@ def _fit(search: Any, value: float, n_components: int, held: np.ndarray,
     path = holdout.path
     search.record(Trial(stage="final", gamma=value, n_components=n_components,
                         n_features_out=sums.n_features, n_rows=n, alpha=path.alpha,
-                        score=path.score, time_s=seconds))
+                        score=path.score, time_s=seconds,
+                        estimated_s=all_rows_seconds(n, X.shape[1], n_components,
+                                                     search.n_targets,
+                                                     METHODS[search.method].landmarks)))
     return _Fit(feature_map, holdout, scored, sums.n_features)
 
 

@@ -36,6 +36,11 @@ class Trial:
         Validation score at that α (accuracy or R²).
     time_s : float
         Wall time: map fit, transform and α path.
+    estimated_s : float
+        What kernelmaps' cost model (the one behind ``compare``'s estimate) priced this
+        configuration at, in seconds at the machine's rate when it was priced (its
+        elapsed-time rate, so with the load of that moment), before tune's learned slowdown
+        and safety margin: beside ``time_s``, how far tune's budget can trust the model.
     """
 
     stage: str
@@ -46,6 +51,7 @@ class Trial:
     alpha: float
     score: float
     time_s: float
+    estimated_s: float = float("nan")
 
 
 @dataclass

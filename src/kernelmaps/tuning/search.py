@@ -206,7 +206,8 @@ class _Search:
         self.learn_cost(seconds, X.shape[0], Z.shape[1])
         trial = Trial(stage=stage, gamma=value, n_components=n_components,
                       n_features_out=Z.shape[1], n_rows=X.shape[0], alpha=path.alpha,
-                      score=path.score, time_s=seconds)
+                      score=path.score, time_s=seconds,
+                      estimated_s=self.model_seconds(X.shape[0], Z.shape[1]))
         self.record(trial)
         self.cache[key] = self.objective(path)
         if self.best is None or self.cache[key] > self.cache[self.best[0]]:
@@ -645,7 +646,8 @@ def _final_fit(search: _Search, u_best: float, d_best: int, notes: list[str], to
                                 random_state=search.seed, score_rows=honest_rows(final_map, n))
         search.record(Trial(stage="final", gamma=value, n_components=d_best,
                             n_features_out=Z.shape[1], n_rows=n, alpha=path.alpha,
-                            score=path.score, time_s=time.perf_counter() - t0))
+                            score=path.score, time_s=time.perf_counter() - t0,
+                            estimated_s=search.model_seconds(n, Z.shape[1])))
         return final_map, path, value, d_best, None
     start_alpha = search.best_alpha(u_best, d_best)
     final_map, path, d_final, why = fit_on_all_rows(search, value, d_best, top, target,
