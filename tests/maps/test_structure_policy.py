@@ -19,12 +19,16 @@ from kernelmaps.maps._structure_policy import (
     AUTO_MAX_EFFECTIVE_DIMENSION,
     AUTO_MAX_FEATURES,
     AUTO_MIN_SAMPLE_ROWS,
+    AUTO_PAIRS_MAX_ROUNDING,
+    AUTO_SCORE_FREQUENCIES,
     auto_arccos_structure,
     auto_candidates,
     auto_output,
     auto_reads_data,
     auto_structure,
     choose_measured,
+    scoring_frequencies,
+    scoring_margin,
 )
 
 
@@ -83,6 +87,33 @@ def test_auto_output_choices(n_out_pairs, n_out_offset, expected):
     # above the offset's for k(2Δ) ≤ 2k(Δ)², Sutherland & Schneider 2015); an odd D, or a
     # block rounding that would double D, keeps the offset form.
     assert auto_output(n_out_pairs, n_out_offset) == expected
+
+
+@pytest.mark.parametrize(("n_out_pairs", "n_out_offset", "blocks_of", "expected"), [
+    (1024, 1008, 1000, "cos_sin"),  # d = 16: whole blocks of pairs, 2.4 % above the ask
+    (2048, 1024, 1000, "cos_offset"),  # d = 784: pairs would double D
+    (1004, 1002, 1001, "cos_sin"),  # quadrature's pairs of radii
+    (1002, 1001, None, "cos_offset"),  # a structure that keeps D': an odd D stays exact
+    (int((1 + AUTO_PAIRS_MAX_ROUNDING) * 1000), 1000, 1000, "cos_sin"),
+    (int((1 + AUTO_PAIRS_MAX_ROUNDING) * 1000) + 1, 1000, 1000, "cos_offset"),
+])
+def test_auto_output_rounds_up_to_whole_blocks_of_pairs(n_out_pairs, n_out_offset, blocks_of,
+                                                         expected):
+    assert auto_output(n_out_pairs, n_out_offset, blocks_of) == expected
+
+
+def test_structured_1000_on_16_inputs_gives_1024_pairs_and_says_so():
+    # Measured (AUTO_PAIRS_MAX_ROUNDING's comment): 1,024 pair features have a lower error
+    # than the 1,008 offset cosines the rule took before.
+    X = np.random.RandomState(0).normal(size=(40, 16))
+    rff = RandomFourierFeatures(n_components=1000, structure="structured", random_state=0)
+    assert rff.n_features_out_for(16) == 1024
+    rff.fit(X)
+    assert (rff.output_, rff.n_frequencies_, rff.n_features_out_) == ("cos_sin", 512, 1024)
+    assert rff.transform(X).shape == (40, 1024) and len(rff.get_feature_names_out()) == 1024
+    explicit = RandomFourierFeatures(n_components=1000, structure="structured",
+                                     output="cos_offset", random_state=0).fit(X)
+    assert (explicit.output_, explicit.n_features_out_) == ("cos_offset", 1008)
 
 
 @pytest.mark.parametrize(("structure", "n_components", "output", "n_out"), [
@@ -232,6 +263,56 @@ def test_a_measured_principal_choice_is_the_explicit_principal_map():
     explicit = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3,
                                      structure="principal").fit(X)
     np.testing.assert_array_equal(auto.transform(X), explicit.transform(X))
+
+
+def _smooth_rows():
+    # Isotropic rows, d_eff 18 > 15 (the rule's "orthogonal"), a very smooth kernel: at the
+    # full D' = 512 "structured" is 2.2-2.6x below "orthogonal" on the scored half (4
+    # seeds), far beyond the margin; D' > AUTO_SCORE_FREQUENCIES, so auto scores at 128.
+    return np.random.RandomState(0).normal(size=(200, 20)), 0.001, 1024
+
+
+def test_the_reduced_width_choice_is_the_full_width_choice_where_the_margin_is_clear():
+    X, gamma, D = _smooth_rows()
+    assert scoring_frequencies(D // 2, "orthogonal") == AUTO_SCORE_FREQUENCIES < D // 2
+    scored = X[len(X) // 2:]  # at most 256 rows: the sample is X in order
+    full = {}
+    for name in ("orthogonal", "quadrature", "structured"):
+        explicit = RandomFourierFeatures(n_components=D, gamma=gamma, structure=name,
+                                         random_state=0).fit(X)
+        K = explicit.kernel_.evaluate(scored, scored)
+        Z = explicit.transform(scored)
+        full[name] = np.linalg.norm(K - Z @ Z.T) / np.linalg.norm(K)
+    assert choose_measured(full, "orthogonal") == "structured"
+    for seed in range(3):
+        auto = RandomFourierFeatures(n_components=D, gamma=gamma, random_state=seed).fit(X)
+        assert auto.effective_dimension_ > AUTO_MAX_EFFECTIVE_DIMENSION
+        assert set(auto.structure_errors_) == {"orthogonal", "quadrature", "structured"}
+        assert auto.structure_ == "structured" == choose_measured(
+            auto.structure_errors_, "orthogonal", scoring_margin(D // 2, AUTO_SCORE_FREQUENCIES))
+
+
+def test_the_reduced_width_choice_is_deterministic_and_the_map_its_structure_draw():
+    X, gamma, D = _smooth_rows()
+    fits = [RandomFourierFeatures(n_components=D, gamma=gamma, random_state=5).fit(X)
+            for _ in range(2)]
+    assert fits[0].structure_errors_ == fits[1].structure_errors_
+    np.testing.assert_array_equal(fits[0].transform(X), fits[1].transform(X))
+    # The map kept is drawn afresh at the full D' from the state the explicit structure
+    # draws from (the sample reads every row: no draw before it), not a scored draw.
+    explicit = RandomFourierFeatures(n_components=D, gamma=gamma, random_state=5,
+                                     structure=fits[0].structure_).fit(X)
+    np.testing.assert_array_equal(fits[0].transform(X), explicit.transform(X))
+    assert fits[0].n_frequencies_ == D // 2
+
+
+def test_the_scoring_margin_grows_with_the_width_left_out():
+    assert scoring_margin(128, 128) == AUTO_MARGIN
+    assert scoring_margin(2048, 128) > scoring_margin(512, 128) > AUTO_MARGIN
+    # the principal-axes rule is scored at the full width (QMC's rate: a narrower score
+    # misranks it, docs in AUTO_SCORE_FREQUENCIES' comment)
+    assert scoring_frequencies(2048, "principal") == 2048
+    assert scoring_frequencies(64, "orthogonal") == 64
 
 
 def test_a_tiny_fit_takes_the_static_rule():

@@ -237,7 +237,8 @@ register_method("skewed_chi2", _build_skewed_chi2, kernels={"skewed_chi2"},
 #: structure registry (their names are kept); any other registered structure becomes the
 #: method of its own name, with randomised QMC. Every one takes the output form the map's
 #: default takes (``output="auto"``: cos/sin pairs for an even D, the offset cosine for an
-#: odd one; maps._structure_policy.auto_output), so compare and tune judge each structure by
+#: odd one, pairs in whole blocks for a structure that rounds where they add at most 1/8;
+#: maps._structure_policy.auto_output), so compare and tune judge each structure by
 #: its better form (issue 32).
 _LEGACY_RFF_METHODS = {
     "iid": ("rff", "mc"),

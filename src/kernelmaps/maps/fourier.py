@@ -64,6 +64,8 @@ from kernelmaps.maps._structure_policy import (
     auto_reads_data,
     auto_structure,
     choose_measured,
+    scoring_frequencies,
+    scoring_margin,
 )
 
 __all__ = ["RBFSampler", "RandomFourierFeatures"]
@@ -240,11 +242,14 @@ class RandomFourierFeatures(FeatureMap):
     variance at equal D for the Gaussian kernel (Sutherland & Schneider, 2015).
 
     **Output form** (``output``): ``"auto"`` (default) takes ``"cos_sin"`` wherever the
-    pairs give no more features than ``"cos_offset"`` after the structure's rounding, and
-    ``"cos_offset"`` otherwise: an odd n_components (so D is exactly n_components), or a
-    Hadamard structure whose blocks would double D as pairs (``"structured"`` with
-    n_components = 1000 on 784 features: 1,024 offset cosines, not 2 × 1,024 pairs); stored
-    in ``output_``. Per pair, for i.i.d. frequencies and :math:`k(0) = 1`, D times the variance
+    pairs give no more features than ``"cos_offset"`` after the structure's rounding, or, for
+    a structure that rounds D′ up to whole blocks, no more than 1/8 above n_components
+    (``"structured"`` with n_components = 1000 on 16 features: 1,024 features as 512 pairs,
+    not 1,008 offset cosines); ``"cos_offset"`` otherwise: an odd n_components with a
+    structure that keeps D′ (so D is exactly n_components), or a Hadamard structure whose
+    blocks would double D as pairs (n_components = 1000 on 784 features: 1,024 offset
+    cosines, not 2 × 1,024 pairs); stored in ``output_``. Per pair, for i.i.d. frequencies
+    and :math:`k(0) = 1`, D times the variance
     is :math:`1 + \tfrac12 k(2\Delta) - k(\Delta)^2` for the offset form and
     :math:`1 + k(2\Delta) - 2k(\Delta)^2` for pairs (Sutherland & Schneider, 2015): pairs win
     wherever :math:`k(2\Delta) \le 2k(\Delta)^2` (the Gaussian, Laplacians, Matérns), most
@@ -366,8 +371,11 @@ class RandomFourierFeatures(FeatureMap):
       frequencies, so an odd n_components gives one feature more;
     * ``structure="structured"`` / ``"fastfood"`` round :math:`D'` up to a multiple of
       :math:`d_{pad}` (a whole Hadamard block costs the same as part of one), e.g.
-      d = 784, n_components = 1000 gives 1024 features;
-    * ``"quadrature"`` rounds :math:`D'` up to an even number (radii come in pairs);
+      d = 784, n_components = 1000 gives 1024 features; with ``output="auto"`` as pairs
+      where that adds at most 1/8 (d = 16, n_components = 1000: 1,024 features, 512
+      pairs);
+    * ``"quadrature"`` rounds :math:`D'` up to an even number (radii come in pairs), and
+      with ``output="auto"`` takes pairs for any n_components (1002 gives 1004);
     * ``"iid"``, ``"orthogonal"`` and ``"principal"`` (hence ``"auto"``) with
       ``"cos_offset"`` or ``output="auto"`` (the default) give exactly n_components.
 
@@ -399,7 +407,8 @@ class RandomFourierFeatures(FeatureMap):
     output : {"auto", "cos_offset", "cos_sin"}, default="auto"
         ``cos_offset`` is scikit-learn's :math:`\sqrt{2/D}\cos(\omega^\top x+b)`;
         ``cos_sin`` the paired form; ``"auto"``: ``cos_sin`` for an even n_components,
-        ``cos_offset`` for an odd one (see above). Before 0.2 (Unreleased) the default was
+        ``cos_offset`` for an odd one, pairs in whole blocks for a structure that rounds
+        (see above). Before 0.2 (Unreleased) the default was
         ``cos_offset``: pass it to get the earlier numbers.
     random_state : int, RandomState instance or None, default=None
         Controls every random draw of ``fit``; ``transform`` is deterministic.
@@ -632,8 +641,10 @@ class RandomFourierFeatures(FeatureMap):
         this structure's rounding."""
         if self.output != "auto":
             return self.output
+        blocks = structure is not None and structure.block is not None
         return auto_output(self._width_of("cos_sin", structure, n_features),
-                           self._width_of("cos_offset", structure, n_features))
+                           self._width_of("cos_offset", structure, n_features),
+                           self.n_components if blocks else None)
 
     def _reads_data(self, density: SpectralDensity, n_features: int) -> bool:
         """Whether ``_fit`` reads a sample of rows (the principal axes)."""
@@ -659,16 +670,19 @@ class RandomFourierFeatures(FeatureMap):
 
     def _draw(self, name: str, density: SpectralDensity, n_features: int,
               random_state: np.random.RandomState, frame: Any = None,
-              coordinates: PrincipalCoordinates | None = None) -> FourierForm:
-        """Draw the form of structure ``name`` (the output form ``output`` gives it);
-        ``coordinates``: a ``"principal"`` draw's, drawn already, taken in ``frame``."""
+              coordinates: PrincipalCoordinates | None = None,
+              n_frequencies: int | None = None) -> FourierForm:
+        """Draw the form of structure ``name`` (the output form ``output`` gives it) with its
+        D′, or ``n_frequencies`` (a candidate scored at a reduced width); ``coordinates``: a
+        ``"principal"`` draw's, drawn already, taken in ``frame``."""
         structure = STRUCTURES[name]
         output = self._output(structure, n_features)
+        if n_frequencies is None:
+            n_frequencies = self._n_frequencies(output, structure, n_features)
         frequencies = None if coordinates is None else \
             Frequencies(DenseProjection(principal_weights(frame, coordinates)))
-        return draw_form(name, output, self._n_frequencies(output, structure, n_features),
-                         density, n_features, random_state, self.sampling,
-                         frame if name == "principal" else None, frequencies)
+        return draw_form(name, output, n_frequencies, density, n_features, random_state,
+                         self.sampling, frame if name == "principal" else None, frequencies)
 
     def _principal_coordinates(self, density: SpectralDensity, n_features: int, k: int,
                                random_state: np.random.RandomState) -> PrincipalCoordinates:
@@ -716,6 +730,11 @@ class RandomFourierFeatures(FeatureMap):
         half = len(rows) // 2
         scored = rows[half:]
         K = self.kernel_.evaluate(scored, scored)
+        n_full = self._n_frequencies(self._output(None, n_features), None, n_features)
+        n_scored = scoring_frequencies(n_full, rule)
+        if n_scored < n_full:
+            return self._choose_reduced(candidates, rule, n_full, n_scored, scored, K,
+                                        density, n_features, random_state)
         axes = principal_frame(rows[:half]).axes if "principal" in candidates else None
         # Each candidate is drawn from the same state, the draw `structure=name` makes: the
         # state is saved once and set back before each draw (a deepcopy of the RandomState
@@ -746,6 +765,37 @@ class RandomFourierFeatures(FeatureMap):
         random_state.set_state(end)
         self.structure_errors_ = errors
         return form
+
+    def _choose_reduced(self, candidates: tuple[str, ...], rule: str, n_full: int,
+                        n_scored: int, scored: np.ndarray, K: np.ndarray,
+                        density: SpectralDensity, n_features: int,
+                        random_state: np.random.RandomState) -> FourierForm:
+        """``structure="auto"`` where the candidates are scored at ``n_scored`` < D′
+        frequencies (:func:`~kernelmaps.maps._structure_policy.scoring_frequencies`).
+
+        The scoring draws come from a stream of their own, seeded from ``random_state``'s
+        state without advancing it (so the choice is deterministic); the structure chosen
+        is then drawn at the full D′ from ``random_state`` — the numbers ``structure=name``
+        draws from that state — independent of the scoring, so the map kept has exactly
+        that structure's law. A candidate whose blocks do not divide ``n_scored`` (Hadamard
+        blocks wider than it) is left out of the scoring.
+        """
+        start = random_state.get_state()
+        scoring_state = np.random.RandomState(np.random.MT19937(np.random.SeedSequence(
+            [*start[1].tolist(), start[2]])))
+        scoring_start = scoring_state.get_state()
+        errors = {}
+        for name in candidates:
+            if STRUCTURES[name].n_frequencies(n_scored, n_features) != n_scored:
+                continue
+            scoring_state.set_state(scoring_start)
+            form = self._draw(name, density, n_features, scoring_state,
+                              n_frequencies=n_scored)
+            features = form_features(form, scored)
+            errors[name] = sample_error(K, features, features)
+        self.structure_errors_ = errors
+        name = choose_measured(errors, rule, scoring_margin(n_full, n_scored))
+        return self._draw(name, density, n_features, random_state)
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
 
