@@ -219,7 +219,7 @@ def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray
                u: np.ndarray, part_t: np.ndarray) -> None:
     r"""``total_t += (Kᵀ W K V)ᵀ`` by sub-blocks of ``u.shape[0]`` rows (compiled by Numba;
     :func:`_compiled_gram_rows`): per sub-block :math:`U = W_b K_b V` (4 rows × 2 columns
-    at a time, float32 sums of M terms), then :math:`K_b^	op U` (8 rows at a time) into
+    at a time, float32 sums of M terms), then :math:`K_b^\top U` (8 rows at a time) into
     the float32 ``part_t``, added to the float64 ``total_t`` — the sums of
     :func:`gram_block`'s BLAS path, with each sub-block read from memory once and not
     packed. ``Vt`` is Vᵀ (t × M), ``w`` the weights or empty (unit)."""
