@@ -219,7 +219,8 @@ def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray
                u: np.ndarray, part_t: np.ndarray) -> None:
     r"""``total_t += (Kᵀ W K V)ᵀ`` by sub-blocks of ``u.shape[0]`` rows (compiled by Numba;
     :func:`_compiled_gram_rows`): per sub-block :math:`U = W_b K_b V` (4 rows × 2 columns
-    at a time, float32 sums of M terms), then :math:`K_b^\top U` (8 rows at a time) into
+    at a time, float32 sums of M terms), then :math:`K_b^\top U` (4 rows × 2 columns, an odd
+    last column 8 rows at a time) into
     the float32 ``part_t``, added to the float64 ``total_t`` — the sums of
     :func:`gram_block`'s BLAS path, with each sub-block read from memory once and not
     packed. ``Vt`` is Vᵀ (t × M), ``w`` the weights or empty (unit)."""
@@ -231,35 +232,41 @@ def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray
     for s in range(0, n, rows):
         e = min(s + rows, n)
         i = s
-        while i < e:
-            r = min(4, e - i)
+        while i + 4 <= e:
             c = 0
-            while c < t:
-                if r == 4 and c + 2 <= t:
-                    a00 = zero; a10 = zero; a20 = zero; a30 = zero  # noqa: E702
-                    a01 = zero; a11 = zero; a21 = zero; a31 = zero  # noqa: E702
-                    for j in range(M):
-                        v0 = Vt[c, j]
-                        v1 = Vt[c + 1, j]
-                        k0 = K[i, j]
-                        k1 = K[i + 1, j]
-                        k2 = K[i + 2, j]
-                        k3 = K[i + 3, j]
-                        a00 += k0 * v0; a10 += k1 * v0; a20 += k2 * v0; a30 += k3 * v0  # noqa: E702
-                        a01 += k0 * v1; a11 += k1 * v1; a21 += k2 * v1; a31 += k3 * v1  # noqa: E702
-                    u[i - s, c] = a00; u[i - s + 1, c] = a10  # noqa: E702
-                    u[i - s + 2, c] = a20; u[i - s + 3, c] = a30  # noqa: E702
-                    u[i - s, c + 1] = a01; u[i - s + 1, c + 1] = a11  # noqa: E702
-                    u[i - s + 2, c + 1] = a21; u[i - s + 3, c + 1] = a31  # noqa: E702
-                    c += 2
-                else:
-                    for q in range(r):
-                        acc = zero
-                        for j in range(M):
-                            acc += K[i + q, j] * Vt[c, j]
-                        u[i - s + q, c] = acc
-                    c += 1
-            i += r
+            while c + 2 <= t:
+                a00 = zero; a10 = zero; a20 = zero; a30 = zero  # noqa: E702
+                a01 = zero; a11 = zero; a21 = zero; a31 = zero  # noqa: E702
+                for j in range(M):
+                    v0 = Vt[c, j]
+                    v1 = Vt[c + 1, j]
+                    k0 = K[i, j]
+                    k1 = K[i + 1, j]
+                    k2 = K[i + 2, j]
+                    k3 = K[i + 3, j]
+                    a00 += k0 * v0; a10 += k1 * v0; a20 += k2 * v0; a30 += k3 * v0  # noqa: E702
+                    a01 += k0 * v1; a11 += k1 * v1; a21 += k2 * v1; a31 += k3 * v1  # noqa: E702
+                u[i - s, c] = a00; u[i - s + 1, c] = a10  # noqa: E702
+                u[i - s + 2, c] = a20; u[i - s + 3, c] = a30  # noqa: E702
+                u[i - s, c + 1] = a01; u[i - s + 1, c + 1] = a11  # noqa: E702
+                u[i - s + 2, c + 1] = a21; u[i - s + 3, c + 1] = a31  # noqa: E702
+                c += 2
+            if c < t:  # an odd last column: 4 rows × 1
+                a00 = zero; a10 = zero; a20 = zero; a30 = zero  # noqa: E702
+                for j in range(M):
+                    v0 = Vt[c, j]
+                    a00 += K[i, j] * v0; a10 += K[i + 1, j] * v0  # noqa: E702
+                    a20 += K[i + 2, j] * v0; a30 += K[i + 3, j] * v0  # noqa: E702
+                u[i - s, c] = a00; u[i - s + 1, c] = a10  # noqa: E702
+                u[i - s + 2, c] = a20; u[i - s + 3, c] = a30  # noqa: E702
+            i += 4
+        while i < e:  # the last rows of a block one at a time
+            for c in range(t):
+                acc = zero
+                for j in range(M):
+                    acc += K[i, j] * Vt[c, j]
+                u[i - s, c] = acc
+            i += 1
         if weighted:
             for q in range(e - s):
                 for c in range(t):
@@ -267,9 +274,34 @@ def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray
         for c in range(t):
             for j in range(M):
                 part_t[c, j] = zero
+        paired = t - t % 2  # columns taken two at a time, 4 rows at a time
         i = s
-        while i + 8 <= e:
-            for c in range(t):
+        while i + 4 <= e:
+            c = 0
+            while c + 2 <= t:
+                u00 = u[i - s, c]; u10 = u[i - s + 1, c]  # noqa: E702
+                u20 = u[i - s + 2, c]; u30 = u[i - s + 3, c]  # noqa: E702
+                u01 = u[i - s, c + 1]; u11 = u[i - s + 1, c + 1]  # noqa: E702
+                u21 = u[i - s + 2, c + 1]; u31 = u[i - s + 3, c + 1]  # noqa: E702
+                for j in range(M):
+                    k0 = K[i, j]
+                    k1 = K[i + 1, j]
+                    k2 = K[i + 2, j]
+                    k3 = K[i + 3, j]
+                    part_t[c, j] += (k0 * u00 + k1 * u10) + (k2 * u20 + k3 * u30)
+                    part_t[c + 1, j] += (k0 * u01 + k1 * u11) + (k2 * u21 + k3 * u31)
+                c += 2
+            i += 4
+        while i < e:
+            for c in range(paired):
+                uc = u[i - s, c]
+                for j in range(M):
+                    part_t[c, j] += K[i, j] * uc
+            i += 1
+        if paired < t:  # the last column, 8 rows at a time
+            c = t - 1
+            i = s
+            while i + 8 <= e:
                 u0 = u[i - s, c]; u1 = u[i - s + 1, c]; u2 = u[i - s + 2, c]  # noqa: E702
                 u3 = u[i - s + 3, c]; u4 = u[i - s + 4, c]; u5 = u[i - s + 5, c]  # noqa: E702
                 u6 = u[i - s + 6, c]; u7 = u[i - s + 7, c]  # noqa: E702
@@ -277,13 +309,12 @@ def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray
                     part_t[c, j] += (K[i, j] * u0 + K[i + 1, j] * u1 + K[i + 2, j] * u2
                                      + K[i + 3, j] * u3 + K[i + 4, j] * u4 + K[i + 5, j] * u5
                                      + K[i + 6, j] * u6 + K[i + 7, j] * u7)
-            i += 8
-        while i < e:
-            for c in range(t):
+                i += 8
+            while i < e:
                 uc = u[i - s, c]
                 for j in range(M):
                     part_t[c, j] += K[i, j] * uc
-            i += 1
+                i += 1
         for c in range(t):
             for j in range(M):
                 total_t[c, j] += part_t[c, j]
