@@ -204,11 +204,12 @@ def compiled_sweep(dtype: Any) -> bool:
     only after some 10¹¹ kernel values × columns of passes, and a choice by the process's
     history would make the same fit's numbers depend on what ran before it.
 
-    Measured (60,000 × 1,000 float32 cache, 10 columns, one thread, CPU time, load 2-3,
-    Zen 5 with this NumPy's OpenBLAS, which runs its Haswell kernels there): 33 ms a pass
-    compiled against 47 ms for the two BLAS calls per 64-row sub-block (each packs the
-    sub-block it multiplies), 10 ms against 11 ms with one column; one read of the block
-    7 ms."""
+    Measured (one thread, CPU time, load 3-4, Zen 5 with this NumPy's OpenBLAS, which runs
+    its Haswell kernels there): a 60,000 × 1,000 float32 cache with 10 columns 29.7 ms a pass
+    compiled against 50.0 ms for the two BLAS calls per 64-row sub-block (each packs the
+    sub-block it multiplies), 20 columns 1.48×, one column 1.29× (100,000 × 2,000: 30.2 ms
+    against 37.5, one read of the cache 24.6), 15,000 × 3,000 with 26 columns 1.06-1.12×.
+    One read of the 60,000 × 1,000 cache: 7 ms."""
     if get_config()["jit"] is not True or np.dtype(dtype) != np.float32:
         return False
     _compiled_gram_rows()
