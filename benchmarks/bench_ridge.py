@@ -35,6 +35,7 @@ average before and after. Times are wall-clock ``fit`` times (centre selection i
     python -m benchmarks ridge                     # the three target cases
     python -m benchmarks ridge --cases fashion     # one case
     python -m benchmarks ridge --quick             # small smoke run of every case
+    python -m benchmarks ridge --jit               # the compiled sweep (the jit extra)
 
 ``--peer falkon`` also fits Falkon 0.9.0 on ``fashion`` and ``million`` (benchmark-only, in
 another Python): float32 like kernelmaps, ``penalty = α/n``, y centred by its training mean
@@ -307,7 +308,7 @@ def million(args: argparse.Namespace) -> dict:
             child = subprocess.run(
                 [sys.executable, "-m", "benchmarks.bench_ridge", "--million-child",
                  str(n), str(M), "none" if budget is None else str(budget),
-                 "floors" if floors_here else "-"],
+                 "floors" if floors_here else "-"] + (["--jit"] if args.jit else []),
                 capture_output=True, text=True, check=True)
             runs[path].append(json.loads(child.stdout.strip().splitlines()[-1]))
             if floors_here:
@@ -593,9 +594,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="Falkon's own uniform centres, and/or kernelmaps' (FixedSelector)")
     parser.add_argument("--peer-dtype", default="float32", choices=["float32", "float64"],
                         help="the dtype of Falkon's data (float32: as kernelmaps' fit)")
+    parser.add_argument("--jit", action="store_true",
+                        help="set_config(jit=True): the cached sweeps run the compiled kernel "
+                             "(kernelmaps.models._kernel_blocks.compiled_sweep)")
     parser.add_argument("--million-child", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--falkon-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.jit:
+        km.set_config(jit=True)
     if args.million_child:  # the subprocess of the million case
         n, M, budget, with_floors = args.million_child
         result = million_child(int(n), int(M), None if budget == "none" else int(budget),

@@ -31,6 +31,10 @@ machines of one kind:
     exactly 20 CG iterations): the time of one CG iteration (``fit_info_``: the solve
     less the preconditioner, over the iterations), against one multithreaded read of an
     array of its kernel cache's size and dtype (``A @ v``, BLAS ``sgemv``, 80 MB).
+``falkon-iteration-jit``
+    The same under ``set_config(jit=True)``: the cache swept by the compiled kernel
+    (:func:`kernelmaps.models._kernel_blocks.compiled_sweep`) instead of two BLAS calls per
+    sub-block.
 ``feature-ridge`` and ``feature-ridge-jit``
     ``FeatureRidge(RBFSampler(n_components=1000))`` fit (the one-pass fit of issue 25) on
     10,000 × 20 float64 rows, with the NumPy cosine and with ``set_config(jit=True)`` (the
@@ -308,7 +312,7 @@ def _compare_main_job_case() -> tuple[Callable, Callable, int]:
     return ours, _cholesky_of(kernel(X_train)), 3
 
 
-def _falkon_case() -> tuple[Callable, Callable, int]:
+def _falkon_case(jit: bool | str = "auto") -> tuple[Callable, Callable, int]:
     X, y = _standardised(FALKON_ROWS, 2)
     X = X.astype(np.float32)
     target = np.where(y == 1, 1.0, -1.0)
@@ -322,7 +326,8 @@ def _falkon_case() -> tuple[Callable, Callable, int]:
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # ConvergenceWarning: the 20 iterations are meant
-            model.fit(X, target)
+            with km.config_context(jit=jit):
+                model.fit(X, target)
         wall = time.perf_counter() - start
         info = model.fit_info_
         if info.get("path") not in (None, "cached"):
@@ -425,6 +430,7 @@ CASES: dict[str, Callable[[], tuple[Callable, Callable, int]]] = {
     "compare-exact": _compare_exact_case,
     "compare-main-job": _compare_main_job_case,
     "falkon-iteration": _falkon_case,
+    "falkon-iteration-jit": lambda: _falkon_case(jit=True),
     "feature-ridge": lambda: _feature_ridge_case(jit=False),
     "feature-ridge-jit": lambda: _feature_ridge_case(jit=True),
     "map-transform-default": _map_transform_default_case,

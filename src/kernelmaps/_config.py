@@ -36,7 +36,11 @@ scikit-learn's signatures):
     loading Numba (:data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`), NumPy before that and
     where Numba is not installed, so ``import kernelmaps`` and small transforms never import
     it. ``True``: always compiled (an ImportError naming the fix when Numba is missing).
-    ``False``: NumPy only.
+    ``False``: NumPy only. ``True`` also sweeps the float32 kernel cache of
+    ``KernelRidge(solver="nystrom")``'s conjugate-gradient passes with a compiled kernel
+    instead of two BLAS calls per sub-block (about 1.4× faster a pass; equal to rounding,
+    not bit for bit: :func:`kernelmaps.models._kernel_blocks.compiled_sweep`); ``"auto"``
+    keeps BLAS there, so a fit's numbers never depend on what ran before it.
 
 :func:`set_config` changes the settings of the whole process; :func:`config_context` changes
 them for the calling thread only (its context, as :mod:`contextvars` defines it), so threads

@@ -461,6 +461,56 @@ def test_the_sweeps_sub_block_products_equal_the_whole_products():
                                  * (np.abs(K).T @ (w[:, None] * np.abs(Y))))
 
 
+def test_the_compiled_sweep_equals_the_blas_sweep_to_rounding():
+    # jit=True sweeps float32 blocks with the Numba kernel: the same 64-row sub-blocks and
+    # float64 sums as the BLAS path, within the same bound of the float64 product, and the
+    # same numbers for the same call.
+    pytest.importorskip("numba")
+    from kernelmaps.models._kernel_blocks import gram_block
+
+    rng = np.random.RandomState(1)
+    for n, M, t in [(203, 50, 3), (130, 37, 1), (77, 41, 5)]:  # odd rows, columns, targets
+        K32 = rng.uniform(0.0, 1.0, size=(n, M)).astype(np.float32)
+        V = rng.normal(size=(M, t)) * 1e30  # scaled to float32's range first
+        for w in (rng.uniform(0.5, 2.0, n), None):
+            unit = np.ones(n) if w is None else w
+            K = K32.astype(np.float64)
+            exact = K.T @ (unit[:, None] * (K @ V))
+            scale = np.abs(K).T @ (unit[:, None] * (np.abs(K) @ np.abs(V)))
+            compiled = gram_block(K32, w, V, compiled=True)
+            # (M + b + 2) ε₃₂ a product, as for the BLAS path (the test above).
+            np.testing.assert_array_less(np.abs(compiled - exact),
+                                         (M + 64 + 2) * np.finfo(np.float32).eps * scale)
+            np.testing.assert_array_equal(compiled, gram_block(K32, w, V, compiled=True))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_the_cached_sweep_gives_the_same_fit_for_any_block_size(jit):
+    # Block sizes cut the engine's blocks (and so the float64 sums' order), never the
+    # 64-row sub-blocks: fits agree to rounding, and a repeated fit is identical.
+    if jit:
+        pytest.importorskip("numba")
+    X, y = regression_data(n=3000, d=4)
+    X = X.astype(np.float32)
+    Y = np.c_[y, np.cos(X[:, 0])]
+    tol = attainable_residual(np.float32, 100)
+    model = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1, solver="nystrom",
+                        n_components=100, tol=tol, max_iter=200, random_state=0)
+    predictions = []
+    for block_bytes in (1 << 16, 1 << 16, 1 << 22):
+        with warnings.catch_warnings(), km.config_context(block_bytes=block_bytes, jit=jit):
+            warnings.simplefilter("ignore", ToleranceBelowPrecisionWarning)
+            fitted = clone(model).fit(X, Y)
+        assert fitted.fit_info_["path"] == "cached"
+        predictions.append(fitted.predict(X))
+    np.testing.assert_array_equal(predictions[0], predictions[1])
+    # Both within the first-order bound of the float64 closed form (tests/_float32_bound.py),
+    # so within twice it of each other.
+    _, bound = float32_prediction_bound(fitted.kernel_, X, fitted.X_fit_, X, Y, 0.1, tol=tol,
+                                        dtype=np.float32)
+    assert np.all(np.abs(predictions[2] - predictions[0]) <= 2 * bound)
+
+
 @pytest.mark.parametrize("n_features", [20, 100])  # the two fused first passes
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_the_fused_rbf_first_pass_caches_the_kernel_and_its_right_hand_side(n_features,

@@ -24,6 +24,8 @@ gives.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 import array_api_compat
@@ -31,9 +33,10 @@ import numpy as np
 
 from kernelmaps._config import available_memory, get_config
 from kernelmaps._engine import scratch_buffer
+from kernelmaps._optional import import_optional
 
-__all__ = ["KERNEL_CACHE_FRACTION", "attainable_residual", "cache_budget", "cross_block",
-           "gram_block", "scaled_operand", "sweep_rows", "widened_gram_block"]
+__all__ = ["KERNEL_CACHE_FRACTION", "attainable_residual", "cache_budget", "compiled_sweep",
+           "cross_block", "gram_block", "scaled_operand", "sweep_rows", "widened_gram_block"]
 
 #: ``kernel_cache_bytes=None`` (the default) lets the kernel blocks use this fraction of the
 #: memory available when a fit starts.
@@ -143,14 +146,17 @@ def cross_block(K_b: Any, w_b: Any, Y_b: Any) -> Any:
     return total * scale
 
 
-def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
+def gram_block(K_b: Any, w_b: Any, V: Any, *, compiled: bool = False) -> Any:
     r""":math:`K_b^\top W_b K_b V` (float64): one sweep over the block, each sub-block of
     :func:`sweep_rows` rows used for both products while it is in cache.
 
     The products are in K_b's dtype — float32 for float32 data (``V`` and ``w_b`` are
     rounded to it), with a relative error of about :math:`(\sqrt M+\sqrt b)\,
     \varepsilon_{32}` per sub-block (:func:`attainable_residual`) — and the sub-blocks'
-    results are summed in float64. ``w_b`` may be ``None`` (unit weights)."""
+    results are summed in float64. ``w_b`` may be ``None`` (unit weights). ``compiled``
+    (:func:`compiled_sweep`; a C-contiguous float32 block): the same sub-blocks and sums by
+    the Numba kernel :func:`_gram_rows` instead of two BLAS calls per sub-block — equal to
+    rounding, not bit for bit (its sums of M terms run in SIMD lanes)."""
     if not isinstance(K_b, np.ndarray):
         K_b = array_api_compat.array_namespace(K_b).astype(K_b, V.dtype, copy=False)
         KV = K_b @ V
@@ -164,6 +170,14 @@ def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
         V, scale = scaled_operand(V, dtype)
     if w_b is not None and w_b.dtype != dtype:
         w_b = w_b.astype(dtype)
+    if compiled and dtype == np.float32 and K_b.flags.c_contiguous:
+        rows = sweep_rows(M, dtype.itemsize)
+        total_t = np.zeros((t, M))
+        _compiled_gram_rows()(K_b, np.ascontiguousarray(V.T),
+                              _NO_WEIGHTS if w_b is None else np.ascontiguousarray(w_b),
+                              total_t, scratch_buffer("nystrom_kv", (rows, t), dtype),
+                              scratch_buffer("nystrom_part_t", (t, M), dtype))
+        return total_t.T if scale is None else total_t.T * scale
     total = np.zeros((M, t))
     part = scratch_buffer("nystrom_part", (M, t), dtype)
     # The loop runs 15,625 times a pass at 1M rows and its Python work holds the GIL the
@@ -179,11 +193,158 @@ def gram_block(K_b: Any, w_b: Any, V: Any) -> Any:
     return total if scale is None else total * scale
 
 
-def widened_gram_block(K_b: np.ndarray, w_b: Any, V: np.ndarray) -> np.ndarray:
+_NO_WEIGHTS = np.empty(0, dtype=np.float32)
+
+
+def compiled_sweep(dtype: Any) -> bool:
+    """Whether :func:`gram_block` sweeps blocks of ``dtype`` with the compiled kernel: float32
+    blocks under ``jit=True`` (the ``jit`` setting; an ImportError naming the fix when Numba
+    is missing). ``"auto"`` and ``False`` keep BLAS: importing Numba and loading the kernel
+    (seconds on a loaded machine, :data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`) is repaid
+    only after some 10¹¹ kernel values × columns of passes, and a choice by the process's
+    history would make the same fit's numbers depend on what ran before it.
+
+    Measured (one thread, CPU time, load 3-4, Zen 5 with this NumPy's OpenBLAS, which runs
+    its Haswell kernels there): a 60,000 × 1,000 float32 cache with 10 columns 29.7 ms a pass
+    compiled against 50.0 ms for the two BLAS calls per 64-row sub-block (each packs the
+    sub-block it multiplies), 20 columns 1.48×, one column 1.29× (100,000 × 2,000: 30.2 ms
+    against 37.5, one read of the cache 24.6), 15,000 × 3,000 with 26 columns 1.06-1.12×.
+    One read of the 60,000 × 1,000 cache: 7 ms. With OpenBLAS's AVX-512 (SkylakeX) kernels on
+    the same machine (``OPENBLAS_CORETYPE=SkylakeX``) BLAS does 29.0 ms at 10 columns
+    (compiled 31.2: 0.93×, 0.93-1.01× up to 26 columns) and the compiled kernel keeps its
+    lead only with one column (1.24-1.37×)."""
+    if get_config()["jit"] is not True or np.dtype(dtype) != np.float32:
+        return False
+    _compiled_gram_rows()
+    return True
+
+
+def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray,
+               u: np.ndarray, part_t: np.ndarray) -> None:
+    r"""``total_t += (Kᵀ W K V)ᵀ`` by sub-blocks of ``u.shape[0]`` rows (compiled by Numba;
+    :func:`_compiled_gram_rows`): per sub-block :math:`U = W_b K_b V` (4 rows × 2 columns
+    at a time, float32 sums of M terms), then :math:`K_b^\top U` (4 rows × 2 columns, an odd
+    last column 8 rows at a time) into
+    the float32 ``part_t``, added to the float64 ``total_t`` — the sums of
+    :func:`gram_block`'s BLAS path, with each sub-block read from memory once and not
+    packed. ``Vt`` is Vᵀ (t × M), ``w`` the weights or empty (unit)."""
+    n, M = K.shape
+    t = Vt.shape[0]
+    rows = u.shape[0]
+    weighted = w.shape[0] > 0
+    zero = K.dtype.type(0)
+    for s in range(0, n, rows):
+        e = min(s + rows, n)
+        i = s
+        while i + 4 <= e:
+            c = 0
+            while c + 2 <= t:
+                a00 = zero; a10 = zero; a20 = zero; a30 = zero  # noqa: E702
+                a01 = zero; a11 = zero; a21 = zero; a31 = zero  # noqa: E702
+                for j in range(M):
+                    v0 = Vt[c, j]
+                    v1 = Vt[c + 1, j]
+                    k0 = K[i, j]
+                    k1 = K[i + 1, j]
+                    k2 = K[i + 2, j]
+                    k3 = K[i + 3, j]
+                    a00 += k0 * v0; a10 += k1 * v0; a20 += k2 * v0; a30 += k3 * v0  # noqa: E702
+                    a01 += k0 * v1; a11 += k1 * v1; a21 += k2 * v1; a31 += k3 * v1  # noqa: E702
+                u[i - s, c] = a00; u[i - s + 1, c] = a10  # noqa: E702
+                u[i - s + 2, c] = a20; u[i - s + 3, c] = a30  # noqa: E702
+                u[i - s, c + 1] = a01; u[i - s + 1, c + 1] = a11  # noqa: E702
+                u[i - s + 2, c + 1] = a21; u[i - s + 3, c + 1] = a31  # noqa: E702
+                c += 2
+            if c < t:  # an odd last column: 4 rows × 1
+                a00 = zero; a10 = zero; a20 = zero; a30 = zero  # noqa: E702
+                for j in range(M):
+                    v0 = Vt[c, j]
+                    a00 += K[i, j] * v0; a10 += K[i + 1, j] * v0  # noqa: E702
+                    a20 += K[i + 2, j] * v0; a30 += K[i + 3, j] * v0  # noqa: E702
+                u[i - s, c] = a00; u[i - s + 1, c] = a10  # noqa: E702
+                u[i - s + 2, c] = a20; u[i - s + 3, c] = a30  # noqa: E702
+            i += 4
+        while i < e:  # the last rows of a block one at a time
+            for c in range(t):
+                acc = zero
+                for j in range(M):
+                    acc += K[i, j] * Vt[c, j]
+                u[i - s, c] = acc
+            i += 1
+        if weighted:
+            for q in range(e - s):
+                for c in range(t):
+                    u[q, c] *= w[s + q]
+        for c in range(t):
+            for j in range(M):
+                part_t[c, j] = zero
+        paired = t - t % 2  # columns taken two at a time, 4 rows at a time
+        i = s
+        while i + 4 <= e:
+            c = 0
+            while c + 2 <= t:
+                u00 = u[i - s, c]; u10 = u[i - s + 1, c]  # noqa: E702
+                u20 = u[i - s + 2, c]; u30 = u[i - s + 3, c]  # noqa: E702
+                u01 = u[i - s, c + 1]; u11 = u[i - s + 1, c + 1]  # noqa: E702
+                u21 = u[i - s + 2, c + 1]; u31 = u[i - s + 3, c + 1]  # noqa: E702
+                for j in range(M):
+                    k0 = K[i, j]
+                    k1 = K[i + 1, j]
+                    k2 = K[i + 2, j]
+                    k3 = K[i + 3, j]
+                    part_t[c, j] += (k0 * u00 + k1 * u10) + (k2 * u20 + k3 * u30)
+                    part_t[c + 1, j] += (k0 * u01 + k1 * u11) + (k2 * u21 + k3 * u31)
+                c += 2
+            i += 4
+        while i < e:
+            for c in range(paired):
+                uc = u[i - s, c]
+                for j in range(M):
+                    part_t[c, j] += K[i, j] * uc
+            i += 1
+        if paired < t:  # the last column, 8 rows at a time
+            c = t - 1
+            i = s
+            while i + 8 <= e:
+                u0 = u[i - s, c]; u1 = u[i - s + 1, c]; u2 = u[i - s + 2, c]  # noqa: E702
+                u3 = u[i - s + 3, c]; u4 = u[i - s + 4, c]; u5 = u[i - s + 5, c]  # noqa: E702
+                u6 = u[i - s + 6, c]; u7 = u[i - s + 7, c]  # noqa: E702
+                for j in range(M):
+                    part_t[c, j] += (K[i, j] * u0 + K[i + 1, j] * u1 + K[i + 2, j] * u2
+                                     + K[i + 3, j] * u3 + K[i + 4, j] * u4 + K[i + 5, j] * u5
+                                     + K[i + 6, j] * u6 + K[i + 7, j] * u7)
+                i += 8
+            while i < e:
+                uc = u[i - s, c]
+                for j in range(M):
+                    part_t[c, j] += K[i, j] * uc
+                i += 1
+        for c in range(t):
+            for j in range(M):
+                total_t[c, j] += part_t[c, j]
+
+
+@functools.cache
+def _compiled_gram_rows() -> Callable[..., None]:
+    """:func:`_gram_rows` compiled by Numba (once per process; cached on disk, as
+    :func:`kernelmaps._fastmath._compiled_cos_rows`), releasing the GIL so the engine's
+    threads run it side by side. Reassociation lets it sum in SIMD lanes; contraction, fused
+    multiply-adds (the float32 rounding stays within :func:`attainable_residual`'s)."""
+    numba = import_optional("numba", extra="jit")
+    options = {"nogil": True, "fastmath": {"reassoc", "contract"}}
+    try:
+        return numba.njit(cache=True, **options)(_gram_rows)
+    except RuntimeError:  # no writable cache directory (read-only install)
+        return numba.njit(**options)(_gram_rows)
+
+
+def widened_gram_block(K_b: np.ndarray, w_b: Any, V: np.ndarray, *,
+                       compiled: bool = False) -> np.ndarray:
     r""":math:`K_b^\top W_b K_b V` with float64 products whatever K_b's dtype: each sub-block
     widened into a per-thread float64 scratch buffer first (the path before issue 26, kept
     for systems whose preconditioner would amplify float32 products' rounding, see
-    :meth:`NystromSystem.widen`)."""
+    :meth:`NystromSystem.widen`). ``compiled`` is ignored (as :func:`gram_block`'s
+    signature)."""
     M, t = K_b.shape[1], V.shape[1]
     V = _operand(V, np.float64)
     total = np.zeros((M, t))

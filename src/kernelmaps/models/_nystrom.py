@@ -42,6 +42,7 @@ from kernelmaps.kernels import Kernel, RBFKernel
 from kernelmaps.models._kernel_blocks import (
     attainable_residual,
     cache_budget,
+    compiled_sweep,
     cross_block,
     gram_block,
     scaled_operand,
@@ -170,20 +171,23 @@ class NystromSystem:
         operand = V
         wide = self._wide if wide is None else wide
         product = widened_gram_block if wide else gram_block
+        compiled = False
         if self._block_weights is None:
             def block(K_b, w_b=None):
-                return product(K_b, w_b, operand)
+                return product(K_b, w_b, operand, compiled=compiled)
         else:
             def block(K_b, w_b):
-                return product(K_b, w_b, operand)
+                return product(K_b, w_b, operand, compiled=compiled)
         if cached:
             scale = None
             if self._cache.dtype != V.dtype and not wide:  # scaled and rounded once
                 operand, scale = scaled_operand(V, self._cache.dtype)
+            # jit=True: the cache's float32 blocks swept by the compiled kernel.
+            compiled = not wide and compiled_sweep(self._cache.dtype)
             total = self._sweep_cache(block, *self._weights_to(cached))
             if scale is not None:
                 total *= scale
-            operand = V
+            operand, compiled = V, False
         if cached < self.X.shape[0]:
             X, weights = _rows_from(cached, self.X, self.weights)
             aligned = () if self._block_weights is None else (weights,)
