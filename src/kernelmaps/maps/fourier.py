@@ -144,6 +144,7 @@ class RBFSampler(FeatureMap):
         self.random_state = random_state
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+    _cosine_per_feature = True
 
     def _fit_reads_rows(self) -> bool:
         return isinstance(self.gamma, str) and self.gamma == "scale"  # "auto" is 1/d
@@ -748,6 +749,7 @@ class RandomFourierFeatures(FeatureMap):
         return form
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+    _cosine_per_feature = True
 
     def _fit_reads_rows(self) -> bool:
         kernel = self._resolve_kernel()

@@ -32,7 +32,7 @@ from kernelmaps._array_api import is_device_array, to_numpy
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import rank_update_plan, run_tasks, threads_per_task
 from kernelmaps._linalg import solve_psd
-from kernelmaps.maps.interface import transform_into
+from kernelmaps.maps.interface import expect_rows, transform_into
 
 __all__ = ["RidgeStatistics", "Workspace", "Workspaces"]
 
@@ -264,6 +264,8 @@ class RidgeStatistics:
             target.add_features(Z, Y[start:stop], None if root is None else root[start:stop],
                                 workspace=workspace)
 
+        if not on_device:  # the whole pass's cosines, for the compiled cosine's "auto"
+            expect_rows(feature_map, X)
         pool = Workspaces() if workspaces is None else workspaces
         if lanes == 1:
             workspace = pool.current(D)
