@@ -627,3 +627,31 @@ def test_expect_cosines_below_the_crossover_changes_nothing(monkeypatch) -> None
     monkeypatch.setattr(_fastmath, "_numpy_elements", _fastmath._NEVER)  # a broken Numba
     _fastmath.expect_cosines(10**12)
     assert _fastmath._numpy_elements == _fastmath._NEVER
+
+
+@needs_numba
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 30), width=st.integers(1, 200), seed=st.integers(0, 2**32 - 1),
+       crossover=st.integers(0, 24_000), known=st.booleans(),
+       scale=st.floats(0.01, 10.0))
+def test_auto_cos_sin_gives_the_numpy_numbers_on_either_side_of_the_crossover(
+        rows, width, seed, crossover, known, scale) -> None:
+    # cos_sin under "auto", with or without its work said up front (expect_cosines), loads
+    # the compiled kernel exactly when the rule says, and never changes a number.
+    P = np.random.default_rng(seed).normal(0.0, 50.0, (rows, width))
+    expected = np.empty((rows, 2 * width))
+    with config_context(jit=False):
+        cos_sin(P, expected, scale)
+    saved = (_fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements)
+    _unload()
+    try:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = crossover, 0
+        got = np.empty_like(expected)
+        if known:
+            _fastmath.expect_cosines(got.size)
+        cos_sin(P, got, scale)
+        assert _fastmath._loaded() == (got.size >= crossover)
+    finally:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = saved
+        _unload()
+    np.testing.assert_array_equal(got, expected)
