@@ -618,12 +618,15 @@ def test_feature_ridge_tells_auto_its_whole_pass(monkeypatch) -> None:
     np.testing.assert_array_equal(got, expected)
 
 
-def test_expect_cosines_below_the_crossover_changes_nothing(monkeypatch) -> None:
+def test_expect_cosines_switches_a_call_that_would_cross_the_crossover(monkeypatch) -> None:
+    # Below the crossover, with what the process did before, nothing changes (the blocks
+    # count themselves); a call that takes the count past it switches at its first block.
+    crossover = _fastmath.JIT_AUTO_ELEMENTS
     monkeypatch.setattr(_fastmath, "_numpy_elements", 5)
-    _fastmath.expect_cosines(_fastmath.JIT_AUTO_ELEMENTS - 1)
+    _fastmath.expect_cosines(crossover - 6)
     assert _fastmath._numpy_elements == 5
-    _fastmath.expect_cosines(_fastmath.JIT_AUTO_ELEMENTS)
-    assert _fastmath._numpy_elements == _fastmath.JIT_AUTO_ELEMENTS
+    _fastmath.expect_cosines(crossover - 5)
+    assert _fastmath._numpy_elements == crossover
     monkeypatch.setattr(_fastmath, "_numpy_elements", _fastmath._NEVER)  # a broken Numba
     _fastmath.expect_cosines(10**12)
     assert _fastmath._numpy_elements == _fastmath._NEVER
