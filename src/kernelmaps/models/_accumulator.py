@@ -31,7 +31,7 @@ import scipy.sparse as sp
 from kernelmaps._array_api import is_device_array, to_numpy
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import rank_update_plan, run_tasks, threads_per_task
-from kernelmaps._linalg import solve_psd
+from kernelmaps._linalg import mirror_upper_to_lower, solve_psd
 from kernelmaps.maps.interface import expect_rows, transform_into
 
 __all__ = ["RidgeStatistics", "Workspace", "Workspaces"]
@@ -359,8 +359,11 @@ class RidgeStatistics:
         """
         D = self.n_features
         gram = self.gram  # upper triangle: rows ≤ columns are the sums
-        S = np.triu(gram[:D, :D])
-        S += np.triu(gram[:D, :D], 1).T
+        # A C-ordered copy whose upper triangle is mirrored onto the lower one (the same
+        # numbers as triu(G) + triu(G, 1)ᵀ: 1.5-1.6 ms instead of 6.7 ms at D = 1,000, one
+        # thread — 0.025 of the gate's 10,000-row syrk).
+        S = np.array(gram[:D, :D], order="C")
+        mirror_upper_to_lower(S)
         ZY = gram[:D, D + 1:].copy()
         total = gram[D, D]
         if fit_intercept:
