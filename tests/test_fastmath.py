@@ -596,8 +596,9 @@ def test_a_transform_whose_known_work_repays_the_load_compiles_from_its_first_bl
 
 @needs_numba
 def test_feature_ridge_tells_auto_its_whole_pass(monkeypatch) -> None:
-    # The accumulator says the whole fit's cosines (n × D) before its first block: past
-    # the crossover the fit runs compiled from its first block, with jit=False's model.
+    # The accumulator says the whole fit's cosines (n × D) before its first block, predict
+    # its own: past the crossover each runs compiled from its first block, with jit=False's
+    # numbers.
     from kernelmaps import RBFSampler
     from kernelmaps.models import FeatureRidge
 
@@ -606,6 +607,7 @@ def test_feature_ridge_tells_auto_its_whole_pass(monkeypatch) -> None:
     model = FeatureRidge(RBFSampler(gamma=0.3, n_components=50, random_state=0), alpha=1e-2)
     with config_context(jit=False):
         expected = model.fit(X, y).coef_.copy()
+        expected_scores = model.predict(X)
     monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 100_000)  # the fit: 150,000
     monkeypatch.setattr(_fastmath, "_numpy_elements", 0)
     chunks = _count_numpy_chunks(monkeypatch)
@@ -613,9 +615,15 @@ def test_feature_ridge_tells_auto_its_whole_pass(monkeypatch) -> None:
     try:
         got = model.fit(X, y).coef_
         assert _fastmath._loaded() and not chunks
+        _unload()  # predict, in blocks of its own, says its whole work too
+        _fastmath._numpy_elements = 0
+        with config_context(block_bytes=8192):
+            scores = model.predict(X)
+        assert _fastmath._loaded() and not chunks
     finally:
         _unload()
     np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(scores, expected_scores)
 
 
 def test_expect_cosines_switches_a_call_that_would_cross_the_crossover(monkeypatch) -> None:
