@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from kernelmaps import _fastmath, config_context, get_config, set_config
-from kernelmaps._fastmath import MAX_FAST_ARG, cos_inplace
+from kernelmaps._fastmath import MAX_FAST_ARG, cos_inplace, cos_sin
 
 # Documented absolute-error bound (about 1.8 ulp of 1.0); the analysis in the
 # module docstring gives ~3.5e-16 as the worst case, so this is not loose.
@@ -363,6 +363,12 @@ def test_compiled_cosine_gives_the_numpy_passes_numbers_bitwise(shape, form) -> 
     np.testing.assert_array_equal(got, expected)
 
 
+def _unload() -> None:
+    """Forget the loaded kernels, as in a process that has not loaded them yet."""
+    _fastmath._compiled_cos_rows.cache_clear()
+    _fastmath._compiled_cos_sin_rows.cache_clear()
+
+
 def _compiled_calls() -> int:
     info = _fastmath._compiled_cos_rows.cache_info()
     return info.hits + info.misses
@@ -445,7 +451,7 @@ def test_auto_past_the_crossover_compiles_without_a_writable_cache(monkeypatch) 
     expected = x.copy()
     with config_context(jit=False):
         cos_inplace(expected, offset=offset, scale=0.3)
-    _fastmath._compiled_cos_rows.cache_clear()
+    _unload()
     try:
         below, above = x[:1].copy(), x.copy()
         cos_inplace(below, offset=offset, scale=0.3)  # 16 elements: NumPy's passes
@@ -461,8 +467,7 @@ def test_auto_past_the_crossover_compiles_without_a_writable_cache(monkeypatch) 
 def test_auto_without_numba_stays_on_numpy_and_true_names_the_fix(monkeypatch) -> None:
     monkeypatch.setattr(_fastmath, "_numba_installed", lambda: False)
     monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 0)
-    monkeypatch.setattr(_fastmath._compiled_cos_rows, "cache_info",
-                        lambda: type("Info", (), {"currsize": 0})())
+    monkeypatch.setattr(_fastmath, "_loaded", lambda: False)
     assert get_config()["jit"] == "auto" and not _fastmath._use_compiled(10**9)
     with pytest.raises(ValueError, match='jit must be "auto", True or False'):
         set_config(jit="yes")
@@ -485,7 +490,7 @@ def test_auto_gives_the_numpy_numbers_on_either_side_of_the_crossover(
     with config_context(jit=False):
         cos_inplace(expected, offset=offset, scale=scale)
     saved = (_fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements)
-    _fastmath._compiled_cos_rows.cache_clear()  # not loaded yet
+    _unload()  # not loaded yet
     try:
         _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = crossover, 0
         first, second = x.copy(), x.copy()
@@ -498,3 +503,166 @@ def test_auto_gives_the_numpy_numbers_on_either_side_of_the_crossover(
         _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = saved
     np.testing.assert_array_equal(first, expected)
     np.testing.assert_array_equal(second, expected)
+
+
+# ------------------------------------------------------------------ cos_sin (cos and sin of P)
+def _sine_bound(projections: np.ndarray, scale: float) -> np.ndarray:
+    # sin p = cos(p − π/2): the cosine's ATOL, plus the argument's error — the rounding of
+    # p − π/2 (half an ulp of it) and π/2's own (6.2e-17) — times |cos'| ≤ 1, all × |scale|.
+    shifted = np.abs(projections) + np.pi / 2
+    return abs(scale) * (ATOL + np.spacing(shifted) / 2 + 6.2e-17)
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.0447])
+def test_cos_sin_gives_cos_and_sin_within_the_bound(scale: float) -> None:
+    P = np.random.default_rng(31).normal(0.0, 30.0, (64, 50))
+    out = np.empty((64, 100))
+    cos_sin(P, out, scale)
+    assert np.all(np.abs(out[:, :50] - scale * np.cos(P)) <= abs(scale) * ATOL)
+    assert np.all(np.abs(out[:, 50:] - scale * np.sin(P)) <= _sine_bound(P, scale))
+
+
+def test_cos_sin_refuses_an_out_of_the_wrong_shape() -> None:
+    with pytest.raises(ValueError, match=r"out must have shape \(2, 6\)"):
+        cos_sin(np.zeros((2, 3)), np.empty((2, 5)))
+
+
+@needs_numba
+@pytest.mark.parametrize("shape", [(240, 500), (3, 7), (1, 1), (2, 20_000)])
+@pytest.mark.parametrize("scale", ["one", "scalar", "columns"])
+def test_compiled_cos_sin_gives_the_numpy_form_bitwise(shape, scale) -> None:
+    # One pass reading each p once, the same IEEE operations as the copy, the shift and
+    # the cosine passes: equal, not close — rows beyond the fast range included.
+    rng = np.random.default_rng(32)
+    P = rng.normal(0.0, 30.0, shape)
+    if shape[0] > 2:
+        P[1, 0], P[2, -1] = 1e9, np.inf
+    factor = {"one": 1.0, "scalar": 0.0447,
+              "columns": rng.uniform(0.1, 2.0, 2 * shape[1])}[scale]
+    expected, got = np.empty((shape[0], 2 * shape[1])), np.empty((shape[0], 2 * shape[1]))
+    with np.errstate(invalid="ignore"):
+        with config_context(jit=False):
+            cos_sin(P, expected, factor)
+        info = _fastmath._compiled_cos_sin_rows.cache_info
+        calls = info().hits + info().misses
+        with config_context(jit=True):
+            cos_sin(P, got, factor)
+    assert info().hits + info().misses > calls  # the compiled kernel ran
+    np.testing.assert_array_equal(got, expected)
+
+
+# ------------------------------------------------------------------ work known up front
+def _count_numpy_chunks(monkeypatch) -> list:
+    chunks: list = []
+    original = _fastmath._cos_chunk
+
+    def counted(*args, **kwargs):
+        chunks.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(_fastmath, "_cos_chunk", counted)
+    return chunks
+
+
+@needs_numba
+@pytest.mark.parametrize("output", ["cos_offset", "cos_sin"])
+@pytest.mark.parametrize("rows", [40, 400])
+def test_a_transform_whose_known_work_repays_the_load_compiles_from_its_first_block(
+        monkeypatch, output, rows) -> None:
+    # jit="auto" with the crossover at 20,000 cosines: a transform of 400 × 100 (40,000,
+    # in blocks of ~10 rows) loads the kernel before its first block — no NumPy passes at
+    # all — where the running total alone would switch only halfway; 40 × 100 (4,000)
+    # stays on NumPy's passes. Either way the numbers are jit=False's, bitwise.
+    from kernelmaps import RandomFourierFeatures
+
+    X = np.random.default_rng(41).normal(size=(rows, 5))
+    rff = RandomFourierFeatures(gamma=0.2, n_components=100, output=output,
+                                random_state=0).fit(X)
+    with config_context(jit=False):
+        expected = rff.transform(X)
+    monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 20_000)
+    monkeypatch.setattr(_fastmath, "_numpy_elements", 0)
+    chunks = _count_numpy_chunks(monkeypatch)
+    _unload()
+    try:
+        with config_context(block_bytes=8192, n_threads=1):
+            got = rff.transform(X)
+        assert _fastmath._loaded() == (rows == 400)
+        assert (len(chunks) == 0) == (rows == 400)
+    finally:
+        _unload()
+    np.testing.assert_array_equal(got, expected)
+
+
+@needs_numba
+def test_feature_ridge_tells_auto_its_whole_pass(monkeypatch) -> None:
+    # The accumulator says the whole fit's cosines (n × D) before its first block, predict
+    # its own: past the crossover each runs compiled from its first block, with jit=False's
+    # numbers.
+    from kernelmaps import RBFSampler
+    from kernelmaps.models import FeatureRidge
+
+    rng = np.random.default_rng(42)
+    X, y = rng.normal(size=(3_000, 4)), rng.normal(size=3_000)
+    model = FeatureRidge(RBFSampler(gamma=0.3, n_components=50, random_state=0), alpha=1e-2)
+    with config_context(jit=False):
+        expected = model.fit(X, y).coef_.copy()
+        expected_scores = model.predict(X)
+    monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 100_000)  # the fit: 150,000
+    monkeypatch.setattr(_fastmath, "_numpy_elements", 0)
+    chunks = _count_numpy_chunks(monkeypatch)
+    _unload()
+    try:
+        got = model.fit(X, y).coef_
+        assert _fastmath._loaded() and not chunks
+        _unload()  # predict, in blocks of its own, says its whole work too
+        _fastmath._numpy_elements = 0
+        with config_context(block_bytes=8192):
+            scores = model.predict(X)
+        assert _fastmath._loaded() and not chunks
+    finally:
+        _unload()
+    np.testing.assert_array_equal(got, expected)
+    np.testing.assert_array_equal(scores, expected_scores)
+
+
+def test_expect_cosines_switches_a_call_that_would_cross_the_crossover(monkeypatch) -> None:
+    # Below the crossover, with what the process did before, nothing changes (the blocks
+    # count themselves); a call that takes the count past it switches at its first block.
+    crossover = _fastmath.JIT_AUTO_ELEMENTS
+    monkeypatch.setattr(_fastmath, "_numpy_elements", 5)
+    _fastmath.expect_cosines(crossover - 6)
+    assert _fastmath._numpy_elements == 5
+    _fastmath.expect_cosines(crossover - 5)
+    assert _fastmath._numpy_elements == crossover
+    monkeypatch.setattr(_fastmath, "_numpy_elements", _fastmath._NEVER)  # a broken Numba
+    _fastmath.expect_cosines(10**12)
+    assert _fastmath._numpy_elements == _fastmath._NEVER
+
+
+@needs_numba
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 30), width=st.integers(1, 200), seed=st.integers(0, 2**32 - 1),
+       crossover=st.integers(0, 24_000), known=st.booleans(),
+       scale=st.floats(0.01, 10.0))
+def test_auto_cos_sin_gives_the_numpy_numbers_on_either_side_of_the_crossover(
+        rows, width, seed, crossover, known, scale) -> None:
+    # cos_sin under "auto", with or without its work said up front (expect_cosines), loads
+    # the compiled kernel exactly when the rule says, and never changes a number.
+    P = np.random.default_rng(seed).normal(0.0, 50.0, (rows, width))
+    expected = np.empty((rows, 2 * width))
+    with config_context(jit=False):
+        cos_sin(P, expected, scale)
+    saved = (_fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements)
+    _unload()
+    try:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = crossover, 0
+        got = np.empty_like(expected)
+        if known:
+            _fastmath.expect_cosines(got.size)
+        cos_sin(P, got, scale)
+        assert _fastmath._loaded() == (got.size >= crossover)
+    finally:
+        _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = saved
+        _unload()
+    np.testing.assert_array_equal(got, expected)

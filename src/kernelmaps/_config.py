@@ -32,8 +32,9 @@ scikit-learn's signatures):
     ``RandomFourierFeatures``, ``SkewedChi2Sampler``, the χ² maps) runs as Numba-compiled
     code — one pass per row instead of NumPy's chunked ufunc passes, about 5× faster, with
     the same numbers bit for bit (the same IEEE operations in the same order, no fused
-    multiply-add). ``"auto"`` (default): compiled once the cosine work of the process repays
-    loading Numba (:data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`), NumPy before that and
+    multiply-add). ``"auto"`` (default): compiled once the cosine work of the process — or
+    of one fit or transform, counted before its first block — repays loading Numba
+    (:data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`), NumPy before that and
     where Numba is not installed, so ``import kernelmaps`` and small transforms never import
     it. ``True``: always compiled (an ImportError naming the fix when Numba is missing).
     ``False``: NumPy only. ``True`` also sweeps the float32 kernel cache of
@@ -149,8 +150,9 @@ def set_config(*, n_threads: int | str | None = "unchanged",
         (initially): half the memory available when the fit starts; ``0``: none.
     jit : {"auto", True, False}, default="unchanged"
         Compile the random-feature maps' float64 cosine with Numba: ``"auto"`` (initially)
-        once the process's cosine work repays loading Numba, ``True`` always (an
-        ImportError naming the fix when Numba is missing), ``False`` never.
+        once the process's cosine work (or one call's, known up front) repays loading
+        Numba, ``True`` always (an ImportError naming the fix when Numba is missing),
+        ``False`` never.
     **unknown : dict
         Refused: a TypeError naming the closest setting (``n_thread`` → ``n_threads``).
 

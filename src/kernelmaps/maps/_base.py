@@ -60,6 +60,7 @@ from kernelmaps._array_api import (
 )
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import collection_handler, is_dask_collection, run_blocks
+from kernelmaps._fastmath import expect_cosines
 from kernelmaps._suggest import SuggestOptionsMixin
 from kernelmaps._validation import validate_input
 from kernelmaps.kernels.degenerate import warn_if_degenerate_on_sample
@@ -150,6 +151,17 @@ class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transform
     #: (:func:`~kernelmaps.kernels.degenerate.warn_if_degenerate_on_sample`): set by the maps
     #: that form no kernel matrix of their own in ``fit`` (random features).
     _check_degenerate_sample = False
+
+    #: Whether the float64 transform takes one cosine of :mod:`kernelmaps._fastmath` per
+    #: output feature (the random-feature maps with a cosine output): a transform of many
+    #: rows then tells ``jit="auto"`` its work up front (:meth:`_expect_rows`).
+    _cosine_per_feature = False
+
+    def _expect_rows(self, n_rows: int, dtype: np.dtype) -> None:
+        """Tell the cosine's ``jit="auto"`` rule that ``n_rows`` rows of ``dtype`` features
+        are about to be made (:func:`kernelmaps._fastmath.expect_cosines`)."""
+        if self._cosine_per_feature and dtype == np.float64:
+            expect_cosines(int(n_rows) * self._n_features_out)
 
     def _fit_validated(self, X: Any) -> None:
         random_state = check_random_state(getattr(self, "random_state", None))
@@ -311,6 +323,7 @@ class FeatureMap(SuggestOptionsMixin, ClassNamePrefixFeaturesOutMixin, Transform
         self._check_same_placement(X)
         if is_device_array(X):
             return self._transform_device(X)
+        self._expect_rows(X.shape[0], self._output_dtype(X))
         return run_blocks(
             X,
             n_out=self._n_out(X),

@@ -146,6 +146,7 @@ class RBFSampler(FeatureMap):
         self.random_state = random_state
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+    _cosine_per_feature = True
 
     def _fit_reads_rows(self) -> bool:
         return isinstance(self.gamma, str) and self.gamma == "scale"  # "auto" is 1/d
@@ -812,6 +813,7 @@ class RandomFourierFeatures(FeatureMap):
         return self._draw(name, density, n_features, random_state)
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+    _cosine_per_feature = True
 
     def _fit_reads_rows(self) -> bool:
         kernel = self._resolve_kernel()

@@ -356,6 +356,7 @@ class SkewedChi2Sampler(FeatureMap):
         self.random_state = random_state
 
     _check_degenerate_sample = True  # no kernel matrix in fit: checked on a sample
+    _cosine_per_feature = True
 
     def _fit_reads_rows(self) -> bool:
         return False  # fit reads X's width only

@@ -21,6 +21,7 @@ from kernelmaps.maps._registry import projection_types
 __all__ = [
     "accepts_sparse",
     "checks_degenerate_sample",
+    "expect_rows",
     "fit_on_sample",
     "fit_reads_rows",
     "fit_sample_indices",
@@ -108,6 +109,29 @@ def transform_into(feature_map: Any, X: Any, out: np.ndarray) -> np.ndarray | No
     if not isinstance(feature_map, FeatureMap):
         return None
     return feature_map._transform_into(X, out)
+
+
+def expect_rows(feature_map: Any, X: Any) -> None:
+    """Say that all of ``X``'s rows are about to be transformed, block by block.
+
+    A caller that transforms ``X`` in blocks of its own (:func:`transform_into` per block)
+    says so once before the first: a map whose float64 features are cosines of
+    :mod:`kernelmaps._fastmath` then lets the compiled cosine's ``jit="auto"`` rule see the
+    whole work (:func:`kernelmaps._fastmath.expect_cosines`) rather than one block's.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap or estimator
+        The fitted map; any other transformer is left alone.
+    X : array-like of shape (n_samples, n_features)
+        The rows (only their number and dtype are read).
+
+    Returns
+    -------
+    None
+    """
+    if isinstance(feature_map, FeatureMap):
+        feature_map._expect_rows(X.shape[0], feature_map._output_dtype(X))
 
 
 def validate_params(feature_map: FeatureMap) -> None:

@@ -47,7 +47,12 @@ from kernelmaps._validation import validate_input
 from kernelmaps.kernels import GAMMA_HEURISTICS, gamma_value
 from kernelmaps.maps import FeatureMap
 from kernelmaps.maps.fourier import RBFSampler
-from kernelmaps.maps.interface import accepts_sparse, fit_reads_rows, output_width
+from kernelmaps.maps.interface import (
+    accepts_sparse,
+    expect_rows,
+    fit_reads_rows,
+    output_width,
+)
 from kernelmaps.models._accumulator import RidgeStatistics, Workspaces
 from kernelmaps.models._common import as_float64, check_fitted_placement
 
@@ -303,6 +308,7 @@ class _FeatureRidgeBase(SuggestOptionsMixin, BaseEstimator):
             np.matmul(Z.toarray() if sp.issparse(Z) else Z, coef.T, out=out)
             out += self.intercept_
 
+        expect_rows(self.feature_map_, X)  # the whole call's cosines, for jit="auto"
         scores = run_blocks(X, n_out=coef.shape[0], dtype=np.dtype(np.float64), block_fn=block,
                             temp_bytes_per_row=8 * width, name=f"{type(self).__name__}.predict")
         return scores[:, 0] if self.coef_.ndim == 1 else scores
