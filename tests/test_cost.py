@@ -148,13 +148,15 @@ def test_the_load_slowdown_is_the_probes_cpu_over_wall_rate(monkeypatch):
 
 
 def test_the_exact_baseline_with_alpha_on_a_subsample():
-    # α from the exact LOO path on m rows (eigh of m), then one Cholesky at the full n.
+    # α from the exact LOO path on m rows (their own m × m kernel matrix, computed beside
+    # the n × n one, and the eigh of m), then one Cholesky at the full n.
     n, n_test, d, t, m = 15000, 5000, 16, 26, 2000
     cost = _cost.exact_baseline_cost(n, n_test, d, t, closed_form=True, select_alpha=True,
                                      m=m)
     assert cost.factorisation == "eigendecomposition + Cholesky"
     assert cost.factorisation_flops == pytest.approx(
-        _cost.alpha_path_flops(m, 0, t, kernel=True) + _cost.cholesky_flops(n) + 2 * n * n * t)
+        _cost.kernel_matrix_flops(m, m, d) + _cost.alpha_path_flops(m, 0, t, kernel=True)
+        + _cost.cholesky_flops(n) + 2 * n * n * t)
     assert cost.kernel_matrix_flops == pytest.approx(_cost.kernel_matrix_flops(n, n, d))
     assert cost.test_rows_flops == pytest.approx(
         _cost.kernel_matrix_flops(n_test, n, d) + 2 * n * n_test * t)

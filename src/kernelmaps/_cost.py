@@ -522,7 +522,8 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
     * the kernel matrix, :func:`kernel_matrix_flops` (n, n, d);
     * the factorisation: closed-form ridge at a fixed α, one Cholesky (n³/3) and the solve
       (2n²t); with α chosen per row, the exact leave-one-out path on ``m`` training rows
-      (:func:`alpha_path_flops` on the m × m kernel matrix) then one Cholesky at the full n
+      (their own m × m kernel matrix, computed beside the n × n one, and
+      :func:`alpha_path_flops` on it) then one Cholesky at the full n
       — or, ``m=None``, the path on all n rows (no Cholesky); with features (any
       other linear model), the Cholesky factor and the linear model on n × n features,
       counted as n³ more (a rough guess: its solvers iterate);
@@ -537,7 +538,9 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
         name, factor = "eigendecomposition", alpha_path_flops(n, n, n_outputs, kernel=True)
     elif closed_form and select_alpha:
         name = "eigendecomposition + Cholesky"
-        factor = (alpha_path_flops(min(float(m), n), 0, n_outputs, kernel=True)
+        side = min(float(m), n)
+        factor = (kernel_matrix_flops(side, side, n_features)
+                  + alpha_path_flops(side, 0, n_outputs, kernel=True)
                   + cholesky_flops(n) + 2 * n * n * n_outputs)
     elif closed_form:
         name, factor = "Cholesky", cholesky_flops(n) + 2 * n * n * n_outputs

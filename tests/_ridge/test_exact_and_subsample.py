@@ -114,3 +114,54 @@ def test_alpha_chosen_on_a_subsample_is_within_the_loo_noise_of_the_full_path(na
     assert at_sub >= full.score - 2 * noise
     # The subsample is not the whole set: its own best α is chosen on other evidence.
     assert sub.dual_coef.shape[0] == n_rows < n
+
+
+def test_the_subsample_path_from_the_rows_own_kernel_matrix_equals_the_one_from_k():
+    # The exact baseline hands subsample_kernel_alpha a callable giving the drawn rows' own
+    # kernel matrix, so the path runs beside the n × n build: the same rows, the same α.
+    X, y = load_digits(return_X_y=True)
+    X_train, y_train = X[:900], y[:900]
+    kernel = get_kernel("rbf", gamma=median_heuristic(X_train, "rbf").value)
+    K = np.asarray(kernel(X_train, X_train), dtype=np.float64)
+    seen = []
+
+    def submatrix(rows):
+        seen.append(rows)
+        return kernel(X_train[rows], X_train[rows])
+
+    from_k, rows_k = subsample_kernel_alpha(K, y_train, task="classification", n_rows=300)
+    from_x, rows_x = subsample_kernel_alpha(submatrix, y_train, task="classification",
+                                            n_rows=300)
+    np.testing.assert_array_equal(rows_x, rows_k)
+    np.testing.assert_array_equal(seen[0], rows_k)
+    assert from_x.alpha == from_k.alpha
+    # Both submatrices are the kernel's values of the same pairs, from GEMMs of other shapes:
+    # a few ulps apart (K ≤ 1). The leave-one-out accuracy counts labels, which move only
+    # for a row decided within rounding (none here); the errors are sums of squares of
+    # residuals that carry the matrix's rounding times the path's conditioning (α ≥ 1e-6
+    # on eigenvalues ≤ 300): 1e-6 relative bounds that with room.
+    np.testing.assert_array_equal(from_x.scores, from_k.scores)
+    np.testing.assert_allclose(from_x.errors, from_k.errors, rtol=1e-6)
+    with pytest.raises(ValueError, match="K\\(rows\\) must return"):
+        subsample_kernel_alpha(lambda rows: K[:10, :10], y_train, n_rows=300,
+                               task="classification")
+
+
+def test_the_training_kernel_is_written_in_place_with_the_values_of_row_blocks():
+    # _exact._train_kernel writes float64 rows straight into K (the engine's blocks) where
+    # it copied blocks of BLOCK_ROWS rows: the same values; float32 data keeps the blocks.
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(1500, 8))
+    kernel = get_kernel("rbf", gamma=0.05)
+    blocks = np.vstack([kernel(X[start:start + 1024], X) for start in (0, 1024)])
+    # Other row blocks are other GEMM shapes; the d=8-term dot products may be summed in
+    # another order: exponent ≤ 0.05·2·max|x|² ≈ 5 carries a few ulps of its size, passed on
+    # to K ≤ 1 by exp — 64 ulps bound it (as test_blocked_evaluation_equals_single_block).
+    from tests._rounding import assert_equal_to_rounding
+
+    assert_equal_to_rounding(_exact._train_kernel(kernel, X), blocks, ulps=64)
+    K32 = _exact._train_kernel(kernel, X.astype(np.float32))
+    assert K32.dtype == np.float64
+    X32 = X.astype(np.float32)
+    np.testing.assert_array_equal(K32, np.vstack(
+        [kernel(X32[start:start + 1024], X32) for start in (0, 1024)]).astype(np.float64))
