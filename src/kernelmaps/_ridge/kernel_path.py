@@ -138,9 +138,10 @@ def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
     lam, U = psd_spectrum(K_centred, overwrite=overwrite, driver="evr")
     UtY = U.T @ Yc                                          # r × C
     root = np.sqrt(lam)
-    P = U * root                                            # Zc V for features with ZcZcᵀ = Kc
-    scores, errors = _loo_scores(lam, P, root[:, None] * UtY, n, y_mean, Y, alphas, task,
-                                 classes, labels)
+    # The projections P = U Λ^{1/2} (Zc V for features with Zc Zcᵀ = Kc), formed per block of
+    # rows: an m × r array fewer while U, and the caller's kernel matrix, are held.
+    scores, errors = _loo_scores(lam, U, root[:, None] * UtY, n, y_mean, Y, alphas, task,
+                                 classes, labels, column_scale=root)
     best = best_index(alphas, scores, errors, task, n)
     dual = U @ (UtY / (lam + alphas[best])[:, None])
     return KernelAlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best,
