@@ -243,9 +243,13 @@ def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alph
     lam, V = _spectrum(Zc)
     projections = Zc @ V                         # n × r: one product serves both below
     coeffs = projections.T @ Yc                  # r × C  (= Vᵀ Zcᵀ Yc)
-    P = projections[scored]                      # the scored rows' projections
-    scores, errors = _loo_scores(lam, P, coeffs, Zc.shape[0], y_mean, Y[scored], alphas,
-                                 task, classes, None if labels is None else labels[scored])
+    if scored.all():  # every row: the projections themselves, not an n × r copy
+        P, Y_scored, labels_scored = projections, Y, labels
+    else:                                        # the scored rows' projections
+        P, Y_scored = projections[scored], Y[scored]
+        labels_scored = None if labels is None else labels[scored]
+    scores, errors = _loo_scores(lam, P, coeffs, Zc.shape[0], y_mean, Y_scored, alphas,
+                                 task, classes, labels_scored)
     return scores, errors, (lam, V, coeffs)
 
 
