@@ -243,13 +243,14 @@ REPORT_S = 1.6
 #: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
 #: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
 PATH_ALPHAS = 37
-#: The exact α path (``kernel_alpha_path``: eigenvectors and the driver's copy of the
-#: matrix; its projections are formed per block of rows) holds this many m × m float64
-#: arrays beside the kernel matrix it is given: compare's baseline on the full-n path peaked
-#: at 3.06 n² doubles in all (K included) at n = 1,950 on the letters set (tracemalloc; 3.69
-#: n² when the projections U Λ^{1/2} were one more array; 3.3-3.6 measured with them at
-#: n = 3,000 and 5,000).
-ALPHA_PATH_ARRAYS = 2.0
+#: The exact α path (``kernel_alpha_path``: the eigenvectors, the driver's workspace, its
+#: blocks of rows; the matrix itself is decomposed in place and the projections formed per
+#: block) holds this many m × m float64 arrays beside the kernel matrix it is given:
+#: compare's baseline on the full-n path peaked at 2.76 n² doubles in all (K included) at
+#: n = 1,950 on the letters set (tracemalloc; 3.69 n² when SciPy copied the matrix for
+#: LAPACK and the projections U Λ^{1/2} were one more array, as at the 3.3-3.6 n² measured
+#: at n = 3,000 and 5,000).
+ALPHA_PATH_ARRAYS = 1.8
 #: Kernel rows computed (or test rows mapped) per block by the exact baseline: its
 #: temporaries are two blocks of ``BLOCK_ROWS × n`` float64 values. Not the engine's
 #: working-set rule on purpose: each test-row block is one triangular solve that streams the

@@ -464,8 +464,15 @@ def psd_spectrum(matrix: np.ndarray, *, overwrite: bool = False, driver: str = "
     scipy's default ``"evr"`` for the whole spectrum (measured on one thread: 0.135 s
     against 0.199 s at n = 800, 0.70 s against 0.86 s at n = 1,347), but its workspace is
     :math:`2n^2` doubles more: ``"evr"`` for a large kernel matrix. ``overwrite=True`` lets
-    LAPACK use ``matrix``'s memory (an ``n × n`` kernel matrix need not be copied).
+    LAPACK use ``matrix``'s memory (an ``n × n`` kernel matrix need not be copied; a
+    C-ordered one is passed as its transpose, the same symmetric matrix in Fortran order).
     """
+    if overwrite and matrix.flags.c_contiguous and not matrix.flags.f_contiguous:
+        # LAPACK needs Fortran order, and SciPy copies a C-ordered array whatever
+        # overwrite_a says (n² doubles more: 2.03 against 1.03 n² at n = 1,500, tracemalloc).
+        # A symmetric matrix is its own transpose: its Fortran-ordered view is the same
+        # matrix (LAPACK reads its lower triangle, the C array's upper one).
+        matrix = matrix.T
     lam, vectors = scipy.linalg.eigh(matrix, overwrite_a=overwrite, check_finite=False,
                                      driver=driver)
     # Ascending: the significant ones are a suffix, so a view of the columns, not a copy.
