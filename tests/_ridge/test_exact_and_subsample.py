@@ -193,3 +193,31 @@ def test_the_kernel_path_forms_its_projections_by_block_with_the_same_scores():
     # BLAS may pick another kernel by alignment; sums of 500 squared residuals, each a
     # rational function of the projections, agree to far below 1e-10 relative.
     np.testing.assert_allclose(path.errors, errors, rtol=1e-10)
+
+
+@pytest.mark.parametrize("n_train", [150, 600])  # the path on every row; on 200 of them
+def test_the_kernel_matrix_is_freed_before_the_test_rows(monkeypatch, n_train):
+    # The test rows' kernel blocks must not come on top of the n × n matrix (the main job's
+    # peak RSS was K beside them): by the test-rows phase no frame holds it any more.
+    import weakref
+
+    X, y = load_digits(return_X_y=True)
+    kernel, split = _split(X[:900], y[:900], n_train)
+    monkeypatch.setattr(kernel_path_module, "ALPHA_SUBSAMPLE_MIN_ROWS", 200)
+    built = []
+    train_kernel = _exact._train_kernel
+
+    def recorded(*args):
+        K = train_kernel(*args)
+        built.append(weakref.ref(K))
+        return K
+
+    monkeypatch.setattr(_exact, "_train_kernel", recorded)
+    alive_at_test_rows = []
+
+    def on_phase(phase):
+        if phase == _exact.PHASES[2]:
+            alive_at_test_rows.append(built[0]() is not None)
+
+    _exact.run_exact(kernel, split, SelectAlpha(DEFAULT_ALPHAS, "classification"), on_phase)
+    assert alive_at_test_rows == [False]

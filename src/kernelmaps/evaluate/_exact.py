@@ -180,7 +180,12 @@ def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
         K = _train_kernel(kernel, split.X_train)
     if alpha is not None:
         kernel_time = time.perf_counter() - start
-        return _closed_form(K, kernel, split, model, alpha, alphas, kernel_time, on_phase,
+        # Handed over in a list, so that no frame of this one keeps the n × n matrix alive
+        # once the solve is done: the test rows' blocks would come on top of it (the main
+        # job's peak RSS, 2.25 GB, was K beside them).
+        held = [K]
+        del K
+        return _closed_form(held, kernel, split, model, alpha, alphas, kernel_time, on_phase,
                             notes, pending)
     _timed(on_phase, PHASES[1])
     L = lower_factor_in_place(K, 0.0, notes)
@@ -213,8 +218,8 @@ def alpha_phase(m: int) -> str:
     return ALPHA_PATH_PHASE.format(m=m)
 
 
-def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha: float,
-                 alphas: np.ndarray | None, kernel_time: float,
+def _closed_form(held: list[np.ndarray], kernel: Kernel, split: Split, model: Any,
+                 alpha: float, alphas: np.ndarray | None, kernel_time: float,
                  on_phase: Callable[[str], None] | None, notes: list[str],
                  pending: concurrent.futures.Future | None = None) -> ExactRun:
     """Ridge with an intercept on the exact features, solved as centred kernel ridge: at
@@ -225,14 +230,16 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
     rows at that α, unchanged (the rule and its measurement:
     :func:`~kernelmaps._ridge.alpha_subsample_rows`).
 
-    ``pending``: the path on ``m < n`` rows, already started beside the kernel matrix
-    (:func:`_alpha_path_beside`); this waits for it.
+    ``held``: a list holding the kernel matrix, the only reference to it (taken out, and
+    the matrix freed after the solve). ``pending``: the path on ``m < n`` rows, already
+    started beside the kernel matrix (:func:`_alpha_path_beside`); this waits for it.
 
     Times: ``fit`` the kernel matrix, ``model`` the centring, α path (what is left of it
     once the kernel matrix is built), factorisation and solve, ``transform`` the test rows'
     kernel values and predictions.
     """
     solve_start = time.perf_counter()
+    K = held.pop()  # the only reference left: freed as soon as it is deleted below
     task = "classification" if isinstance(model, RidgeClassifier) else "regression"
     n = K.shape[0]
     Y, classes = encode_targets(split.y_train, n, task, rows_of="X_train")
