@@ -221,3 +221,26 @@ def test_the_kernel_matrix_is_freed_before_the_test_rows(monkeypatch, n_train):
 
     _exact.run_exact(kernel, split, SelectAlpha(DEFAULT_ALPHAS, "classification"), on_phase)
     assert alive_at_test_rows == [False]
+
+
+def test_the_path_beside_the_kernel_matrix_gives_the_run_of_the_path_after_it(monkeypatch):
+    # With two threads the α path runs beside the n × n build, on the rows' own kernel
+    # matrix; with one (compare --threads 1) after it, on K's submatrix: the same α and the
+    # same predictions (the submatrices agree to rounding, test above).
+    import kernelmaps as km
+
+    X, y = load_digits(return_X_y=True)
+    kernel, split = _split(X[:900], y[:900], 600)
+    monkeypatch.setattr(kernel_path_module, "ALPHA_SUBSAMPLE_MIN_ROWS", 200)
+    factory = SelectAlpha(DEFAULT_ALPHAS, "classification")
+    beside = []
+    monkeypatch.setattr(_exact, "_alpha_path_beside",
+                        lambda *a, _f=_exact._alpha_path_beside: beside.append(1) or _f(*a))
+    with km.config_context(n_threads=2):
+        two = _exact.run_exact(kernel, split, factory)
+    with km.config_context(n_threads=1):
+        one = _exact.run_exact(kernel, split, factory)
+    assert beside == [1]  # only the two-thread run went beside
+    assert two.alpha == one.alpha
+    np.testing.assert_array_equal(two.losses, one.losses)
+    assert two.score == one.score

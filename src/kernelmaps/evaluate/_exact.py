@@ -55,7 +55,7 @@ from sklearn.metrics import r2_score
 
 from kernelmaps import _cost
 from kernelmaps._config import available_memory as _available_memory
-from kernelmaps._config import config_context, get_config
+from kernelmaps._config import config_context, get_config, resolve_n_threads
 from kernelmaps._cost import BLOCK_ROWS
 from kernelmaps._engine import single_threaded_blas
 from kernelmaps._ridge import (
@@ -171,7 +171,9 @@ def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
     n = split.X_train.shape[0]
     pending = None
     start = _timed(on_phase, PHASES[0])
-    if alphas is not None and alpha_subsample_rows(n) < n:
+    # Beside the n × n build only with a second thread to run on (compare's thread cap:
+    # --threads 1 keeps one busy); else the path follows on a subsample of K, as before.
+    if alphas is not None and alpha_subsample_rows(n) < n and resolve_n_threads() >= 2:
         task = "classification" if isinstance(model, RidgeClassifier) else "regression"
         pending = _alpha_path_beside(kernel, split, alphas, task, alpha_subsample_rows(n))
         with single_threaded_blas(), config_context(n_threads=1):
