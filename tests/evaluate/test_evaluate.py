@@ -501,7 +501,7 @@ def test_the_baselines_work_pays_for_workers_that_run_the_maps_beside_it(monkeyp
     # With the exact baseline in this process, one worker would run the maps' runs after it
     # (one core busy, the others idle); workers run them beside it. So the baseline's work
     # counts toward the workers: a grid too small for two alone gets two with the baseline
-    # (the main job: ~12 s of maps' runs, ~50 s with the baseline's).
+    # (the main job: one worker for its maps alone, two with the baseline).
     from kernelmaps.evaluate import _runs
 
     monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10 * threads, 1e10))
