@@ -243,11 +243,14 @@ REPORT_S = 1.6
 #: The α grid's size the path is priced at when no other is given: kernelmaps' default grid
 #: (``_ridge.DEFAULT_ALPHAS``, 10⁻⁶…10³ at four per decade; a test checks they agree).
 PATH_ALPHAS = 37
-#: The exact α path (``kernel_alpha_path``: eigenvectors, the driver's workspace, the
-#: projections) holds this many m × m float64 arrays beside the kernel matrix it is given:
-#: compare's baseline on the full-n path peaked at 3.3 and 3.6 n² doubles in all (K
-#: included, the two kernel-row blocks not) at n = 3,000 and 5,000 (tracemalloc, load 9-10).
-ALPHA_PATH_ARRAYS = 2.5
+#: The exact α path (``kernel_alpha_path``: the eigenvectors, the driver's workspace, its
+#: blocks of rows; the matrix itself is decomposed in place and the projections formed per
+#: block) holds this many m × m float64 arrays beside the kernel matrix it is given:
+#: compare's baseline on the full-n path peaked at 2.76 n² doubles in all (K included) at
+#: n = 1,950 on the letters set (tracemalloc; 3.69 n² when SciPy copied the matrix for
+#: LAPACK and the projections U Λ^{1/2} were one more array, as at the 3.3-3.6 n² measured
+#: at n = 3,000 and 5,000).
+ALPHA_PATH_ARRAYS = 1.8
 #: Kernel rows computed (or test rows mapped) per block by the exact baseline: its
 #: temporaries are two blocks of ``BLOCK_ROWS × n`` float64 values. Not the engine's
 #: working-set rule on purpose: each test-row block is one triangular solve that streams the
@@ -522,7 +525,8 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
     * the kernel matrix, :func:`kernel_matrix_flops` (n, n, d);
     * the factorisation: closed-form ridge at a fixed α, one Cholesky (n³/3) and the solve
       (2n²t); with α chosen per row, the exact leave-one-out path on ``m`` training rows
-      (:func:`alpha_path_flops` on the m × m kernel matrix) then one Cholesky at the full n
+      (their own m × m kernel matrix, computed beside the n × n one, and
+      :func:`alpha_path_flops` on it) then one Cholesky at the full n
       — or, ``m=None``, the path on all n rows (no Cholesky); with features (any
       other linear model), the Cholesky factor and the linear model on n × n features,
       counted as n³ more (a rough guess: its solvers iterate);
@@ -537,7 +541,9 @@ def exact_baseline_cost(n_train: int, n_test: int, n_features: int, n_outputs: i
         name, factor = "eigendecomposition", alpha_path_flops(n, n, n_outputs, kernel=True)
     elif closed_form and select_alpha:
         name = "eigendecomposition + Cholesky"
-        factor = (alpha_path_flops(min(float(m), n), 0, n_outputs, kernel=True)
+        side = min(float(m), n)
+        factor = (kernel_matrix_flops(side, side, n_features)
+                  + alpha_path_flops(side, 0, n_outputs, kernel=True)
                   + cholesky_flops(n) + 2 * n * n * n_outputs)
     elif closed_form:
         name, factor = "Cholesky", cholesky_flops(n) + 2 * n * n * n_outputs

@@ -497,6 +497,31 @@ def test_workers_by_default_only_where_the_work_is_worth_them(monkeypatch):
                                                     or len(os.sched_getaffinity(0)))
 
 
+def test_the_baselines_work_pays_for_workers_that_run_the_maps_beside_it(monkeypatch):
+    # With the exact baseline in this process, one worker would run the maps' runs after it
+    # (one core busy, the others idle); workers run them beside it. So the baseline's work
+    # counts toward the workers: a grid too small for two alone gets two with the baseline
+    # (the main job: one worker for its maps alone, two with the baseline).
+    from kernelmaps.evaluate import _runs
+
+    monkeypatch.setattr(_cost, "_measured_rate", lambda threads: (1e10 * threads, 1e10))
+    X, y = load_digits(return_X_y=True)
+    args = dict(kernel=get_kernel("rbf", gamma=0.0002), n_components=[25],
+                methods=["rbf_sampler"], n_seeds=2)
+    maps_alone, with_exact = [], []
+    with km.config_context(n_threads=2):
+        compare(X, y, exact=False, on_estimate=maps_alone.append, **args)
+        maps = maps_alone[0]["work_s"]
+        assert maps_alone[0]["n_jobs"] == 1
+        monkeypatch.setattr(_runs, "SECONDS_PER_WORKER", 0.75 * maps)  # maps alone: 1.33
+        table = compare(X, y, exact=True, on_estimate=with_exact.append, **args)
+    baseline = with_exact[0]["work_s"] - maps - 2 * _runs.WORKER_START_S
+    assert baseline > 0.5 * maps  # (maps + baseline) / (0.75 maps) >= 2
+    assert with_exact[0]["n_jobs"] == table.attrs["settings"]["n_jobs"] == 2
+    with km.config_context(n_threads=2):
+        assert compare(X, y, exact=False, **args).attrs["settings"]["n_jobs"] == 1
+
+
 def test_the_work_estimate_is_the_cost_models_run_formula(monkeypatch):
     # Issue 34: compare's printed work is, per run, its fixed cost, the α path's per-group
     # cost and the cost model's flops of a map and ridge (a landmark map's fit and M × M

@@ -3,15 +3,16 @@
 import numpy as np
 import pytest
 from sklearn.datasets import load_digits
-from sklearn.linear_model import Ridge
+from sklearn.linear_model import Ridge, RidgeClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.utils import check_random_state
 
 from kernelmaps import _cost
 from kernelmaps._linalg import cholesky_in_place
+from kernelmaps._ridge import DEFAULT_ALPHAS
 from kernelmaps.evaluate import MODELS, _exact, compare
 from kernelmaps.evaluate import comparison as comparison_module
-from kernelmaps.evaluate._splits import make_splits
+from kernelmaps.evaluate._splits import Split, make_splits
 from kernelmaps.evaluate.error import _seed_values
 from kernelmaps.kernels import get_kernel
 from kernelmaps.maps import Nystroem
@@ -164,3 +165,49 @@ def test_the_decision_and_the_printed_estimate_are_the_same_numbers(monkeypatch)
             assert estimate["factorisation"] == "eigendecomposition"
             assert estimate["memory_bytes"] == int(_cost.exact_baseline_memory(
                 300, 100, closed_form=True, select_alpha=True))
+
+
+def test_the_baseline_factorises_after_the_maps_runs_and_not_before():
+    # compare's baseline builds its kernel matrix and chooses α beside the maps' workers,
+    # then waits for their runs before its Cholesky factorisation (a multithreaded one
+    # beside busy workers loses its threads' turns): the grid's end releases it.
+    import threading
+
+    from kernelmaps.evaluate import _runs
+
+    events = []
+    grid_done = threading.Event()
+
+    def grid():
+        for index in range(3):
+            assert not grid_done.is_set()
+            events.append(("row", index))
+            yield index, {}
+
+    def exact_rows():
+        grid_done.wait()
+        events.append(("factorised",))
+        return [(3, {})]
+
+    rows = list(_runs._beside_baseline(exact_rows, grid(), grid_done))
+    assert events[-1] == ("factorised",) and sorted(i for i, _ in rows) == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize("alpha", [None, 0.01])  # α chosen (subsample), fixed
+def test_run_exact_waits_for_before_factorising_just_before_the_cholesky(monkeypatch, alpha):
+    from kernelmaps._ridge import kernel_path as kernel_path_module
+    from kernelmaps.evaluate._alpha import SelectAlpha
+
+    monkeypatch.setattr(kernel_path_module, "ALPHA_SUBSAMPLE_MIN_ROWS", 100)
+    X, y = load_digits(return_X_y=True)
+    kernel = get_kernel("rbf", gamma=0.001)
+    split = Split(0, X[:400], y[:400], X[400:500], y[400:500])
+    factory = (SelectAlpha(DEFAULT_ALPHAS, "classification") if alpha is None
+               else (lambda: RidgeClassifier(alpha=alpha)))
+    events = []
+    run = _exact.run_exact(kernel, split, factory, events.append,
+                           before_factorising=lambda: events.append("waited"))
+    assert events.index("waited") == events.index(_exact.PHASES[1]) - 1
+    plain = _exact.run_exact(kernel, split, factory)
+    assert run.alpha == plain.alpha
+    np.testing.assert_array_equal(run.losses, plain.losses)

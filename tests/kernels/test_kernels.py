@@ -78,6 +78,29 @@ def test_blocked_evaluation_equals_single_block(rng):
     np.testing.assert_array_equal(np.diag(full), 1.0)  # the diagonal is exact by construction
 
 
+def test_out_is_filled_in_place_with_the_values_of_a_fresh_call(rng):
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from kernelmaps.kernels import resolve_kernel
+
+    X, Y = rng.normal(size=(300, 5)), rng.normal(size=(200, 5))
+    kernel = get_kernel("rbf", gamma=0.1)
+    out = np.empty((300, 200))
+    assert kernel(X, Y, out=out) is out
+    # The same rows through the same evaluate_into in the same engine blocks: the same bits.
+    np.testing.assert_array_equal(out, kernel(X, Y))
+    # A user callable, pairwise (scikit-learn's driver, Y=None) and vectorised.
+    X = X[:40]
+    for vectorized, function in ((False, lambda a, b: np.exp(-0.1 * np.sum((a - b) ** 2))),
+                                 (True, lambda A, B: rbf_kernel(A, B, gamma=0.1))):
+        user = resolve_kernel(function, vectorized=vectorized)
+        square = np.empty((40, 40))
+        assert user(X, out=square) is square
+        np.testing.assert_array_equal(square, user(X))
+    with pytest.raises(ValueError, match="out must be a C-contiguous"):
+        kernel(X, Y, out=np.empty((300, 200), dtype=np.float32))
+
+
 def test_default_parameters_follow_sklearn(rng):
     X = rng.uniform(size=(10, 4))
     for name in ("rbf", "laplacian", "poly", "sigmoid", "chi2"):

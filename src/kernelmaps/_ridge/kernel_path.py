@@ -13,6 +13,7 @@ and the measurement behind carrying α from ``m`` rows to ``n``).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,9 +138,10 @@ def kernel_alpha_path(K_centred: np.ndarray, y: Any, *, alphas: Any = None,
     lam, U = psd_spectrum(K_centred, overwrite=overwrite, driver="evr")
     UtY = U.T @ Yc                                          # r × C
     root = np.sqrt(lam)
-    P = U * root                                            # Zc V for features with ZcZcᵀ = Kc
-    scores, errors = _loo_scores(lam, P, root[:, None] * UtY, n, y_mean, Y, alphas, task,
-                                 classes, labels)
+    # The projections P = U Λ^{1/2} (Zc V for features with Zc Zcᵀ = Kc), formed per block of
+    # rows: an m × r array fewer while U, and the caller's kernel matrix, are held.
+    scores, errors = _loo_scores(lam, U, root[:, None] * UtY, n, y_mean, Y, alphas, task,
+                                 classes, labels, column_scale=root)
     best = best_index(alphas, scores, errors, task, n)
     dual = U @ (UtY / (lam + alphas[best])[:, None])
     return KernelAlphaPath(alphas=alphas, scores=scores, errors=errors, best_index=best,
@@ -212,14 +214,20 @@ def centre_kernel_in_place(K: np.ndarray) -> np.ndarray:
     return row_means
 
 
-def subsample_kernel_alpha(K: np.ndarray, y: Any, *, alphas: Any = None,
-                           task: str = "regression", n_rows: int | None = None,
+def subsample_kernel_alpha(K: np.ndarray | Callable[[np.ndarray], np.ndarray], y: Any, *,
+                           alphas: Any = None, task: str = "regression",
+                           n_rows: int | None = None,
                            random_state: int = 0) -> tuple[KernelAlphaPath, np.ndarray]:
     """:func:`kernel_alpha_path` on ``n_rows`` rows of the (uncentred) kernel matrix ``K``.
 
     The rows are drawn uniformly without replacement with ``random_state`` (sorted); their
     submatrix is copied and centred (``K`` is not modified). ``n_rows`` ``None``:
     :func:`alpha_subsample_rows`; ``n_rows >= n``: every row.
+
+    ``K`` may instead be a callable ``submatrix(rows)`` returning the uncentred kernel
+    matrix of those rows (an ``m × m`` float64 array it hands over, overwritten): the exact
+    baseline computes it from the rows' data, so the path need not wait for the ``n × n``
+    matrix (``n`` is then ``y``'s length).
 
     Returns
     -------
@@ -228,14 +236,21 @@ def subsample_kernel_alpha(K: np.ndarray, y: Any, *, alphas: Any = None,
     rows : ndarray of int
         The rows it was computed on.
     """
-    n = K.shape[0]
-    m = alpha_subsample_rows(n) if n_rows is None else min(int(n_rows), n)
     y = np.asarray(y)
+    n = y.shape[0] if callable(K) else K.shape[0]
+    m = alpha_subsample_rows(n) if n_rows is None else min(int(n_rows), n)
     if m >= n:
         rows = np.arange(n)
-        sub = np.array(K, dtype=np.float64, order="C")
     else:
         rows = np.sort(np.random.RandomState(random_state).choice(n, m, replace=False))
+    if callable(K):
+        sub = np.ascontiguousarray(K(rows), dtype=np.float64)
+        if sub.shape != (rows.size, rows.size):
+            raise ValueError(f"K(rows) must return the {rows.size} × {rows.size} kernel "
+                             f"matrix of the rows; got shape {sub.shape}.")
+    elif m >= n:
+        sub = np.array(K, dtype=np.float64, order="C")
+    else:
         sub = np.ascontiguousarray(K[np.ix_(rows, rows)], dtype=np.float64)
     centre_kernel_in_place(sub)
     path = kernel_alpha_path(sub, y[rows], alphas=alphas, task=task, overwrite=True)

@@ -198,10 +198,13 @@ def _row_blocks(n: int, per_row: int) -> list[slice]:
 
 def _loo_scores(lam: np.ndarray, P: np.ndarray, coeffs: np.ndarray, n: int,
                 y_mean: np.ndarray, Y: np.ndarray, alphas: np.ndarray, task: str,
-                classes: Any, labels: Any) -> tuple[np.ndarray, np.ndarray]:
+                classes: Any, labels: Any,
+                column_scale: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Leave-one-out score and error per α of the rows whose projections are ``P``
     (``P diag(λ+α)⁻¹ coeffs`` their centred fitted values, ``Y``/``labels`` their targets),
-    for ridge fitted on ``n`` rows.
+    for ridge fitted on ``n`` rows. ``column_scale``: the projections are
+    ``P * column_scale``, formed block by block (the kernel path's ``U Λ^{1/2}``: the same
+    products, without an array of ``P``'s size beside ``U``).
 
     Rows are taken in blocks, every α at once: a block's leverages are one product with
     ``(λ+α)⁻¹`` (``r × A``) and its fitted values one product with
@@ -216,6 +219,8 @@ def _loo_scores(lam: np.ndarray, P: np.ndarray, coeffs: np.ndarray, n: int,
     errors: Any = 0.0
     for block in _row_blocks(rows, n_outputs * alphas.size):
         Pb, Yb = P[block], Y[block]
+        if column_scale is not None:
+            Pb = Pb * column_scale
         leverage = 1.0 / n + (Pb * Pb) @ inverse                          # rows × A
         # In place, the same operations in the same order: fitted = ȳ + Pb·scaled, then
         # (fitted − h·y) / max(1 − h, 10⁻¹²).
@@ -238,9 +243,13 @@ def _loo(Zc: np.ndarray, Yc: np.ndarray, y_mean: np.ndarray, Y: np.ndarray, alph
     lam, V = _spectrum(Zc)
     projections = Zc @ V                         # n × r: one product serves both below
     coeffs = projections.T @ Yc                  # r × C  (= Vᵀ Zcᵀ Yc)
-    P = projections[scored]                      # the scored rows' projections
-    scores, errors = _loo_scores(lam, P, coeffs, Zc.shape[0], y_mean, Y[scored], alphas,
-                                 task, classes, None if labels is None else labels[scored])
+    if scored.all():  # every row: the projections themselves, not an n × r copy
+        P, Y_scored, labels_scored = projections, Y, labels
+    else:                                        # the scored rows' projections
+        P, Y_scored = projections[scored], Y[scored]
+        labels_scored = None if labels is None else labels[scored]
+    scores, errors = _loo_scores(lam, P, coeffs, Zc.shape[0], y_mean, Y_scored, alphas,
+                                 task, classes, labels_scored)
     return scores, errors, (lam, V, coeffs)
 
 

@@ -42,6 +42,7 @@ row's ``notes``. Its effect on :math:`ZZ^\top` is :math:`\delta I`, at the round
 
 from __future__ import annotations
 
+import concurrent.futures
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -54,9 +55,11 @@ from sklearn.metrics import r2_score
 
 from kernelmaps import _cost
 from kernelmaps._config import available_memory as _available_memory
+from kernelmaps._config import config_context, get_config, resolve_n_threads
 from kernelmaps._cost import BLOCK_ROWS
 from kernelmaps._engine import single_threaded_blas
 from kernelmaps._ridge import (
+    KernelAlphaPath,
     alpha_subsample_rows,
     centre_kernel_in_place,
     centred_dual_in_place,
@@ -111,12 +114,53 @@ def closed_form_alpha(model: Any) -> float | None:
 
 
 def _train_kernel(kernel: Kernel, X: Any) -> np.ndarray:
-    """:math:`K = k(X, X)` as one C-contiguous float64 array, built in blocks of rows."""
+    """:math:`K = k(X, X)` as one C-contiguous float64 array: float64 rows written straight
+    into it (the engine's row blocks, no temporary of ``BLOCK_ROWS × n``: what lets the α path
+    run beside it without raising the peak), other dtypes converted in blocks of rows."""
     n = X.shape[0]
     K = np.empty((n, n), dtype=np.float64)
+    if X.dtype == np.float64:
+        return kernel(X, X, out=K)  # Y given: k(x_i, x_j) as every other block computes it
     for start in range(0, n, BLOCK_ROWS):
         K[start:start + BLOCK_ROWS] = kernel(X[start:start + BLOCK_ROWS], X)
     return K
+
+
+def _alpha_path_beside(kernel: Kernel, split: Split, alphas: np.ndarray, task: str,
+                       m: int) -> concurrent.futures.Future:
+    """Start choosing α on ``m`` training rows (:func:`~kernelmaps._ridge.
+    subsample_kernel_alpha`) on a thread of its own, from the rows' own kernel matrix, so
+    that the ``n × n`` one is built meanwhile; both on one thread (BLAS and the engine).
+
+    The ``m × m`` eigendecomposition is memory-bound BLAS-2 work on one thread (see
+    :func:`_closed_form`); built after the kernel matrix it kept the second core idle for its
+    whole time (3.6 s of 29 s of CPU at n = 15,000, m = 3,000 on 2 cores)."""
+    settings = {**get_config(), "n_threads": 1}
+    X, y = split.X_train, np.asarray(split.y_train)
+
+    def submatrix(rows: np.ndarray) -> np.ndarray:
+        return np.asarray(kernel(X[rows], X[rows]), dtype=np.float64)
+
+    def work() -> KernelAlphaPath:
+        with single_threaded_blas(), config_context(**settings):
+            path, _ = subsample_kernel_alpha(submatrix, y, alphas=alphas, task=task,
+                                             n_rows=m)
+        return path
+
+    pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="kernelmaps-alpha")
+    try:
+        return pool.submit(work)
+    finally:
+        pool.shutdown(wait=False)  # the thread ends when the path is done
+
+
+def _wait(before_factorising: Callable[[], None] | None) -> float:
+    """Call ``before_factorising`` (if any); the seconds it took."""
+    if before_factorising is None:
+        return 0.0
+    start = time.perf_counter()
+    before_factorising()
+    return time.perf_counter() - start
 
 
 def _timed(on_phase: Callable[[str], None] | None, phase: str) -> float:
@@ -126,22 +170,45 @@ def _timed(on_phase: Callable[[str], None] | None, phase: str) -> float:
 
 
 def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
-              on_phase: Callable[[str], None] | None = None) -> ExactRun:
-    """Fit the linear model on the exact kernel of ``split`` and score it (see the module)."""
+              on_phase: Callable[[str], None] | None = None,
+              before_factorising: Callable[[], None] | None = None) -> ExactRun:
+    """Fit the linear model on the exact kernel of ``split`` and score it (see the module).
+
+    ``before_factorising``, if given, is called (and waited for) just before the ``n × n``
+    Cholesky factorisation: ``compare`` holds it there until its maps' runs are done, so
+    that the factorisation gets the cores to itself (see ``_runs.run_all``); the time it
+    waits is not counted in the baseline's times.
+    """
     notes: list[str] = []
     model = model_factory()
     alpha = closed_form_alpha(model)
+    alphas = (model_factory.alphas if alpha is not None
+              and isinstance(model_factory, SelectAlpha) else None)
+    n = split.X_train.shape[0]
+    pending = None
     start = _timed(on_phase, PHASES[0])
-    K = _train_kernel(kernel, split.X_train)
+    # Beside the n × n build only with a second thread to run on (compare's thread cap:
+    # --threads 1 keeps one busy); else the path follows on a subsample of K, as before.
+    if alphas is not None and alpha_subsample_rows(n) < n and resolve_n_threads() >= 2:
+        task = "classification" if isinstance(model, RidgeClassifier) else "regression"
+        pending = _alpha_path_beside(kernel, split, alphas, task, alpha_subsample_rows(n))
+        with single_threaded_blas(), config_context(n_threads=1):
+            K = _train_kernel(kernel, split.X_train)
+    else:
+        K = _train_kernel(kernel, split.X_train)
     if alpha is not None:
         kernel_time = time.perf_counter() - start
-        alphas = model_factory.alphas if isinstance(model_factory, SelectAlpha) else None
-        return _closed_form(K, kernel, split, model, alpha, alphas, kernel_time, on_phase,
-                            notes)
+        # Handed over in a list, so that no frame of this one keeps the n × n matrix alive
+        # once the solve is done: the test rows' blocks would come on top of it (the main
+        # job's peak RSS, 2.25 GB, was K beside them).
+        held = [K]
+        del K
+        return _closed_form(held, kernel, split, model, alpha, alphas, kernel_time, on_phase,
+                            notes, pending, before_factorising)
+    waited = _wait(before_factorising)
     _timed(on_phase, PHASES[1])
     L = lower_factor_in_place(K, 0.0, notes)
     del K  # L is K's memory
-    n = L.shape[0]
     for begin in range(0, n, BLOCK_ROWS):  # zero the strict upper triangle of L
         stop = min(begin + BLOCK_ROWS, n)
         L[begin:stop, stop:] = 0.0
@@ -161,7 +228,7 @@ def run_exact(kernel: Kernel, split: Split, model_factory: Callable[[], Any],
     done = time.perf_counter()
     task = "classification" if hasattr(model, "classes_") else "regression"
     losses = test_losses(split.y_test, model.predict(Z_test), task)
-    return ExactRun(score, L[split.error_rows], fitted - start, transformed - fitted,
+    return ExactRun(score, L[split.error_rows], fitted - start - waited, transformed - fitted,
                     done - transformed, notes, float("nan"), losses)
 
 
@@ -170,9 +237,11 @@ def alpha_phase(m: int) -> str:
     return ALPHA_PATH_PHASE.format(m=m)
 
 
-def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha: float,
-                 alphas: np.ndarray | None, kernel_time: float,
-                 on_phase: Callable[[str], None] | None, notes: list[str]) -> ExactRun:
+def _closed_form(held: list[np.ndarray], kernel: Kernel, split: Split, model: Any,
+                 alpha: float, alphas: np.ndarray | None, kernel_time: float,
+                 on_phase: Callable[[str], None] | None, notes: list[str],
+                 pending: concurrent.futures.Future | None = None,
+                 before_factorising: Callable[[], None] | None = None) -> ExactRun:
     """Ridge with an intercept on the exact features, solved as centred kernel ridge: at
     ``alpha`` by one Cholesky factorisation, or — ``alphas`` given — at the α of the grid
     with the best leave-one-out score on ``m`` training rows
@@ -181,15 +250,22 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
     rows at that α, unchanged (the rule and its measurement:
     :func:`~kernelmaps._ridge.alpha_subsample_rows`).
 
-    Times: ``fit`` the kernel matrix, ``model`` the centring, α path, factorisation and
-    solve, ``transform`` the test rows' kernel values and predictions.
+    ``held``: a list holding the kernel matrix, the only reference to it (taken out, and
+    the matrix freed after the solve). ``pending``: the path on ``m < n`` rows, already
+    started beside the kernel matrix (:func:`_alpha_path_beside`); this waits for it.
+
+    Times: ``fit`` the kernel matrix, ``model`` the centring, α path (what is left of it
+    once the kernel matrix is built), factorisation and solve, ``transform`` the test rows'
+    kernel values and predictions.
     """
     solve_start = time.perf_counter()
+    K = held.pop()  # the only reference left: freed as soon as it is deleted below
     task = "classification" if isinstance(model, RidgeClassifier) else "regression"
     n = K.shape[0]
     Y, classes = encode_targets(split.y_train, n, task, rows_of="X_train")
     Y_mean = Y.mean(axis=0)
     beta = None
+    waited = 0.0
     if alphas is not None:
         m = alpha_subsample_rows(n)
         _timed(on_phase, alpha_phase(m))
@@ -199,7 +275,9 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
         # on two threads; 14-17 s, 5.6 s of CPU, on one); the Cholesky factorisation below,
         # BLAS-3, gets them all.
         with single_threaded_blas():
-            if m < n:
+            if pending is not None:
+                path = pending.result()
+            elif m < n:
                 path, _ = subsample_kernel_alpha(K, split.y_train, alphas=alphas, task=task,
                                                  n_rows=m)
             else:  # every row: the path's own dual solution, from K's memory
@@ -215,6 +293,7 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
                          "all of them)")
     if beta is None:
         row_means = centre_kernel_in_place(K)
+        waited = _wait(before_factorising)
         _timed(on_phase, PHASES[1])
         beta = centred_dual_in_place(K, Y - Y_mean, alpha, notes)
         del K
@@ -236,7 +315,7 @@ def _closed_form(K: np.ndarray, kernel: Kernel, split: Split, model: Any, alpha:
     score = (1.0 - float(losses.mean()) if task == "classification"
              else float(r2_score(split.y_test, decided)))
     done = time.perf_counter()
-    return ExactRun(score, None, kernel_time, done - fitted, fitted - solve_start, notes,
+    return ExactRun(score, None, kernel_time, done - fitted, fitted - solve_start - waited, notes,
                     float(alpha), losses)
 
 

@@ -176,13 +176,14 @@ def plan_runs(method_list: list[Method], sizes: list[int], seeds: list[int],
 
 # --------------------------------------------------------------------------- one run
 def _measure_exact(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
-                   on_phase: Callable[[str], None] | None) -> dict[str, Any]:
+                   on_phase: Callable[[str], None] | None,
+                   before_factorising: Callable[[], None] | None = None) -> dict[str, Any]:
     """The baseline's row: :func:`_exact.run_exact`, measured like :func:`_measure_map`."""
     split = run.split
     tracemalloc.reset_peak()
     baseline = tracemalloc.get_traced_memory()[0]
     cpu = time.process_time()
-    result = _exact.run_exact(kernel, split, model_factory, on_phase)
+    result = _exact.run_exact(kernel, split, model_factory, on_phase, before_factorising)
     cpu = time.process_time() - cpu
     peak = tracemalloc.get_traced_memory()[1] - baseline
     error = (0.0 if result.error_features is None
@@ -260,7 +261,8 @@ def _row(run: Run, measured: dict[str, Any], caught: list[Any]) -> dict[str, Any
 
 
 def _measure(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
-             on_phase: Callable[[str], None] | None) -> dict[str, Any]:
+             on_phase: Callable[[str], None] | None,
+             before_factorising: Callable[[], None] | None = None) -> dict[str, Any]:
     tracing = tracemalloc.is_tracing()
     if not tracing:
         tracemalloc.start()
@@ -268,7 +270,8 @@ def _measure(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric:
         start = tracemalloc.get_traced_memory()[0]
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            measured = (_measure_exact(run, kernel, model_factory, metric, on_phase)
+            measured = (_measure_exact(run, kernel, model_factory, metric, on_phase,
+                                       before_factorising)
                         if run.method == EXACT else _measure_map(run, model_factory, metric))
         # What the run left allocated once its arrays, map and model are gone is what the
         # process keeps for good (a module imported on first use, a cache): made by the
@@ -285,7 +288,8 @@ def _measure(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric:
 def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: str,
             settings: tuple[dict[str, Any], dict[str, Any]],
             on_phase: Callable[[str], None] | None = None,
-            blas_threads: int = 1) -> tuple[int, dict[str, Any]]:
+            blas_threads: int = 1,
+            before_factorising: Callable[[], None] | None = None) -> tuple[int, dict[str, Any]]:
     """Measure one run; returns ``(run.index, row)``.
 
     The run gets a thread of its own, so per-thread caches (the engine's scratch buffers)
@@ -307,7 +311,8 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
         try:
             with config_context(**{**config, "n_threads": blas_threads}), \
                     sklearn.config_context(**sklearn_config):
-                outcome["row"] = _measure(run, kernel, model_factory, metric, on_phase)
+                outcome["row"] = _measure(run, kernel, model_factory, metric, on_phase,
+                                          before_factorising)
         except BaseException as error:  # re-raised in the calling thread
             outcome["error"] = error
 
@@ -398,10 +403,18 @@ def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], m
     baseline = [run for run in runs if run.method == EXACT]
     grid = [run for run in runs if run.method != EXACT]
     workers = min(n_jobs, len(grid))
+    # With the maps' runs in worker processes, the baseline builds its kernel matrix and
+    # chooses α beside them, then waits for them to finish before its n × n Cholesky
+    # factorisation: a multithreaded factorisation beside busy workers loses its threads'
+    # turns at every synchronisation (19.4 s of wall time for 11.5 s alone, the main job
+    # on 2 cores), while the runs, done first, leave it every core.
+    grid_done = threading.Event()
+    wait = grid_done.wait if workers > 1 else None
 
     def exact_rows() -> list[tuple[int, dict[str, Any]]]:
         return [execute(run, kernel, model_factory, metric, settings, on_phase,
-                        blas_threads=exact_threads) for run in baseline]
+                        blas_threads=exact_threads, before_factorising=wait)
+                for run in baseline]
 
     with contextlib.ExitStack() as stack:
         results: Iterable[tuple[int, dict[str, Any]]]
@@ -422,7 +435,7 @@ def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], m
                 delayed(execute)(run, kernel, model_factory, metric, settings)
                 for run in sorted(grid, key=_dispatch_order))
             if baseline:
-                results = _beside_baseline(exact_rows, results)
+                results = _beside_baseline(exact_rows, results, grid_done)
         for done, (index, row) in enumerate(results, start=1):
             rows[index] = row
             if progress is not None:
@@ -432,13 +445,16 @@ def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], m
 
 def _beside_baseline(exact_rows: Callable[[], list[tuple[int, dict[str, Any]]]],
                      grid: Iterable[tuple[int, dict[str, Any]]],
+                     grid_done: threading.Event | None = None,
                      ) -> Iterable[tuple[int, dict[str, Any]]]:
     """The grid's rows (already dispatched to worker processes) and the baseline's, run on a
     thread of this process meanwhile, each yielded as it is done.
 
     Side by side, not one after the other: the baseline's α path is an eigendecomposition
-    on one BLAS thread (memory-bound; ``_exact``), its kernel rows partly Python, so cores
-    sit idle for a third of its time if nothing runs beside it; the maps' runs fill them.
+    on one BLAS thread (memory-bound; ``_exact``), beside its one-thread kernel matrix, and
+    the maps' runs fill the other cores. ``grid_done`` is set when the grid's rows are all
+    in (or the grid failed or was abandoned): the baseline waits for it before its
+    Cholesky factorisation, which then has every core to itself.
     Each run keeps its own thread settings and measurements (the grid's in other
     processes), so the numbers are those of the runs one after the other; only the wall
     times of the two overlap.
@@ -447,10 +463,14 @@ def _beside_baseline(exact_rows: Callable[[], list[tuple[int, dict[str, Any]]]],
             1, thread_name_prefix="kernelmaps-compare-baseline") as pool:
         exact = pool.submit(exact_rows)
         reported = False
-        for item in grid:
-            yield item
-            if not reported and exact.done():
-                yield from exact.result()
-                reported = True
+        try:
+            for item in grid:
+                yield item
+                if not reported and exact.done():
+                    yield from exact.result()
+                    reported = True
+        finally:  # the grid is done (or failed, or abandoned): the baseline may factorise
+            if grid_done is not None:
+                grid_done.set()
         if not reported:
             yield from exact.result()

@@ -435,7 +435,13 @@ def _estimate(runs: list[Any], n_outputs: int, closed_form: bool, model_factory:
     maps = estimated_seconds(map_runs, n_outputs, closed_form, select_alpha, n_alphas)
     baseline = estimated_seconds([run for run in runs if run.method == EXACT], n_outputs,
                                  closed_form, select_alpha, n_alphas)
-    workers = (workers_worth(maps, cap, len(map_runs)) if n_jobs is None
+    # The baseline runs in this process: with one worker the maps' runs wait for it and then
+    # keep one core busy, the others idle; with more they run beside it from the start. So
+    # the work that pays for the workers is the baseline's and the maps' together (the main
+    # job, 20,000 letters rows: one worker for its maps' runs alone, two with the baseline's
+    # work; docs/cli.md "Threads").
+    worth = maps + (baseline if exact is not None else 0.0)
+    workers = (workers_worth(worth, cap, len(map_runs)) if n_jobs is None
                else min(cap, max(1, len(map_runs))))
     maps += WORKER_START_S * workers if workers > 1 else 0.0
     wall = ((0.0 if exact is None else exact.seconds)

@@ -197,21 +197,29 @@ class Kernel:
         return X, Y
 
     # -- evaluation -----------------------------------------------------------------
-    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
+    def __call__(self, X: Any, Y: Any = None, *, out: np.ndarray | None = None) -> np.ndarray:
         """Kernel matrix ``K[i, j] = k(X[i], Y[j])`` (``Y=None``: ``Y = X``).
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_X, n_features)
         Y : {array-like, sparse matrix} of shape (n_Y, n_features), default=None
+        out : ndarray of shape (n_X, n_Y), default=None
+            Where to write ``K`` (host arrays only): a C-contiguous array of the values'
+            dtype (float64 for float64 inputs), filled in blocks of rows and returned — a
+            large matrix built in its final memory, with no temporary of its size.
 
         Returns
         -------
         K : ndarray of shape (n_X, n_Y)
+            ``out`` when given.
         """
         symmetric = Y is None
         X, Y = self._check_pair(X, Y)
         if is_device_array(X):
+            if out is not None:
+                raise ValueError("out applies to host (NumPy) arrays only; a device array's "
+                                 "kernel matrix is returned on its device (drop out).")
             return self._call_device(X, Y, symmetric)
         K = run_blocks(
             X,
@@ -222,6 +230,7 @@ class Kernel:
             n_threads=resolve_n_threads(),
             name=repr(self),
             nonfinite_hint=_NONFINITE_HINT,
+            out=out,
         )
         if symmetric:
             self._fix_diagonal(X, K)

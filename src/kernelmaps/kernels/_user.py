@@ -80,12 +80,18 @@ class CallableKernel(Kernel):
     def __hash__(self) -> int:
         return hash((type(self), self.function, self.vectorized))
 
-    def __call__(self, X: Any, Y: Any = None) -> np.ndarray:
+    def __call__(self, X: Any, Y: Any = None, *, out: np.ndarray | None = None) -> np.ndarray:
         if self.vectorized or Y is not None:
-            return super().__call__(X, Y)
+            return super().__call__(X, Y, out=out)
         # scikit-learn's driver evaluates a symmetric matrix once per unordered pair.
         X = self._check(X, "X")
+        if out is not None and is_device_array(X):
+            raise ValueError("out applies to host (NumPy) arrays only; a device array's "
+                             "kernel matrix is returned on its device (drop out).")
         K = pairwise_kernels(X, None, metric=self.function, n_jobs=self.n_jobs, **self._keywords)
+        if out is not None:
+            out[...] = K
+            return out
         return K if is_device_array(X) else np.asarray(K)
 
     def evaluate_into(self, X, Y, out):
