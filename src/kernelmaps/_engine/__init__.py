@@ -62,6 +62,7 @@ from kernelmaps._engine._blas import (
     FLOPS_FOR_BLAS_THREADS,
     blas_controller,
     blas_for_work,
+    blas_threads,
     single_threaded_blas,
 )
 from kernelmaps._engine._blocks import (
@@ -97,6 +98,7 @@ __all__ = [
     "LanePlan",
     "blas_controller",
     "blas_for_work",
+    "blas_threads",
     "block_rows_for",
     "check_finite_output",
     "collection_handler",

@@ -14,7 +14,13 @@ from threadpoolctl import ThreadpoolController
 
 from kernelmaps._engine._tasks import task_cap
 
-__all__ = ["FLOPS_FOR_BLAS_THREADS", "blas_controller", "blas_for_work", "single_threaded_blas"]
+__all__ = [
+    "FLOPS_FOR_BLAS_THREADS",
+    "blas_controller",
+    "blas_for_work",
+    "blas_threads",
+    "single_threaded_blas",
+]
 
 #: Work below which BLAS runs on one thread (about 15 ms on one core). BLAS's threads
 #: synchronise inside every call and, once woken, spin on a core for tens of milliseconds
@@ -82,6 +88,31 @@ def single_threaded_blas() -> Iterator[None]:
                 _blas_limiter.restore_original_limits()
                 _release_openblas_control()
                 _blas_limiter = None
+
+
+@contextmanager
+def blas_threads(threads: int) -> Iterator[None]:
+    """Context manager: BLAS on ``threads`` threads, from any thread of the process, and the
+    count there was before restored after it.
+
+    threadpoolctl (>= 3.6) lets only the thread that set an OpenBLAS limit change it again
+    and silently ignores the others. A limit set from a thread other than the one whose
+    scope is open was therefore lost: ``compare``'s exact baseline, run on a thread beside
+    the worker processes while the calling thread held its one-thread scope, factorised its
+    15,000² kernel matrix on one BLAS thread (17.9 s) instead of two (9.6 s). This scope
+    takes control first, as :func:`single_threaded_blas` does.
+    """
+    controller = blas_controller()
+    with _blas_lock:
+        _release_openblas_control()
+        limiter = controller.limit(limits=threads, user_api="blas")
+    try:
+        yield
+    finally:
+        with _blas_lock:
+            _release_openblas_control()
+            limiter.restore_original_limits()
+            _release_openblas_control()
 
 
 def blas_for_work(flops: float) -> Any:

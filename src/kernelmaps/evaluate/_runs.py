@@ -34,7 +34,7 @@ from sklearn.utils.parallel import Parallel, delayed
 from kernelmaps import _cost
 from kernelmaps._config import config_context, get_config
 from kernelmaps._cost import RUN_OVERHEAD_S
-from kernelmaps._engine import blas_controller
+from kernelmaps._engine import blas_threads as blas_threads_scope
 from kernelmaps._ridge import honest_rows, ridge_alpha_path
 from kernelmaps.evaluate import _exact
 from kernelmaps.evaluate._alpha import SelectAlpha, test_losses
@@ -295,8 +295,9 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
     The run gets a thread of its own, so per-thread caches (the engine's scratch buffers)
     start empty and its peak memory does not depend on which runs went before it in this
     process — the same in a worker as in a serial run. A map's run has BLAS limited to one
-    thread (the limit is set from this thread, which threadpoolctl lets own OpenBLAS's
-    setting) and so is the transform engine: the grid's runs go side by side. The exact
+    thread (set from whichever thread calls this, :func:`~kernelmaps._engine.blas_threads`:
+    the baseline's comes from a thread beside the workers) and so is the transform engine:
+    the grid's runs go side by side. The exact
     baseline is one big job — its time is a dense ``n × n`` factorisation — and runs in
     this process (:func:`run_all`), with BLAS on ``blas_threads`` threads (``compare``'s thread cap:
     every core by default). ``settings`` are the caller's kernelmaps and scikit-learn
@@ -318,7 +319,7 @@ def execute(run: Run, kernel: Kernel, model_factory: Callable[[], Any], metric: 
 
     # The engine's controller, made here if this is the process's first run: its making
     # allocates ~0.4 MB for a moment, which would count in this run's peak only.
-    with blas_controller().limit(limits=blas_threads, user_api="blas"):
+    with blas_threads_scope(blas_threads):
         thread = threading.Thread(target=work, name=f"kernelmaps-compare-{run.index}",
                                   daemon=True)
         thread.start()
