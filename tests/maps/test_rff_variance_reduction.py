@@ -266,6 +266,20 @@ def test_the_effective_dimension_without_the_axes_is_the_frames(shape):
     assert participation_ratio(np.ones((3, 4))) == 4.0
 
 
+@pytest.mark.parametrize("scale", [1e-90, 1e-70, 1e90])  # the Gram ~s², its squares ~s⁴
+def test_the_effective_dimension_is_scale_free_where_the_grams_squares_would_not_be(scale):
+    # Hypothesis found rows [[1.5e-90], [0]]: ‖G‖² underflowed to 0 (ZeroDivisionError in
+    # RandomFourierFeatures' auto fit). Scaling the rows by s scales the Gram by s², which
+    # the ratio does not see: the scaled rows' value is the unscaled one's to rounding.
+    rows = np.random.RandomState(2).normal(size=(64, 5)) * np.linspace(1.0, 3.0, 5)
+    expected = participation_ratio(rows)
+    assert participation_ratio(rows * scale) == pytest.approx(expected, rel=1e-12)
+    assert principal_frame(rows * scale).participation_ratio == pytest.approx(expected, rel=1e-12)
+    assert participation_ratio(np.array([[1.50963612e-90], [0.0]])) == 1.0
+    # Rows near 1e-200 have a Gram that is itself 0 in float64: "no variance", d.
+    assert participation_ratio(rows * 1e-200) == 5.0
+
+
 @pytest.mark.parametrize("shape", [(256, 8), (100, 300)])
 def test_principal_frame_moves_only_by_rounding_when_the_data_do(shape):
     # Features that are constant or duplicated make eigenvalues equal (0, or twice the same):

@@ -158,9 +158,16 @@ def _gram(centred: np.ndarray) -> np.ndarray:
 
 def _participation(gram: np.ndarray, n_features: int) -> float:
     r""":math:`(\sum\lambda)^2/\sum\lambda^2` of the Gram's eigenvalues, as
-    :math:`\operatorname{tr}(G)^2/\|G\|_F^2`; d when the sample has no variance."""
+    :math:`\operatorname{tr}(G)^2/\|G\|_F^2`; d when the sample has no variance (or one
+    too large for its Gram to be finite). The ratio is scale-free, so a Gram whose squares
+    would underflow (a sample of values near 1e-90: ``‖G‖²`` rounds to 0) or overflow is
+    divided by its trace first; others are computed as they are."""
     total = float(np.trace(gram))
-    return total ** 2 / float(np.sum(gram * gram)) if total > 0 else float(n_features)
+    if not 0 < total < np.inf:
+        return float(n_features)
+    if not 1e-150 < total < 1e150:
+        gram, total = gram / total, 1.0
+    return total ** 2 / float(np.sum(gram * gram))
 
 
 def _separated(variances: np.ndarray) -> int:
