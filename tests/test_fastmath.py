@@ -418,10 +418,11 @@ def test_compiled_cosine_without_a_writable_cache_compiles_per_process(monkeypat
     # cache to (a read-only install): the kernel is then compiled without the disk cache.
     calls: list = []
     monkeypatch.setattr(_fastmath, "import_optional", lambda name, extra: _fake_numba(calls))
+    monkeypatch.setattr(_fastmath, "_cos_one", _fastmath._cos_element)  # as never compiled
     _fastmath._compiled_cos_rows.cache_clear()
     try:
         assert _fastmath._compiled_cos_rows() is _fastmath._cos_rows
-        assert calls == [{"nogil": True, "cache": True}, {"nogil": True}]
+        assert calls == [{"inline": "always"}, {"nogil": True, "cache": True}, {"nogil": True}]
     finally:
         _fastmath._compiled_cos_rows.cache_clear()
 
@@ -443,6 +444,7 @@ def test_auto_past_the_crossover_compiles_without_a_writable_cache(monkeypatch) 
     # and the call that crosses JIT_AUTO_ELEMENTS gives the NumPy path's numbers, equal.
     calls: list = []
     monkeypatch.setattr(_fastmath, "import_optional", lambda name, extra: _fake_numba(calls))
+    monkeypatch.setattr(_fastmath, "_cos_one", _fastmath._cos_element)  # as never compiled
     monkeypatch.setattr(_fastmath, "_numba_installed", lambda: True)
     monkeypatch.setattr(_fastmath, "_numpy_elements", 0)
     monkeypatch.setattr(_fastmath, "JIT_AUTO_ELEMENTS", 60)
@@ -457,7 +459,7 @@ def test_auto_past_the_crossover_compiles_without_a_writable_cache(monkeypatch) 
         cos_inplace(below, offset=offset, scale=0.3)  # 16 elements: NumPy's passes
         assert calls == []
         cos_inplace(above, offset=offset, scale=0.3)  # 64 in all: compiled from here on
-        assert calls == [{"nogil": True, "cache": True}, {"nogil": True}]
+        assert calls == [{"inline": "always"}, {"nogil": True, "cache": True}, {"nogil": True}]
         np.testing.assert_array_equal(below, expected[:1])
         np.testing.assert_array_equal(above, expected)
     finally:

@@ -127,6 +127,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -456,6 +457,42 @@ def _cos_sin_passes(projections: np.ndarray, out: np.ndarray, scale: float | np.
 
 
 # ----------------------------------------------------------------------- compiled (Numba)
+def _cos_element(v: float, coefs: np.ndarray) -> float:
+    """``cos v`` for one argument in the fast range, by the NumPy passes' operations in their
+    order (``a = v/pi + MAGIC``, ``k = a - MAGIC``, the Cody-Waite reduction, Horner with
+    ``coefs``, the sign of ``(-1)**k`` as a negation): the one definition both compiled
+    kernels use, inlined into each by Numba (:func:`_compile_element`)."""
+    a = v * _INV_PI_F + _MAGIC_F
+    k = a - _MAGIC_F
+    r = (v - k * _PI_HI_F) - k * _PI_LO_F
+    u = r * r
+    p = u * coefs[0] + coefs[1]
+    p = p * u + coefs[2]
+    p = p * u + coefs[3]
+    p = p * u + coefs[4]
+    p = p * u + coefs[5]
+    p = p * u + coefs[6]
+    p = p * u + coefs[7]
+    p = p * u + coefs[8]
+    if np.int64(k) & 1:
+        p = -p
+    return p
+
+
+#: What the kernels call for one element: :func:`_cos_element` itself until a kernel is
+#: compiled, then Numba's compilation of it (inlined), which the kernels' compilation
+#: resolves from this module's globals (:func:`_compile_element`).
+_cos_one: Callable[[float, np.ndarray], float] = _cos_element
+
+
+def _compile_element(numba: Any) -> None:
+    """Put Numba's inlined compilation of :func:`_cos_element` where the kernels look for it
+    (once per process, before either kernel is compiled or loaded from the disk cache)."""
+    global _cos_one
+    if _cos_one is _cos_element:
+        _cos_one = numba.njit(inline="always")(_cos_element)
+
+
 def _cos_rows(x: np.ndarray, offset: np.ndarray, coefs: np.ndarray, scale: np.ndarray,
               checked: bool, skipped: np.ndarray) -> int:
     """The fast path of :func:`cos_inplace` row by row, for Numba to compile (``jit``).
@@ -490,20 +527,7 @@ def _cos_rows(x: np.ndarray, offset: np.ndarray, coefs: np.ndarray, scale: np.nd
                 continue
         for j in range(width):
             v = row[j] + offset[j] if has_offset else row[j]
-            a = v * _INV_PI_F + _MAGIC_F
-            k = a - _MAGIC_F
-            r = (v - k * _PI_HI_F) - k * _PI_LO_F
-            u = r * r
-            p = u * coefs[0] + coefs[1]
-            p = p * u + coefs[2]
-            p = p * u + coefs[3]
-            p = p * u + coefs[4]
-            p = p * u + coefs[5]
-            p = p * u + coefs[6]
-            p = p * u + coefs[7]
-            p = p * u + coefs[8]
-            if np.int64(k) & 1:
-                p = -p
+            p = _cos_one(v, coefs)
             if has_scale:
                 p = p * scale[j]
             row[j] = p
@@ -538,20 +562,7 @@ def _cos_sin_rows(projections: np.ndarray, out: np.ndarray, coefs: np.ndarray,
         for half in range(2):  # the cosines, then the sines (cos(p − π/2))
             for j in range(width):
                 v = source[j] - _HALF_PI if half else source[j]
-                a = v * _INV_PI_F + _MAGIC_F
-                k = a - _MAGIC_F
-                r = (v - k * _PI_HI_F) - k * _PI_LO_F
-                u = r * r
-                p = u * coefs[0] + coefs[1]
-                p = p * u + coefs[2]
-                p = p * u + coefs[3]
-                p = p * u + coefs[4]
-                p = p * u + coefs[5]
-                p = p * u + coefs[6]
-                p = p * u + coefs[7]
-                p = p * u + coefs[8]
-                if np.int64(k) & 1:
-                    p = -p
+                p = _cos_one(v, coefs)
                 if has_scale:
                     p = p * scale[half * width + j]
                 target[half * width + j] = p
@@ -649,6 +660,7 @@ def _compiled_cos_rows() -> Callable[..., int]:
     disk by Numba, ``cache=True``), releasing the GIL so the engine's threads run it side by
     side."""
     numba = import_optional("numba", extra="jit")
+    _compile_element(numba)
     try:
         return numba.njit(nogil=True, cache=True)(_cos_rows)
     except RuntimeError:  # no writable cache directory (read-only install): compile per process
@@ -671,6 +683,7 @@ def _cos_compiled(x: np.ndarray, offset: np.ndarray | None, coefs: tuple[np.floa
 def _compiled_cos_sin_rows() -> Callable[..., int]:
     """:func:`_cos_sin_rows` compiled by Numba, as :func:`_compiled_cos_rows` is."""
     numba = import_optional("numba", extra="jit")
+    _compile_element(numba)
     try:
         return numba.njit(nogil=True, cache=True)(_cos_sin_rows)
     except RuntimeError:  # no writable cache directory (read-only install): compile per process
