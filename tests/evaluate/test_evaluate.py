@@ -441,9 +441,45 @@ def test_the_number_of_workers_changes_only_the_times(digits):
     # the grid's rows received (16 rows, ≤ 1.3 KB each pickled: 21 KB measured) and the
     # 2 · n_jobs tasks queued for the workers (arrays memory-mapped: ≤ 2 KB each), so 0.02 MB
     # of process-to-process difference + 0.03 MB. (With the arrays inside the tasks it was
-    # 0.4 MB: the failure this guards against.)
+    # 0.4 MB; with joblib writing the memory maps as the tasks went out, beside the baseline,
+    # 0.17 MB on a loaded machine: the failures this guards against, the second also below.)
     assert abs(parallel["peak_memory_mb"][0] - serial["peak_memory_mb"][0]) <= 0.05
     assert (parallel["cpu_time_s"] > 0).all() and (serial["cpu_time_s"] > 0).all()
+
+
+def test_the_grid_arrays_are_written_before_the_baseline_starts(digits, monkeypatch):
+    # joblib copies an array (tobytes) as it writes it for a worker to memory-map; written on
+    # joblib's queue thread as tasks went out, that copy could fall in the baseline's run and
+    # count in its peak memory (the test above, on a loaded machine). Every array of the
+    # data is written on the calling thread before the baseline starts, and none after.
+    from joblib import numpy_pickle
+
+    from kernelmaps.evaluate import _runs
+
+    written: list[tuple[int, str, bool]] = []
+    started = threading.Event()
+    write_array = numpy_pickle.NumpyArrayWrapper.write_array
+    measure_exact = _runs._measure_exact
+
+    def recording_write(self, array, pickler):
+        written.append((array.nbytes, threading.current_thread().name, started.is_set()))
+        return write_array(self, array, pickler)
+
+    def flagged_exact(*args, **kwargs):
+        started.set()
+        return measure_exact(*args, **kwargs)
+
+    monkeypatch.setattr(numpy_pickle.NumpyArrayWrapper, "write_array", recording_write)
+    monkeypatch.setattr(_runs, "_measure_exact", flagged_exact)
+    X, y = digits
+    compare(X, y, kernel=get_kernel("rbf", gamma=0.05), n_components=[25, 50],
+            methods=["nystroem", "rbf_sampler"], n_seeds=2, error_sample=150, n_jobs=2)
+    data = [entry for entry in written if entry[0] >= 1024]  # 1 KB: the α grid is 0.3 KB
+    # X_train, X_test and the 150 × 150 error kernel matrix at least, written once
+    assert sorted(nbytes for nbytes, _, _ in data)[-3:] == [90 * 64 * 8, 270 * 64 * 8,
+                                                            150 * 150 * 8]
+    assert all(thread == threading.current_thread().name and not after
+               for _, thread, after in data), data
 
 
 def test_progress_reports_every_row_with_workers(digits):

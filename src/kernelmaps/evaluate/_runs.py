@@ -16,7 +16,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import dataclasses
 import itertools
+import os
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -25,6 +28,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import joblib
 import numpy as np
 import scipy.sparse as sp
 import sklearn
@@ -426,14 +430,20 @@ def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], m
             # Worker processes, not threads: each measures its own peak memory (tracemalloc
             # is per process) and runs its Python without sharing a GIL. One BLAS thread
             # each (inner_max_num_threads): n_jobs workers keep n_jobs cores busy, no more.
-            # Every array goes to the workers memory-mapped (max_nbytes=0), written once and
-            # shared by every run of its split, so a queued task is a few kilobytes of
-            # references. The queue's pickles live in this process while the baseline runs
-            # beside the grid and count in its peak memory (tracemalloc traces the process,
-            # not a thread): 0.42 MB measured on 270 digits rows with the arrays inside the tasks.
+            # Every array goes to the workers memory-mapped, written once per split before
+            # the baseline starts (_memory_mapped) and shared by every run of its split, so
+            # a queued task is a few kilobytes of references. The queue's pickles live in
+            # this process while the baseline runs beside the grid and count in its peak
+            # memory (tracemalloc traces the process, not a thread): 0.42 MB measured on 270
+            # digits rows with the arrays inside the tasks.
+            folder = stack.enter_context(tempfile.TemporaryDirectory(
+                prefix="kernelmaps-compare-", dir=os.environ.get("JOBLIB_TEMP_FOLDER"),
+                ignore_cleanup_errors=True))
+            shared = _memory_mapped([run.split for run in grid], folder)
             stack.enter_context(parallel_config(backend="loky", inner_max_num_threads=1))
             results = Parallel(n_jobs=workers, return_as="generator_unordered", max_nbytes=0)(
-                delayed(execute)(run, kernel, model_factory, metric, settings)
+                delayed(execute)(dataclasses.replace(run, split=shared[id(run.split)]),
+                                 kernel, model_factory, metric, settings)
                 for run in sorted(grid, key=_dispatch_order))
             if baseline:
                 results = _beside_baseline(exact_rows, results, grid_done)
@@ -442,6 +452,27 @@ def run_all(runs: list[Run], kernel: Kernel, model_factory: Callable[[], Any], m
             if progress is not None:
                 progress(row, done, len(runs))
     return rows
+
+
+def _memory_mapped(splits: Iterable[Split], folder: str) -> dict[int, Split]:
+    """Each distinct split (by identity) written once under ``folder`` and read back with its
+    arrays memory-mapped, read-only: what the grid's tasks carry (joblib pickles a
+    memory-mapped array as a reference to its file).
+
+    Written here, before the baseline starts, not by joblib as the tasks are queued: joblib
+    writes an array on a thread of its own when the first task that holds it is sent,
+    through a copy of the array (``tobytes``), and a copy made while the baseline runs beside
+    the grid counts in the baseline's peak memory (tracemalloc traces the process): +0.17 MB,
+    the 150 × 150 error kernel matrix, on a loaded machine where the first tasks went out
+    late.
+    """
+    shared: dict[int, Split] = {}
+    for split in splits:
+        if id(split) not in shared:
+            path = os.path.join(folder, f"split-{len(shared)}.joblib")
+            joblib.dump(split, path)
+            shared[id(split)] = joblib.load(path, mmap_mode="r")
+    return shared
 
 
 def _beside_baseline(exact_rows: Callable[[], list[tuple[int, dict[str, Any]]]],
