@@ -35,7 +35,7 @@ average before and after. Times are wall-clock ``fit`` times (centre selection i
     python -m benchmarks ridge                     # the three target cases
     python -m benchmarks ridge --cases fashion     # one case
     python -m benchmarks ridge --quick             # small smoke run of every case
-    python -m benchmarks ridge --jit               # the compiled sweep (the jit extra)
+    python -m benchmarks ridge --jit true          # the compiled sweep forced (false: BLAS)
 
 ``--peer falkon`` also fits Falkon 0.9.0 on ``fashion`` and ``million`` (benchmark-only, in
 another Python): float32 like kernelmaps, ``penalty = α/n``, y centred by its training mean
@@ -172,7 +172,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     for _ in range(first_repeats):
         if system is not None:
             system.release()
-        system = NystromSystem(kernel, X, C, weights, Y)
+        system = NystromSystem(kernel, X, C, weights, Y, passes=model.max_iter)  # as the fit
         first.append(system.info["first_pass_s"])
     if system.info["path"] != "cached":
         print(f"  floors: path {system.info['path']} (not cached): skipped")
@@ -195,6 +195,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
         n_threads=threads), repeats)
     V = np.random.RandomState(0).normal(size=(M, t))
     sweep = _median_time(lambda: system.gram_times(V), repeats)
+    sweep_kind = system.info["sweep"]
     # The pass's arithmetic at this BLAS's large-GEMM rate (a 2,048³ product of the cache's
     # dtype on the same threads): with t targets a pass is 4·n·M·t flops, which for t = 10
     # take longer than one read of the cache — the roofline floor is the larger of the two.
@@ -215,6 +216,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     row = {"first_pass_s": statistics.median(first), "gemm_exp_s": gemm_exp,
            "first_touch_s": touch,
            "cg_pass_s": sweep, "cache_read_s": read, "threads": threads,
+           "sweep": sweep_kind,
            "cache_bytes": int(np.prod(shape)) * dtype.itemsize,
            "load": [load_before, os.getloadavg()[0]]}
     row["first_pass_ratio"] = row["first_pass_s"] / gemm_exp
@@ -226,7 +228,8 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
           f"{row['load'][0]:.1f}→{row['load'][1]:.1f}): first pass {row['first_pass_s']:.3f} s"
           f" vs GEMM + exp {gemm_exp:.3f} s = {row['first_pass_ratio']:.2f}× (target ≤ 1.5; "
           f"first touch of a cache-sized buffer, one thread: {touch:.3f} s);"
-          f" CG pass {sweep:.3f} s vs cache read {read:.3f} s = {row['cg_pass_ratio']:.2f}× "
+          f" CG pass ({row['sweep']} sweep) {sweep:.3f} s vs cache read {read:.3f} s = "
+          f"{row['cg_pass_ratio']:.2f}× "
           f"(target ≤ 1.5); its arithmetic at the large-GEMM rate ({row['gemm_gflops']:.0f} "
           f"GFLOP/s) {arithmetic:.3f} s, so {row['cg_roofline_ratio']:.2f}× the roofline "
           "floor max(read, arithmetic)")
@@ -285,7 +288,20 @@ def million_child(n: int, n_components: int, budget: int | None, with_floors: bo
     floor_row = {}
     if with_floors:
         floor_row = floors(model, X, y[:, None], repeats=3)
-    return {"fit_s": seconds, "floors": floor_row,
+        if floor_row:
+            # Issue 33's floor of the whole fit, in this process: the first touch of a fresh
+            # buffer of the cache's size, the first pass's GEMM and exponentials over touched
+            # memory, and one read of the cache per CG iteration.
+            floor_row["fit_floor_s"] = (floor_row["first_touch_s"] + floor_row["gemm_exp_s"]
+                                        + model.n_iter_ * floor_row["cache_read_s"])
+            floor_row["fit_floor_ratio"] = seconds / floor_row["fit_floor_s"]
+            print(f"  floors: whole fit {seconds:.2f} s vs its floor "
+                  f"{floor_row['fit_floor_s']:.2f} s = {floor_row['fit_floor_ratio']:.2f}× "
+                  f"(target ≤ 1.3; first touch {floor_row['first_touch_s']:.2f} s + GEMM + exp "
+                  f"{floor_row['gemm_exp_s']:.2f} s + {model.n_iter_} reads of the cache "
+                  f"{model.n_iter_ * floor_row['cache_read_s']:.2f} s); CG sweep "
+                  f"{model.fit_info_['sweep']}")
+    return {"fit_s": seconds, "floors": floor_row, "sweep": model.fit_info_["sweep"],
             "solve_s": model.fit_info_["solve_s"],
             "test_rmse": float(np.sqrt(np.mean((prediction - y_test) ** 2))),
             "iterations": model.n_iter_, "path": model.fit_info_["path"],
@@ -308,7 +324,7 @@ def million(args: argparse.Namespace) -> dict:
             child = subprocess.run(
                 [sys.executable, "-m", "benchmarks.bench_ridge", "--million-child",
                  str(n), str(M), "none" if budget is None else str(budget),
-                 "floors" if floors_here else "-"] + (["--jit"] if args.jit else []),
+                 "floors" if floors_here else "-", "--jit", args.jit],
                 capture_output=True, text=True, check=True)
             runs[path].append(json.loads(child.stdout.strip().splitlines()[-1]))
             if floors_here:
@@ -594,14 +610,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="Falkon's own uniform centres, and/or kernelmaps' (FixedSelector)")
     parser.add_argument("--peer-dtype", default="float32", choices=["float32", "float64"],
                         help="the dtype of Falkon's data (float32: as kernelmaps' fit)")
-    parser.add_argument("--jit", action="store_true",
-                        help="set_config(jit=True): the cached sweeps run the compiled kernel "
+    parser.add_argument("--jit", default="auto", choices=["auto", "true", "false"],
+                        help="set_config(jit=...): true sweeps the cache with the compiled "
+                             "kernel, false with BLAS, auto (default) by the fit's work "
                              "(kernelmaps.models._kernel_blocks.compiled_sweep)")
     parser.add_argument("--million-child", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--falkon-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.jit:
-        km.set_config(jit=True)
+    km.set_config(jit={"auto": "auto", "true": True, "false": False}[args.jit])
     if args.million_child:  # the subprocess of the million case
         n, M, budget, with_floors = args.million_child
         result = million_child(int(n), int(M), None if budget == "none" else int(budget),

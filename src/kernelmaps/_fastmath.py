@@ -134,7 +134,8 @@ import numpy as np
 from kernelmaps._config import get_config
 from kernelmaps._optional import import_optional
 
-__all__ = ["JIT_AUTO_ELEMENTS", "MAX_FAST_ARG", "cos_inplace", "cos_sin", "expect_cosines"]
+__all__ = ["JIT_AUTO_ELEMENTS", "MAX_FAST_ARG", "compiled_pays", "cos_inplace", "cos_sin",
+           "expect_cosines"]
 
 # Elements processed per block of ufunc passes (see the module docstring).
 CHUNK = 32768
@@ -652,6 +653,52 @@ def expect_cosines(elements: int) -> None:
     global _numpy_elements
     if _numpy_elements != _NEVER and _numpy_elements + elements >= JIT_AUTO_ELEMENTS:
         _numpy_elements = max(_numpy_elements, JIT_AUTO_ELEMENTS)
+
+
+def compiled_pays(saved_cosines: float, load: Callable[[], Any]) -> bool:
+    """Whether a call runs another compiled kernel, by the work it saves, known up front.
+
+    For kernels other than the cosine (the FALKON sweep:
+    :func:`kernelmaps.models._kernel_blocks.compiled_sweep`): the caller states what the
+    compiled kernel would save over its NumPy/BLAS form in the whole call, in the time of
+    NumPy cosines (its own measured exchange rate), and ``jit="auto"`` compiles when that
+    reaches :data:`JIT_AUTO_ELEMENTS` — the cost of loading Numba in the same unit — and
+    Numba is installed. The process's history is not consulted (unlike the cosine's count,
+    whose two paths are bitwise equal): the same call makes the same choice in any process.
+    ``jit=True`` always compiles, ``False`` never. ``load()`` (importing Numba and loading
+    the kernel) runs when the answer is yes; under ``"auto"`` a broken Numba install
+    (an ImportError) answers no.
+
+    Parameters
+    ----------
+    saved_cosines : float
+        What the compiled kernel saves over the call, in NumPy float64 cosines' time.
+    load : callable
+        Loads the compiled kernel (raises ImportError where Numba is missing).
+
+    Returns
+    -------
+    bool
+        Whether to run the compiled kernel.
+
+    Examples
+    --------
+    >>> compiled_pays(1_000, load=lambda: None)  # far below the crossover (jit="auto")
+    False
+    """
+    setting = get_config()["jit"]
+    if setting is False:
+        return False
+    if setting is True:
+        load()
+        return True
+    if saved_cosines < JIT_AUTO_ELEMENTS or not _numba_installed():
+        return False
+    try:
+        load()
+    except ImportError:  # a broken Numba install: "auto" keeps the NumPy/BLAS path
+        return False
+    return True
 
 
 @functools.cache

@@ -484,6 +484,72 @@ def test_the_compiled_sweep_equals_the_blas_sweep_to_rounding():
             np.testing.assert_array_equal(compiled, gram_block(K32, w, V, compiled=True))
 
 
+def test_jit_auto_compiles_the_sweep_by_the_calls_known_work_only():
+    # jit="auto" compiles the cache's sweep when elements × passes × COMPILED_SWEEP_SAVING
+    # (NumPy cosines' time saved) reaches JIT_AUTO_ELEMENTS (the load of Numba), up to
+    # COMPILED_SWEEP_MAX_COLUMNS columns, float32 only; the same answer in any process.
+    pytest.importorskip("numba")
+    from kernelmaps._fastmath import JIT_AUTO_ELEMENTS
+    from kernelmaps.models._kernel_blocks import (
+        COMPILED_SWEEP_MAX_COLUMNS,
+        COMPILED_SWEEP_SAVING,
+        compiled_sweep,
+    )
+
+    passes = 20
+    enough = int(np.ceil(JIT_AUTO_ELEMENTS / (COMPILED_SWEEP_SAVING * passes)))  # elements
+    with km.config_context(jit="auto"):
+        for _ in range(2):  # deterministic: the second answer (Numba now loaded) is the first
+            assert compiled_sweep(np.float32, enough, 1, passes)
+            assert not compiled_sweep(np.float32, enough - 2, 1, passes)
+            assert compiled_sweep(np.float32, enough, COMPILED_SWEEP_MAX_COLUMNS, passes)
+            assert not compiled_sweep(np.float32, enough, COMPILED_SWEEP_MAX_COLUMNS + 1,
+                                      passes)
+            assert not compiled_sweep(np.float32, enough, 1, 0)  # passes unknown
+            assert not compiled_sweep(np.float64, 100 * enough, 1, passes)
+    with km.config_context(jit=False):
+        assert not compiled_sweep(np.float32, 100 * enough, 1, passes)
+    with km.config_context(jit=True):  # forced: any work, any columns
+        assert compiled_sweep(np.float32, 1, 26, 1)
+        assert not compiled_sweep(np.float64, 1, 1, 1)
+
+
+def test_the_sweep_chosen_is_in_fit_info_and_agrees_with_blas_to_the_float32_bound():
+    pytest.importorskip("numba")
+    from kernelmaps.kernels import RBFKernel
+    from kernelmaps.models._nystrom import NystromSystem
+
+    X, y = regression_data(n=1000, d=4)
+    X = X.astype(np.float32)
+    model = KernelRidge(kernel="rbf", gamma=0.3, alpha=0.1, solver="nystrom",
+                        n_components=50, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ToleranceBelowPrecisionWarning)
+        assert model.fit(X, y).fit_info_["sweep"] == "blas"  # 5e4 elements: far below
+        with km.config_context(jit=True):
+            assert clone(model).fit(X, y).fit_info_["sweep"] == "compiled"
+        assert clone(model).fit(X.astype(np.float64), y).fit_info_["sweep"] == "blas"
+        with km.config_context(kernel_cache_bytes=0):
+            assert clone(model).fit(X, y).fit_info_["sweep"] is None
+    kernel, C = RBFKernel(gamma=0.3), X[:300]
+    rng = np.random.RandomState(2)
+    Y, V = rng.normal(size=(1000, 2)), rng.normal(size=(300, 2))
+    systems = {passes: NystromSystem(kernel, X, C, np.ones(1000), Y, passes=passes)
+               for passes in (20, 10**12)}  # 10¹² passes: the work pays for the load
+    assert systems[20].info["sweep"] == "blas"
+    assert systems[10**12].info["sweep"] == "compiled"
+    K = systems[20]._cache.astype(np.float64)
+    scale = np.abs(K).T @ (np.abs(K) @ np.abs(V))
+    # Each within (M + b + 2) ε₃₂ of the float64 product (test_the_sweeps_sub_block_...),
+    # so within twice that of each other.
+    bound = 2 * (300 + 64 + 2) * np.finfo(np.float32).eps * scale
+    blas, compiled = systems[20].gram_times(V), systems[10**12].gram_times(V)
+    np.testing.assert_array_less(np.abs(compiled - blas), bound)
+    assert not np.array_equal(compiled, blas)  # the two paths did run
+    systems[10**12].widen()
+    assert systems[10**12].info["sweep"] == "float64"
+
+
 @pytest.mark.parametrize("jit", [False, True])
 def test_the_cached_sweep_gives_the_same_fit_for_any_block_size(jit):
     # Block sizes cut the engine's blocks (and so the float64 sums' order), never the

@@ -33,9 +33,11 @@ import numpy as np
 
 from kernelmaps._config import available_memory, get_config
 from kernelmaps._engine import scratch_buffer
+from kernelmaps._fastmath import compiled_pays
 from kernelmaps._optional import import_optional
 
-__all__ = ["KERNEL_CACHE_FRACTION", "attainable_residual", "cache_budget", "compiled_sweep",
+__all__ = ["COMPILED_SWEEP_MAX_COLUMNS", "COMPILED_SWEEP_SAVING", "KERNEL_CACHE_FRACTION",
+           "attainable_residual", "cache_budget", "compiled_sweep",
            "cross_block", "gram_block", "scaled_operand", "sweep_rows", "widened_gram_block"]
 
 #: ``kernel_cache_bytes=None`` (the default) lets the kernel blocks use this fraction of the
@@ -196,27 +198,64 @@ def gram_block(K_b: Any, w_b: Any, V: Any, *, compiled: bool = False) -> Any:
 _NO_WEIGHTS = np.empty(0, dtype=np.float32)
 
 
-def compiled_sweep(dtype: Any) -> bool:
-    """Whether :func:`gram_block` sweeps blocks of ``dtype`` with the compiled kernel: float32
-    blocks under ``jit=True`` (the ``jit`` setting; an ImportError naming the fix when Numba
-    is missing). ``"auto"`` and ``False`` keep BLAS: importing Numba and loading the kernel
-    (seconds on a loaded machine, :data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`) is repaid
-    only after some 10¹¹ kernel values × columns of passes, and a choice by the process's
-    history would make the same fit's numbers depend on what ran before it.
+#: ``jit="auto"`` compiles the sweep only up to this many columns (targets): with OpenBLAS's
+#: AVX-512 (SkylakeX) kernels the two BLAS calls per sub-block are as fast from 4 columns on
+#: (:func:`compiled_sweep`'s measurements).
+COMPILED_SWEEP_MAX_COLUMNS = 3
+#: What the compiled sweep saves per cache element and pass, up to
+#: :data:`COMPILED_SWEEP_MAX_COLUMNS` columns, in the time of one NumPy float64 cosine — the
+#: unit of :data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`, the cost of loading Numba.
+#: Measured in one process per BLAS kernel set (issue 33; one thread, CPU time, medians of
+#: 7 interleaved, 100,000 × 1,000 float32, load 6.3-6.5 on the 2-core Zen 5 VM): NumPy's
+#: cosine 3.19-3.26 ns an element; the sweep saves 0.039-0.043 ns an element at one column
+#: (0.012-0.014 cosines), with SkylakeX kernels 0.021 ns at two (0.0064) and 0.035 at three
+#: (0.011), with Haswell kernels 0.32-0.44 ns at two to three (0.10-0.14): the smallest,
+#: rounded down. So ``"auto"`` compiles from 1.3e8 / 0.006 ≈ 2.2e10 cache elements × passes
+#: (case B of ``python -m benchmarks ridge``, 2e9 elements × 20 passes, compiles; a 60,000 ×
+#: 1,000 cache's 10 passes do not: there the load would cost more than the passes save).
+COMPILED_SWEEP_SAVING = 0.006
 
-    Measured (one thread, CPU time, load 3-4, Zen 5 with this NumPy's OpenBLAS, which runs
-    its Haswell kernels there): a 60,000 × 1,000 float32 cache with 10 columns 29.7 ms a pass
-    compiled against 50.0 ms for the two BLAS calls per 64-row sub-block (each packs the
-    sub-block it multiplies), 20 columns 1.48×, one column 1.29× (100,000 × 2,000: 30.2 ms
-    against 37.5, one read of the cache 24.6), 15,000 × 3,000 with 26 columns 1.06-1.12×.
-    One read of the 60,000 × 1,000 cache: 7 ms. With OpenBLAS's AVX-512 (SkylakeX) kernels on
-    the same machine (``OPENBLAS_CORETYPE=SkylakeX``) BLAS does 29.0 ms at 10 columns
-    (compiled 31.2: 0.93×, 0.93-1.01× up to 26 columns) and the compiled kernel keeps its
-    lead only with one column (1.24-1.37×)."""
-    if get_config()["jit"] is not True or np.dtype(dtype) != np.float32:
+
+def compiled_sweep(dtype: Any, elements: int = 0, columns: int = 1, passes: int = 0) -> bool:
+    """Whether :func:`gram_block` sweeps a cache of ``dtype`` (``elements`` kernel values,
+    ``columns`` targets, at most ``passes`` passes) with the compiled kernel; loads it
+    (importing Numba) when the answer is yes.
+
+    Float32 caches only (float64 products stay on BLAS). ``jit=True``: always (an
+    ImportError naming the fix when Numba is missing); ``False``: never; ``"auto"`` (the
+    default): when the call's work pays for loading Numba — up to
+    :data:`COMPILED_SWEEP_MAX_COLUMNS` columns and ``elements × passes ×``
+    :data:`COMPILED_SWEEP_SAVING` NumPy cosines' time saved reaching
+    :data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`
+    (:func:`kernelmaps._fastmath.compiled_pays`, the one owner of that crossover). The
+    rule reads the call's known work only, never the process's history, so a fit makes
+    the same choice — and computes the same numbers — in every process; the two paths
+    agree to the float32 bound of :func:`gram_block`, not bit for bit.
+
+    Measured (one thread, CPU time, medians of 7, 100,000 × 1,000 float32 cache, load
+    5.8-6.5, the 2-core Zen 5 VM; this NumPy's OpenBLAS picks its Haswell kernels there,
+    ``OPENBLAS_CORETYPE=SkylakeX`` its AVX-512 ones; one read of the cache 12.3 ms):
+
+    ======= ============================== ==============================
+    columns Haswell: BLAS / compiled (ms)  SkylakeX: BLAS / compiled (ms)
+    ======= ============================== ==============================
+    1       19.8 / 15.5 (1.28×)            19.5 / 15.7 (1.25×)
+    2       51.5 / 19.9 (2.59×)            22.0 / 19.9 (1.11×)
+    3       70.5 / 26.9 (2.62×)            30.3 / 26.8 (1.13×)
+    4       60.8 / 29.4 (2.07×)            28.7 / 29.5 (0.97×)
+    10      83.6 / 54.5 (1.54×)            50.9 / 55.7 (0.91×)
+    ======= ============================== ==============================
+
+    Earlier (load 3-4): 60,000 × 1,000, 10 columns, 29.7 ms against 50.0 (Haswell), 31.2
+    against 29.0 (SkylakeX); 100,000 × 2,000, one column, 30.2 ms against 37.5 (one read
+    24.6). Loading Numba and the kernel from its disk cache: 0.35-0.36 s of CPU in a fresh
+    process (0.7-0.8 s wall at load 6)."""
+    if np.dtype(dtype) != np.float32:
         return False
-    _compiled_gram_rows()
-    return True
+    if get_config()["jit"] == "auto" and columns > COMPILED_SWEEP_MAX_COLUMNS:
+        return False
+    return compiled_pays(float(elements) * max(0, passes) * COMPILED_SWEEP_SAVING,
+                         load=_compiled_gram_rows)
 
 
 def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray,

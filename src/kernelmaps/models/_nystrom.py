@@ -81,6 +81,11 @@ class NystromSystem:
         The dtype of the cached blocks (and so of the products over them); ``None``: X's.
         :class:`~kernelmaps.models.KernelRidgeClassifier` passes float32 for float64 data
         where its tolerance is far above float32's floor.
+    passes : int or None, default=None
+        The most passes (:meth:`gram_times` calls) the solver will make — its ``max_iter``
+        — from which ``jit="auto"`` decides whether the cache's sweeps run compiled
+        (:func:`~kernelmaps.models._kernel_blocks.compiled_sweep`); ``None``: unknown, so
+        only ``jit=True`` compiles them.
 
     Attributes
     ----------
@@ -88,14 +93,18 @@ class NystromSystem:
         :math:`K_{nM}^\top W Y`.
     info : dict
         ``path`` (``"cached"``, ``"partly cached"`` or ``"recompute"``), ``cached_rows``,
-        ``cache_bytes`` (held), ``cache_budget_bytes``, ``first_pass_s``.
+        ``cache_bytes`` (held), ``cache_budget_bytes``, ``first_pass_s``, and ``sweep``: how
+        a pass multiplies the cache — ``"compiled"`` (the Numba kernel), ``"blas"`` (two
+        BLAS calls per sub-block), ``"float64"`` (widened, :meth:`widen`) or ``None``
+        (nothing cached).
     attainable_residual : float
         The relative residual CG can reach with this system's products
         (:func:`attainable_residual` of the blocks' dtype and M).
     """
 
     def __init__(self, kernel: Kernel, X: Any, columns: Any, weights: Any, Y: Any, *,
-                 cache_bytes: int | None = None, block_dtype: Any = None) -> None:
+                 cache_bytes: int | None = None, block_dtype: Any = None,
+                 passes: int | None = None) -> None:
         start = time.perf_counter()
         self.kernel, self.X, self.columns, self.weights = kernel, X, columns, weights
         n, M = X.shape[0], columns.shape[0]
@@ -138,6 +147,12 @@ class NystromSystem:
             "cache_budget_bytes": budget,
             "first_pass_s": time.perf_counter() - start,
         }
+        # Decided once, from the fit's known work (never the process's history); loads the
+        # compiled kernel when it is chosen, after the first pass's clock.
+        self._compiled = bool(cached) and compiled_sweep(
+            dtype, elements=cached * M, columns=Y.shape[1], passes=passes or 0)
+        self.info["sweep"] = (None if not cached else "compiled" if self._compiled
+                              else "blas")
 
     def _weights_to(self, stop: int) -> tuple[Any, ...]:
         """The weights of the first ``stop`` rows as an aligned array, or none (unit)."""
@@ -182,8 +197,8 @@ class NystromSystem:
             scale = None
             if self._cache.dtype != V.dtype and not wide:  # scaled and rounded once
                 operand, scale = scaled_operand(V, self._cache.dtype)
-            # jit=True: the cache's float32 blocks swept by the compiled kernel.
-            compiled = not wide and compiled_sweep(self._cache.dtype)
+            # The cache's float32 blocks swept by the compiled kernel where it was chosen.
+            compiled = not wide and self._compiled
             total = self._sweep_cache(block, *self._weights_to(cached))
             if scale is not None:
                 total *= scale
@@ -202,6 +217,8 @@ class NystromSystem:
         singular K_MM: a tiny ``gamma``, more centres than the kernel's rank; see
         :func:`~kernelmaps.models._falkon.falkon_solve`)."""
         self._wide = True
+        if self.info["sweep"] is not None:
+            self.info["sweep"] = "float64"
         self.attainable_residual = attainable_residual(np.float64, self.columns.shape[0])
         return self.attainable_residual
 

@@ -191,7 +191,8 @@ class _KernelRidgeBase(SuggestOptionsMixin, BaseEstimator):
         columns = kernel_columns(self.kernel_, centres, indices)
         weights = as_float64(np.ones(n), X) if sample_weight is None else sample_weight
         system = NystromSystem(self.kernel_, X, columns, weights, Y,
-                               block_dtype=self._nystrom_block_dtype(X, columns.shape[0]))
+                               block_dtype=self._nystrom_block_dtype(X, columns.shape[0]),
+                               passes=self.max_iter)
         progress.phase(f"first pass over K_nM ({system.info['path']})")
         self._solve_nystrom(system, self.kernel_, centres, indices, float(alpha[0]), ravel,
                             total_weight=float(array_api_compat.array_namespace(weights)
