@@ -37,11 +37,14 @@ scikit-learn's signatures):
     (:data:`kernelmaps._fastmath.JIT_AUTO_ELEMENTS`), NumPy before that and
     where Numba is not installed, so ``import kernelmaps`` and small transforms never import
     it. ``True``: always compiled (an ImportError naming the fix when Numba is missing).
-    ``False``: NumPy only. ``True`` also sweeps the float32 kernel cache of
-    ``KernelRidge(solver="nystrom")``'s conjugate-gradient passes with a compiled kernel
-    instead of two BLAS calls per sub-block (about 1.4× faster a pass; equal to rounding,
-    not bit for bit: :func:`kernelmaps.models._kernel_blocks.compiled_sweep`); ``"auto"``
-    keeps BLAS there, so a fit's numbers never depend on what ran before it.
+    ``False``: NumPy only. The setting also chooses how ``KernelRidge(solver="nystrom")``'s
+    conjugate-gradient passes sweep a float32 kernel cache: with a compiled kernel instead
+    of two BLAS calls per sub-block (1.1-2.6× faster a pass; equal to rounding, not bit for
+    bit: :func:`kernelmaps.models._kernel_blocks.compiled_sweep`). There ``True`` always
+    compiles, ``False`` never, and ``"auto"`` compiles when the fit's own known work — the
+    cache's size × ``max_iter`` passes, up to 3 targets — repays loading Numba, never by
+    what the process ran before, so a fit's numbers do not depend on its history
+    (``fit_info_["sweep"]`` says which ran).
 
 :func:`set_config` changes the settings of the whole process; :func:`config_context` changes
 them for the calling thread only (its context, as :mod:`contextvars` defines it), so threads
@@ -149,10 +152,11 @@ def set_config(*, n_threads: int | str | None = "unchanged",
         Bytes of kernel blocks a fit may keep between passes over the data; ``None``
         (initially): half the memory available when the fit starts; ``0``: none.
     jit : {"auto", True, False}, default="unchanged"
-        Compile the random-feature maps' float64 cosine with Numba: ``"auto"`` (initially)
-        once the process's cosine work (or one call's, known up front) repays loading
-        Numba, ``True`` always (an ImportError naming the fix when Numba is missing),
-        ``False`` never.
+        Compile the random-feature maps' float64 cosine (and FALKON's sweep of a float32
+        kernel cache) with Numba: ``"auto"`` (initially) once the process's cosine work
+        (or one call's, known up front) repays loading Numba — for the sweep, once the
+        fit's own work does —, ``True`` always (an ImportError naming the fix when Numba
+        is missing), ``False`` never.
     **unknown : dict
         Refused: a TypeError naming the closest setting (``n_thread`` → ``n_threads``).
 
