@@ -135,7 +135,9 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         ``"partly cached"`` or ``"recompute"``: whether CG read the kernel blocks from
         memory), ``cached_rows``, ``cache_bytes``, ``cache_budget_bytes``, ``iterations``,
         ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s``,
-        ``preconditioner_s`` and ``solve_s`` (preconditioner and CG).
+        ``preconditioner_s``, ``solve_s`` (preconditioner and CG) and ``sweep``: how CG
+        multiplied the cached blocks — ``"compiled"`` (Numba; ``set_config(jit=...)``),
+        ``"blas"``, ``"float64"`` (widened products) or ``None`` (nothing cached).
     n_features_in_ : int
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
