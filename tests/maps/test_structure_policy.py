@@ -265,6 +265,34 @@ def test_a_measured_principal_choice_is_the_explicit_principal_map():
     np.testing.assert_array_equal(auto.transform(X), explicit.transform(X))
 
 
+def test_a_principal_choice_is_drawn_once_where_the_halves_frames_differ(monkeypatch):
+    # Columns constant in the sample's first half (whose axes the score uses) vary in the
+    # whole sample (whose axes the map keeps), as pixels of raw digits do: the score draws
+    # as many coordinates as the whole sample's frame has, so the draw scored is the map
+    # kept — the explicit structure's — without a second draw.
+    import kernelmaps.maps._principal as principal_module
+    import kernelmaps.maps.fourier as fourier_module
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 2)) @ rng.normal(size=(2, 12))  # d_eff 2: principal wins
+    X[:100, 9:] = 0.0
+    X[100:, 9:] = 0.3 * rng.normal(size=(100, 3))
+    assert principal_module.principal_frame(X[:100]).axes.shape[1] < \
+        principal_module.principal_frame(X).axes.shape[1]
+    explicit = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3,
+                                     structure="principal").fit(X)
+    draws = []
+    for module in (principal_module, fourier_module):
+        original = module.principal_coordinates
+        monkeypatch.setattr(module, "principal_coordinates",
+                            lambda *args, _original=original, **kwargs:
+                            draws.append(args) or _original(*args, **kwargs))
+    auto = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3).fit(X)
+    assert auto.structure_ == "principal"
+    assert len(draws) == 1
+    np.testing.assert_array_equal(auto.transform(X), explicit.transform(X))
+
+
 def _smooth_rows():
     # Isotropic rows, d_eff 18 > 15 (the rule's "orthogonal"), a very smooth kernel: at the
     # full D' = 512 "structured" is 2.2-2.6x below "orthogonal" on the scored half (4
