@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.datasets import load_wine
+from sklearn.datasets import load_digits, load_wine
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import RandomFourierFeatures
 from kernelmaps.maps._sampling import SAMPLINGS
 from kernelmaps.maps._structure_policy import (
     AUTO_CANDIDATES,
+    AUTO_IID_MAX_EFFECTIVE_DIMENSION,
     AUTO_MARGIN,
     AUTO_MAX_EFFECTIVE_DIMENSION,
     AUTO_MAX_FEATURES,
@@ -226,6 +227,32 @@ def test_the_candidates_are_the_applicable_structures_of_the_width_asked():
     assert auto_candidates(True, registered, widths.__getitem__, 64, "orthogonal") == \
         ("orthogonal", "quadrature", "structured")
     assert auto_candidates(False, registered, widths.__getitem__, 64, "principal") == ("iid",)
+    # the input's own QMC coordinates only up to an effective dimension of 10
+    everything = ("principal", "orthogonal", "quadrature", "structured", "iid")
+    assert auto_candidates(True, registered, widths.__getitem__, 64, "principal",
+                           AUTO_IID_MAX_EFFECTIVE_DIMENSION) == everything
+    assert auto_candidates(True, registered, widths.__getitem__, 64, "principal",
+                           AUTO_IID_MAX_EFFECTIVE_DIMENSION + 0.1) == everything[:-1]
+
+
+def test_leaving_iid_out_above_its_effective_dimension_changes_no_choice(monkeypatch):
+    # Raw digits (d_eff 12-13): "iid" was never kept there (AUTO_IID_MAX_EFFECTIVE_DIMENSION's
+    # comment), so the fit without its draw is the fit with it, less one score.
+    import kernelmaps.maps._structure_policy as policy
+
+    X = load_digits().data
+    fits = {}
+    for limit in (AUTO_IID_MAX_EFFECTIVE_DIMENSION, AUTO_MAX_EFFECTIVE_DIMENSION):
+        monkeypatch.setattr(policy, "AUTO_IID_MAX_EFFECTIVE_DIMENSION", limit)
+        fits[limit] = RandomFourierFeatures(n_components=256, random_state=0).fit(X)
+    left_out, scored = fits.values()
+    assert AUTO_IID_MAX_EFFECTIVE_DIMENSION < left_out.effective_dimension_ \
+        <= AUTO_MAX_EFFECTIVE_DIMENSION
+    assert "iid" not in left_out.structure_errors_ and "iid" in scored.structure_errors_
+    assert left_out.structure_errors_ == {name: error for name, error
+                                          in scored.structure_errors_.items() if name != "iid"}
+    assert left_out.structure_ == scored.structure_
+    np.testing.assert_array_equal(left_out.transform(X[:100]), scored.transform(X[:100]))
 
 
 def test_the_measured_choice_leaves_the_rule_only_for_a_far_better_candidate():

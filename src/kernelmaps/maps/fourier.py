@@ -339,7 +339,8 @@ class RandomFourierFeatures(FeatureMap):
         candidate structure that gives the width asked (``"principal"``, ``"orthogonal"``,
         ``"quadrature"``, ``"structured"`` where D′ is whole Hadamard blocks, ``"iid"``;
         above an effective dimension of 15 not ``"principal"`` and ``"iid"``, as their
-        QMC Gaussian coordinates never scored far better there) is drawn and scored on
+        QMC Gaussian coordinates never scored far better there, and ``"iid"`` not above
+        10, where it was never kept) is drawn and scored on
         the sample — the relative
         Frobenius error :math:`\|K - ZZ^\top\|_F/\|K\|_F` on its second half, the
         principal axes taken from its first (``structure_errors_``) — and one whose error is
@@ -349,11 +350,12 @@ class RandomFourierFeatures(FeatureMap):
         one chosen is the map kept (the principal draw in the whole sample's axes: it is
         drawn with as many QMC coordinates as that frame has, the first half's axes
         completed by the whole sample's principal axes outside their span, so it is the
-        draw ``structure="principal"`` makes, drawn once). Where it proposes ``"orthogonal"`` and D′ > 128, the
-        choice is made at a width of D_s = 128 frequencies: the candidates are drawn at D_s
-        on a random stream of their own (seeded from ``random_state``'s state, so the choice
-        is deterministic), a candidate replaces the rule only if below it by
-        :math:`1.2\,(D'/D_s)^{0.2}` (the rule's error falls faster with D′), and only the
+        draw ``structure="principal"`` makes, drawn once). Where it proposes
+        ``"orthogonal"`` and D′ > 128, the choice is made at a width of D_s = 128
+        frequencies: the candidates are drawn at D_s on a random stream of their own
+        (seeded from ``random_state``'s state, so the choice is deterministic), a candidate
+        replaces the rule only if below it by :math:`1.2\,(D'/D_s)^{0.2}` (the rule's error
+        falls faster with D′), and only the
         structure chosen is then drawn at the full D′, independent of the scoring: the map
         is exactly that structure's draw from ``random_state`` (``"structured"``, whose
         blocks are wider than D_s above 128 features, is not scored there; one thread,
@@ -738,7 +740,8 @@ class RandomFourierFeatures(FeatureMap):
         candidates = auto_candidates(
             density.isotropic, {name: s.isotropic_only for name, s in STRUCTURES.items()},
             lambda name: self._width_of(self._output(STRUCTURES[name], n_features),
-                                        STRUCTURES[name], n_features), width, rule)
+                                        STRUCTURES[name], n_features), width, rule,
+            self.effective_dimension_)
         if len(rows) < AUTO_MIN_SAMPLE_ROWS or rule not in candidates or len(candidates) < 2:
             axes = principal_frame(rows).axes if rule == "principal" else None
             return self._draw(rule, density, n_features, random_state, axes)
