@@ -30,6 +30,7 @@ from kernelmaps.maps import (
 )
 from kernelmaps.maps._principal import (
     PRINCIPAL_SAMPLE_ROWS,
+    completed_axes,
     participation_ratio,
     principal_frame,
 )
@@ -278,6 +279,47 @@ def test_the_effective_dimension_is_scale_free_where_the_grams_squares_would_not
     assert participation_ratio(np.array([[1.50963612e-90], [0.0]])) == 1.0
     # Rows near 1e-200 have a Gram that is itself 0 in float64: "no variance", d.
     assert participation_ratio(rows * 1e-200) == 5.0
+
+
+def _pixels_that_vary_later(seed=0):
+    # Like raw digits: columns that are constant in the first half of the rows vary in the
+    # second, so the first half's frame has fewer axes than the whole sample's.
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(200, 10)) * np.linspace(1.0, 3.0, 10)
+    X[:100, 7:] = 0.0
+    return X
+
+
+def test_completed_axes_keep_the_parts_axes_and_add_the_wholes_variance_outside_them():
+    X = _pixels_that_vary_later()
+    part, whole = principal_frame(X[:100]).axes, principal_frame(X).axes
+    assert part.shape[1] == 7 and whole.shape[1] == 10
+    axes = completed_axes(part, X, whole.shape[1])
+    assert axes.shape == (10, 10)
+    np.testing.assert_array_equal(axes[:, :7], part)  # the scored axes, unchanged
+    np.testing.assert_allclose(axes.T @ axes, np.eye(10), atol=1e-12)
+    # the added axes are the whole sample's principal axes outside the part's span: here
+    # in the three columns that vary only in the second half, largest variance first
+    extra = axes[:, 7:]
+    np.testing.assert_allclose(extra[:7], 0.0, atol=1e-12)
+    centred = X - X.mean(axis=0)
+    outside = centred - centred @ part @ part.T
+    variances = np.sum((outside @ extra) ** 2, axis=0)
+    assert np.all(np.diff(variances) < 0)
+    np.testing.assert_allclose(outside.T @ outside @ extra, extra * variances, rtol=0,
+                               atol=1e-9 * variances[0])  # eigenvectors, to rounding
+    np.testing.assert_array_equal(completed_axes(whole, X, 4), whole[:, :4])  # fewer: a prefix
+
+
+def test_completed_axes_are_none_where_rounding_would_choose_them():
+    X = _pixels_that_vary_later()
+    X[100:, 7:] = np.random.RandomState(1).normal(size=(100, 1))  # three equal new columns
+    X[100:, 8] = X[100:, 7] * -1.0
+    part = principal_frame(X[:100]).axes
+    assert completed_axes(part, X, part.shape[1] + 1) is not None  # one new direction
+    assert completed_axes(part, X, part.shape[1] + 2) is None  # then a null space
+    wide = np.random.RandomState(2).normal(size=(20, 30))  # d above the rows
+    assert completed_axes(principal_frame(wide[:10]).axes, wide, 15) is None
 
 
 @pytest.mark.parametrize("shape", [(256, 8), (100, 300)])

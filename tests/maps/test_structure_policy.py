@@ -8,13 +8,14 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.datasets import load_wine
+from sklearn.datasets import load_digits, load_wine
 from sklearn.preprocessing import StandardScaler
 
 from kernelmaps import RandomFourierFeatures
 from kernelmaps.maps._sampling import SAMPLINGS
 from kernelmaps.maps._structure_policy import (
     AUTO_CANDIDATES,
+    AUTO_IID_MAX_EFFECTIVE_DIMENSION,
     AUTO_MARGIN,
     AUTO_MAX_EFFECTIVE_DIMENSION,
     AUTO_MAX_FEATURES,
@@ -226,6 +227,32 @@ def test_the_candidates_are_the_applicable_structures_of_the_width_asked():
     assert auto_candidates(True, registered, widths.__getitem__, 64, "orthogonal") == \
         ("orthogonal", "quadrature", "structured")
     assert auto_candidates(False, registered, widths.__getitem__, 64, "principal") == ("iid",)
+    # the input's own QMC coordinates only up to an effective dimension of 10
+    everything = ("principal", "orthogonal", "quadrature", "structured", "iid")
+    assert auto_candidates(True, registered, widths.__getitem__, 64, "principal",
+                           AUTO_IID_MAX_EFFECTIVE_DIMENSION) == everything
+    assert auto_candidates(True, registered, widths.__getitem__, 64, "principal",
+                           AUTO_IID_MAX_EFFECTIVE_DIMENSION + 0.1) == everything[:-1]
+
+
+def test_leaving_iid_out_above_its_effective_dimension_changes_no_choice(monkeypatch):
+    # Raw digits (d_eff 12-13): "iid" was never kept there (AUTO_IID_MAX_EFFECTIVE_DIMENSION's
+    # comment), so the fit without its draw is the fit with it, less one score.
+    import kernelmaps.maps._structure_policy as policy
+
+    X = load_digits().data
+    fits = {}
+    for limit in (AUTO_IID_MAX_EFFECTIVE_DIMENSION, AUTO_MAX_EFFECTIVE_DIMENSION):
+        monkeypatch.setattr(policy, "AUTO_IID_MAX_EFFECTIVE_DIMENSION", limit)
+        fits[limit] = RandomFourierFeatures(n_components=256, random_state=0).fit(X)
+    left_out, scored = fits.values()
+    assert AUTO_IID_MAX_EFFECTIVE_DIMENSION < left_out.effective_dimension_ \
+        <= AUTO_MAX_EFFECTIVE_DIMENSION
+    assert "iid" not in left_out.structure_errors_ and "iid" in scored.structure_errors_
+    assert left_out.structure_errors_ == {name: error for name, error
+                                          in scored.structure_errors_.items() if name != "iid"}
+    assert left_out.structure_ == scored.structure_
+    np.testing.assert_array_equal(left_out.transform(X[:100]), scored.transform(X[:100]))
 
 
 def test_the_measured_choice_leaves_the_rule_only_for_a_far_better_candidate():
@@ -262,6 +289,34 @@ def test_a_measured_principal_choice_is_the_explicit_principal_map():
     assert auto.structure_ == "principal"
     explicit = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3,
                                      structure="principal").fit(X)
+    np.testing.assert_array_equal(auto.transform(X), explicit.transform(X))
+
+
+def test_a_principal_choice_is_drawn_once_where_the_halves_frames_differ(monkeypatch):
+    # Columns constant in the sample's first half (whose axes the score uses) vary in the
+    # whole sample (whose axes the map keeps), as pixels of raw digits do: the score draws
+    # as many coordinates as the whole sample's frame has, so the draw scored is the map
+    # kept — the explicit structure's — without a second draw.
+    import kernelmaps.maps._principal as principal_module
+    import kernelmaps.maps.fourier as fourier_module
+
+    rng = np.random.RandomState(0)
+    X = rng.normal(size=(200, 2)) @ rng.normal(size=(2, 12))  # d_eff 2: principal wins
+    X[:100, 9:] = 0.0
+    X[100:, 9:] = 0.3 * rng.normal(size=(100, 3))
+    assert principal_module.principal_frame(X[:100]).axes.shape[1] < \
+        principal_module.principal_frame(X).axes.shape[1]
+    explicit = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3,
+                                     structure="principal").fit(X)
+    draws = []
+    for module in (principal_module, fourier_module):
+        original = module.principal_coordinates
+        monkeypatch.setattr(module, "principal_coordinates",
+                            lambda *args, _original=original, **kwargs:
+                            draws.append(args) or _original(*args, **kwargs))
+    auto = RandomFourierFeatures(n_components=64, gamma=0.05, random_state=3).fit(X)
+    assert auto.structure_ == "principal"
+    assert len(draws) == 1
     np.testing.assert_array_equal(auto.transform(X), explicit.transform(X))
 
 

@@ -52,7 +52,7 @@ from kernelmaps.maps._registry import Frequencies, FrequencyRequest
 from kernelmaps.maps._sampling import uniform_points
 
 __all__ = ["GAP", "PRINCIPAL_SAMPLE_ROWS", "PrincipalCoordinates", "PrincipalFrame",
-           "participation_ratio", "principal_coordinates", "principal_frame",
+           "completed_axes", "participation_ratio", "principal_coordinates", "principal_frame",
            "principal_frequencies", "principal_weights", "sample_indices"]
 
 #: Rows of the uniform sample the principal axes are computed from.
@@ -140,6 +140,48 @@ def principal_frame(rows: np.ndarray) -> PrincipalFrame:
             axes = np.linalg.qr(axes / np.sqrt(variances[:kept]))[0]
     axes = axes * np.where(axes.T @ _reference(n_features) < 0, -1.0, 1.0)
     return PrincipalFrame(np.ascontiguousarray(axes), ratio)
+
+
+def completed_axes(axes: np.ndarray, rows: np.ndarray, k: int) -> np.ndarray | None:
+    """A frame of ``k`` axes for a draw scored in ``axes`` (the frame of part of a sample) and
+    kept in the frame of the whole sample ``rows``, which has ``k`` axes: the first k of
+    ``axes``, or all of them followed by the principal axes of the whole sample's variance
+    outside their span — so one draw of k coordinates serves both frames.
+
+    None where that is not well defined: d above the rows (only the d × d Gram matrix is
+    used), or the leading ``k - axes.shape[1]`` eigenvalues of the variance outside the span
+    not separated from their neighbours by :data:`GAP` × the sample's total variance (the
+    same rule as :func:`principal_frame`, so rounding cannot choose among them).
+
+    Parameters
+    ----------
+    axes : ndarray of shape (d, k_a)
+        Orthonormal axes (:func:`principal_frame` of part of ``rows``).
+    rows : ndarray of shape (n, d)
+        The whole sample.
+    k : int
+        The axes the whole sample's frame has.
+
+    Returns
+    -------
+    ndarray of shape (d, k) or None
+    """
+    if k <= axes.shape[1]:
+        return axes[:, :k]
+    rows = np.asarray(rows, dtype=np.float64)
+    n_features, missing = rows.shape[1], k - axes.shape[1]
+    if n_features > rows.shape[0]:
+        return None
+    centred = rows - rows.mean(axis=0)
+    with single_threaded_blas():
+        outside = centred - (centred @ axes) @ axes.T
+        variances, vectors = np.linalg.eigh(_gram(outside))
+    variances = np.clip(variances[::-1], 0.0, None)
+    if not np.all(-np.diff(variances[:missing + 1]) > GAP * float(np.sum(centred * centred))):
+        return None
+    extra = vectors[:, ::-1][:, :missing]
+    extra = extra * np.where(extra.T @ _reference(n_features) < 0, -1.0, 1.0)
+    return np.ascontiguousarray(np.hstack([axes, extra]))
 
 
 def participation_ratio(rows: np.ndarray) -> float:

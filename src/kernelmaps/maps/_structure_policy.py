@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 
 __all__ = [
     "AUTO_CANDIDATES",
+    "AUTO_IID_MAX_EFFECTIVE_DIMENSION",
     "AUTO_LOW_DIMENSIONAL_CANDIDATES",
     "AUTO_MARGIN",
     "AUTO_MAX_EFFECTIVE_DIMENSION",
@@ -58,6 +59,17 @@ AUTO_MAX_FEATURES = 4096
 #: chooses its form").
 #: Its draw is O(D′) numbers and its features O(D′ log d) per row. "fastfood" was never
 #: below the best of these beyond noise in ``python -m benchmarks quality``.
+#: Where the rule proposes "principal" every one of the others is kept somewhere, so none is
+#: pruned there for speed (each costs the fit a draw, a feature block and a score: about
+#: 1.3-2.5 ms of raw digits' 14-17 ms at D = 1,024): in 2,115 fits (the quality benchmark's
+#: five sets standardised, raw and divided by their largest value; γ = median × 0.1, 1, 10,
+#: "scale", 1/d; D = 256, 1,024, 4,096; 10 seeds) "structured" was kept 216 times,
+#: "orthogonal" 49, "quadrature" 28, "iid" 86; leaving one out changed 28-216 choices, to a
+#: draw with up to 3.0× ("orthogonal"), 3.7× ("quadrature"), 6.9× ("iid") and 94×
+#: ("structured") the sample error of the one kept, and "quadrature" is the best fixed form
+#: of the paper's digits cells (0.72-0.85× the next form), which the default takes there.
+#: Only "iid" goes above an effective dimension where it was never kept
+#: (:data:`AUTO_IID_MAX_EFFECTIVE_DIMENSION`).
 AUTO_CANDIDATES = ("principal", "orthogonal", "quadrature", "structured", "iid")
 #: The candidates scored only where the rule proposes "principal" (effective dimension at
 #: most :data:`AUTO_MAX_EFFECTIVE_DIMENSION`): the QMC Gaussian coordinates, in the sample's
@@ -70,6 +82,20 @@ AUTO_CANDIDATES = ("principal", "orthogonal", "quadrature", "structured", "iid")
 #: "iid" can win (raw wine, d_eff 1.0: kept in 5 of 9 fits, some with a third of the
 #: others' error).
 AUTO_LOW_DIMENSIONAL_CANDIDATES = ("principal", "iid")
+#: ... and "iid" only up to this effective dimension: its QMC coordinates in the input's own
+#: axes were kept only on data of low effective dimension — in 101 of 5,571 principal-regime
+#: fits (the quality benchmark's five sets standardised, raw and divided by their largest
+#: value, γ = median × 0.1, 1, 10, "scale" and 1/d, 10 seeds; Gaussian rows of exponential
+#: spectra, d = 16, 32, 64, d_eff 2-14, axis-aligned and rotated, 4-6 seeds; D = 256, 1,024,
+#: 4,096), at d_eff 1.0-7.5 (raw and max-scaled wine, d_eff 1.0: 76 of them; axis-aligned
+#: Gaussian rows up to 7.5), in none of the 1,935 above 10 (raw, max-scaled and standardised
+#: digits, 12.3-14.9; Gaussian rows 10.0-14). A candidate that is not kept changes no choice
+#: (the others' draws and scores are the same), so there the choices and maps are those of
+#: scoring it (checked: all 4,707 fits of the sets above and the quality benchmark's 48
+#: cells of those five sets and the paper's digits), without its draw — a 64-dimensional QMC
+#: set mapped by Φ⁻¹ on raw digits — features and score: 1.3-2.5 ms of the default's
+#: 14-16 ms fit there (D = 1,024, one thread).
+AUTO_IID_MAX_EFFECTIVE_DIMENSION = 10.0
 #: Fewer rows than this in the sample (a tiny fit): the static rule of :func:`auto_structure`
 #: — 16 × 16 pairs cannot tell forms apart whose errors differ by tens of percent.
 AUTO_MIN_SAMPLE_ROWS = 32
@@ -93,7 +119,13 @@ AUTO_MARGIN = 1.2
 #: D′ than the others', so a narrower score misranks them — scored at 128 (or D′/2) and the
 #: winner drawn afresh, the default's error over the best form went (20 seeds, median
 #: heuristic × 0.1) from 1.02 to 1.51 (1.54) on breast_cancer at D = 1,024 and from 1.00 to
-#: 1.83 (1.81) on wine at D = 4,096, "principal" no longer kept.
+#: 1.83 (1.81) on wine at D = 4,096, "principal" no longer kept. Nor does a score at 128
+#: screen out the candidates that need no full-width draw (280 fits of the sets above at
+#: D = 1,024 and 4,096, 2 seeds): scaled to D′ as (128/D′)^a, keeping every candidate that
+#: was kept at the full D′ needs a ≥ 1.5 (0.91 on standardised wine, γ/10, D = 1,024),
+#: while on raw digits (γ = "scale", D = 1,024, "principal" kept in 10 of 10 fits) a screen
+#: would need a ≤ 0.57 to leave one out; and compared at the same width the others score
+#: below "principal" there (1.06-1.36× better at 128), so a like-for-like screen keeps them.
 AUTO_SCORE_FREQUENCIES = 128
 #: A candidate scored at ``n`` < D′ frequencies replaces the rule's "orthogonal" only if
 #: below it by :data:`AUTO_MARGIN` × (D′/n) ** this: the rule's error falls faster with D′
@@ -231,10 +263,12 @@ def scoring_frequencies(n_frequencies: int, rule: str) -> int:
 
 
 def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
-                    width_of: Callable[[str], int], width: int, rule: str) -> tuple[str, ...]:
+                    width_of: Callable[[str], int], width: int, rule: str,
+                    effective_dimension: float | None = None) -> tuple[str, ...]:
     """The structures ``structure="auto"`` measures on the sample: those of
     :data:`AUTO_CANDIDATES` that apply, give the width asked and, for
-    :data:`AUTO_LOW_DIMENSIONAL_CANDIDATES`, only where the rule proposes "principal".
+    :data:`AUTO_LOW_DIMENSIONAL_CANDIDATES`, only where the rule proposes "principal" —
+    "iid" only up to an effective dimension of :data:`AUTO_IID_MAX_EFFECTIVE_DIMENSION`.
 
     Parameters
     ----------
@@ -250,15 +284,20 @@ def auto_candidates(isotropic: bool, registered: Mapping[str, bool],
         further is left out.
     rule : str
         What :func:`auto_structure` proposes.
+    effective_dimension : float, default=None
+        The sample's participation ratio (None: not measured, "iid" not left out for it).
 
     Returns
     -------
     tuple of str
         In :data:`AUTO_CANDIDATES` order.
     """
+    high = effective_dimension is not None and \
+        effective_dimension > AUTO_IID_MAX_EFFECTIVE_DIMENSION
     return tuple(name for name in AUTO_CANDIDATES
                  if name in registered and (isotropic or not registered[name])
                  and (rule == "principal" or name not in AUTO_LOW_DIMENSIONAL_CANDIDATES)
+                 and not (name == "iid" and high)
                  and width_of(name) == width)
 
 

@@ -40,6 +40,7 @@ from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._fourier_form import FourierForm, draw_form, form_features, sample_error
 from kernelmaps.maps._principal import (
     PrincipalCoordinates,
+    completed_axes,
     participation_ratio,
     principal_coordinates,
     principal_frame,
@@ -338,18 +339,23 @@ class RandomFourierFeatures(FeatureMap):
         candidate structure that gives the width asked (``"principal"``, ``"orthogonal"``,
         ``"quadrature"``, ``"structured"`` where D′ is whole Hadamard blocks, ``"iid"``;
         above an effective dimension of 15 not ``"principal"`` and ``"iid"``, as their
-        QMC Gaussian coordinates never scored far better there) is drawn and scored on
+        QMC Gaussian coordinates never scored far better there, and ``"iid"`` not above
+        10, where it was never kept) is drawn and scored on
         the sample — the relative
         Frobenius error :math:`\|K - ZZ^\top\|_F/\|K\|_F` on its second half, the
         principal axes taken from its first (``structure_errors_``) — and one whose error is
         below the proposal's by more than 1.2× replaces it (one draw on 128 rows only
         roughly predicts a draw's error elsewhere, hence a margin). Where the rule proposes
         ``"principal"`` each candidate is scored at the full D′ and the scored draw of the
-        one chosen is the map kept. Where it proposes ``"orthogonal"`` and D′ > 128, the
-        choice is made at a width of D_s = 128 frequencies: the candidates are drawn at D_s
-        on a random stream of their own (seeded from ``random_state``'s state, so the choice
-        is deterministic), a candidate replaces the rule only if below it by
-        :math:`1.2\,(D'/D_s)^{0.2}` (the rule's error falls faster with D′), and only the
+        one chosen is the map kept (the principal draw in the whole sample's axes: it is
+        drawn with as many QMC coordinates as that frame has, the first half's axes
+        completed by the whole sample's principal axes outside their span, so it is the
+        draw ``structure="principal"`` makes, drawn once). Where it proposes
+        ``"orthogonal"`` and D′ > 128, the choice is made at a width of D_s = 128
+        frequencies: the candidates are drawn at D_s on a random stream of their own
+        (seeded from ``random_state``'s state, so the choice is deterministic), a candidate
+        replaces the rule only if below it by :math:`1.2\,(D'/D_s)^{0.2}` (the rule's error
+        falls faster with D′), and only the
         structure chosen is then drawn at the full D′, independent of the scoring: the map
         is exactly that structure's draw from ``random_state`` (``"structured"``, whose
         blocks are wider than D_s above 128 features, is not scored there; one thread,
@@ -724,7 +730,8 @@ class RandomFourierFeatures(FeatureMap):
             frame = principal_frame(rows)
             self.effective_dimension_ = frame.participation_ratio
             return self._draw(self.structure, density, n_features, random_state, frame.axes)
-        # The axes of the whole sample are computed only where "principal" is kept (at
+        # The axes of the whole sample are computed only where "principal" is scored (and,
+        # with more features than the scored half has rows, only where it is kept: at
         # d = 784 the frame's eigh and QR cost 15 ms; the effective dimension alone, 1 ms).
         self.effective_dimension_ = participation_ratio(rows)
         rule = auto_structure(self.sampling, density.isotropic, n_features,
@@ -733,7 +740,8 @@ class RandomFourierFeatures(FeatureMap):
         candidates = auto_candidates(
             density.isotropic, {name: s.isotropic_only for name, s in STRUCTURES.items()},
             lambda name: self._width_of(self._output(STRUCTURES[name], n_features),
-                                        STRUCTURES[name], n_features), width, rule)
+                                        STRUCTURES[name], n_features), width, rule,
+            self.effective_dimension_)
         if len(rows) < AUTO_MIN_SAMPLE_ROWS or rule not in candidates or len(candidates) < 2:
             axes = principal_frame(rows).axes if rule == "principal" else None
             return self._draw(rule, density, n_features, random_state, axes)
@@ -750,7 +758,21 @@ class RandomFourierFeatures(FeatureMap):
         if n_scored < n_full:
             return self._choose_reduced(candidates, rule, n_full, n_scored, scored, K,
                                         density, n_features, random_state)
-        axes = principal_frame(rows[:half]).axes if "principal" in candidates else None
+        axes = full = None
+        if "principal" in candidates:
+            axes = principal_frame(rows[:half]).axes
+        if axes is not None and n_features <= half:
+            # Scored in the first half's axes with as many coordinates as the whole sample's
+            # frame has (completed by the whole sample's principal axes outside the half's
+            # span, completed_axes), so that the draw scored is the draw kept in the whole
+            # sample's axes: no second draw where the two frames' k differ (raw digits: 54-57
+            # of the 64 pixels vary in 128 rows, 54-60 in 256; the redraw cost 1.7 ms of a
+            # 16 ms fit), and the score is that of the map kept. Above ``half`` features the
+            # whole frame (an eigh of the rows' Gram and a QR: 15 ms at d = 784) is computed
+            # only where "principal" is kept, and redrawn there.
+            full = principal_frame(rows).axes
+            completed = completed_axes(axes, rows, full.shape[1])
+            axes = axes if completed is None else completed  # None: redrawn below
         # Each candidate is drawn from the same state, the draw `structure=name` makes: the
         # state is saved once and set back before each draw (a deepcopy of the RandomState
         # per candidate cost 0.2 ms each), and the winner's end state is the one left.
@@ -769,7 +791,7 @@ class RandomFourierFeatures(FeatureMap):
         name = choose_measured(errors, rule)
         form, end = drawn[name]
         if name == "principal":  # the same draw in the whole sample's axes
-            full = principal_frame(rows).axes
+            full = principal_frame(rows).axes if full is None else full
             if full.shape[1] == axes.shape[1]:  # the same random numbers: no second draw
                 form = replace(form, projection=DenseProjection(
                     principal_weights(full, coordinates)))
