@@ -159,6 +159,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     over its rows, the same blocks and threads). Loads beside each."""
     from kernelmaps._config import resolve_n_threads
     from kernelmaps._engine import reduce_blocks, scratch_buffer, written_once_buffer
+    from kernelmaps.kernels.interface import effective_gamma
     from kernelmaps.models._nystrom import NystromSystem
 
     kernel, C = model.kernel_, np.asarray(model.X_fit_, dtype=X.dtype)
@@ -177,7 +178,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     if system.info["path"] != "cached":
         print(f"  floors: path {system.info['path']} (not cached): skipped")
         return {}
-    scale = 2.0 * kernel._gamma(X.shape[1])
+    scale = 2.0 * effective_gamma(kernel, X.shape[1])
     Ct = np.ascontiguousarray((C * scale).T, dtype=X.dtype)
     itemsize = X.dtype.itemsize
 
@@ -189,7 +190,7 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
 
     gemm_exp = _median_time(lambda: reduce_blocks(X, gemm_exp_block, bytes_per_row=M * itemsize,
                                                   n_threads=threads), repeats)
-    cache = system._cache
+    cache = system.cache
     read = _median_time(lambda: reduce_blocks(
         cache, lambda K_b: np.add.reduce(K_b, axis=0), bytes_per_row=M * itemsize,
         n_threads=threads), repeats)

@@ -222,6 +222,14 @@ class NystromSystem:
         self.attainable_residual = attainable_residual(np.float64, self.columns.shape[0])
         return self.attainable_residual
 
+    @property
+    def cache(self) -> np.ndarray | None:
+        """The cached kernel blocks :math:`K_{nM}` of the first ``info["cached_rows"]`` rows
+        (``None`` when nothing is cached, or after :meth:`release`): what a pass reads, for
+        measurements beside it (``python -m benchmarks ridge``'s read of the cache). Not to
+        be written."""
+        return self._cache
+
     def release(self) -> None:
         """Drop the cached blocks (the fitted model keeps no reference to the system)."""
         self._cache = None
