@@ -172,7 +172,7 @@ def tune_row(name: str, X: np.ndarray, y: np.ndarray, **params: object) -> dict[
     configurations' alone: the estimate is of the whole search, whose own work beside the
     configurations is a few per cent."""
     load = _load()
-    _cost._measured_rate.cache_clear()  # the rates of this moment's load, not the first row's
+    _cost.remeasure_rates()  # the rates of this moment's load, not the first row's
     with threadpool_limits(1), km.config_context(n_threads=1):
         cpu, wall = time.process_time(), time.perf_counter()
         result = tune(X, y, random_state=0, **params)
@@ -243,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     print(f"load average {' '.join(f'{v:.2f}' for v in os.getloadavg())}; one thread")
     print(f"{'case':<32} {'estimate s':>11} {'measured s':>11} {'ratio':>6}")
-    _cost._measured_rate.cache_clear()  # a probe of this moment's load
+    _cost.remeasure_rates()  # a probe of this moment's load
     with threadpool_limits(1), km.config_context(n_threads=1):
         for case, estimate, measured in rows(args.quick):
             ratio = estimate / max(measured, 1e-9)

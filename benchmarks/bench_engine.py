@@ -43,6 +43,7 @@ from benchmarks._harness import machine_lines
 from kernelmaps import _engine
 from kernelmaps._engine import _blocks, run_blocks, single_threaded_blas
 from kernelmaps._fastmath import cos_inplace
+from kernelmaps.maps.interface import block_flops_per_row
 
 N_FEATURES = 64
 ROWS = (256, 512, 1024, 2048, 4096, 8192)
@@ -140,7 +141,7 @@ def crossover(repeats: int, rate: float) -> None:
     for name, est in maps.items():
         for n in ROWS:
             X = rng.uniform(size=(n, N_FEATURES))
-            work = n * est._block_flops_per_row(X)
+            work = n * block_flops_per_row(est, X)
             fns = []
             for threads in (1, 2):
                 def call(threads=threads, X=X, est=est, quarter=work / 4) -> None:

@@ -208,7 +208,7 @@ def test_the_probe_is_the_mean_wall_and_the_best_cpu_of_its_products(monkeypatch
     # Three products timed 0.3, 0.1 and 0.2 s apart (wall) and 0.5, 0.16, 0.3 s of CPU time
     # on two threads: the wall rate is their mean (a descheduled slice is the load a caller
     # waits with), the CPU rate the best, per thread (CPU time is not stretched by the load).
-    _cost._measured_rate.cache_clear()
+    _cost.remeasure_rates()
     monkeypatch.setattr(_cost, "time", _Clocks(wall=[0, 0.3, 1, 1.1, 2, 2.2],
                                                cpu=[0, 0.5, 1, 1.16, 2, 2.3]))
     flops = 2.0 * _cost.PROBE_SIZE**3
@@ -217,8 +217,14 @@ def test_the_probe_is_the_mean_wall_and_the_best_cpu_of_its_products(monkeypatch
         # Measured once per thread count: the clocks (now exhausted) are not read again.
         assert _cost.gemm_rate(2, clock="cpu") == pytest.approx(flops / (0.16 / 2))
         assert _cost.seconds(3 * flops, threads=2) == pytest.approx(0.6)
+        # Until asked to measure again: then the next call probes the clocks afresh.
+        monkeypatch.setattr(_cost, "time", _Clocks(wall=[0, 0.5, 1, 1.5, 2, 2.5],
+                                                   cpu=[0, 1, 1, 2, 2, 3]))
+        assert _cost.gemm_rate(2) == pytest.approx(flops / 0.2)
+        _cost.remeasure_rates()
+        assert _cost.gemm_rate(2) == pytest.approx(flops / 0.5)
     finally:
-        _cost._measured_rate.cache_clear()
+        _cost.remeasure_rates()
     with pytest.raises(ValueError, match="clock must be"):
         _cost.gemm_rate(1, clock="user")
 

@@ -75,6 +75,7 @@ __all__ = [
     "map_ridge_flops",
     "nystrom_first_pass_flops",
     "preconditioner_flops",
+    "remeasure_rates",
     "seconds",
     "streamed_ridge_flops",
     "streamed_ridge_memory",
@@ -110,6 +111,21 @@ def _measured_rate(threads: int) -> tuple[float, float]:
             cpu = min(cpu, (time.process_time() - start_cpu) / threads)
     flops = 2.0 * PROBE_SIZE**3
     return flops / max(wall, 1e-9), flops / max(cpu, 1e-9)
+
+
+def remeasure_rates() -> None:
+    """Forget the rates measured so far, so that the next :func:`gemm_rate` probes again.
+
+    The rates are measured once per process and thread count; a caller that times work
+    against the load of the moment (``python -m benchmarks cost``, each row) asks for a
+    fresh probe here.
+
+    Returns
+    -------
+    None
+    """
+    with _probe_lock:
+        _measured_rate.cache_clear()
 
 
 def gemm_rate(threads: int | None = None, clock: str = "wall") -> float:

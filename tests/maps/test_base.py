@@ -29,3 +29,17 @@ def test_transform_into_declines_what_it_cannot_do_and_validates_like_transform(
     assert exact._transform_into(X, np.empty((200, exact.n_features_out_))) is None
     with pytest.raises(ValueError, match="X has 5 features, but RBFSampler is expecting 6"):
         rbf._transform_into(X[:, :5], np.empty((200, 40)))
+
+
+def test_block_flops_per_row_is_the_maps_own_count_of_a_rows_work():
+    # The engine's thread rule reads a row's work through maps.interface: for a random-feature
+    # map an inner product over the row's features plus ~600 operations per output feature.
+    import scipy.sparse as sp
+
+    from kernelmaps.maps.interface import block_flops_per_row
+
+    X = np.random.default_rng(0).normal(size=(50, 8))
+    rbf = RBFSampler(n_components=30, random_state=0).fit(X)
+    assert block_flops_per_row(rbf, X) == 30 * (2 * 8 + 600)
+    sparse = sp.random(50, 8, density=0.25, format="csr", random_state=0)
+    assert block_flops_per_row(rbf, sparse) == 30 * (2 * sparse.nnz / 50 + 600)

@@ -20,6 +20,7 @@ from kernelmaps.maps._registry import projection_types
 
 __all__ = [
     "accepts_sparse",
+    "block_flops_per_row",
     "checks_degenerate_sample",
     "expect_rows",
     "fit_on_sample",
@@ -109,6 +110,25 @@ def transform_into(feature_map: Any, X: Any, out: np.ndarray) -> np.ndarray | No
     if not isinstance(feature_map, FeatureMap):
         return None
     return feature_map._transform_into(X, out)
+
+
+def block_flops_per_row(feature_map: FeatureMap, X: Any) -> float:
+    """The work of transforming one row of ``X``, in floating-point operations: what the
+    engine weighs against the cost of a thread (:data:`kernelmaps._engine.FLOPS_PER_THREAD`)
+    when it decides how many threads a transform gets.
+
+    Parameters
+    ----------
+    feature_map : FeatureMap
+        The fitted map.
+    X : array-like of shape (n_samples, n_features)
+        The rows (their width, and for sparse rows their stored values, are read).
+
+    Returns
+    -------
+    float
+    """
+    return feature_map._block_flops_per_row(X)
 
 
 def expect_rows(feature_map: Any, X: Any) -> None:
