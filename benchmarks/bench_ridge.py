@@ -583,7 +583,9 @@ def falkon_peer(name: str, args: argparse.Namespace, ours: dict) -> dict | None:
     return rows
 
 
-PEER_TARGETS = {"fashion": 10, "million": 8}
+#: Falkon's fit time over kernelmaps' cached fit, at least (issue 33: 10× on both cases;
+#: issue 26 had asked 8× on ``million``).
+PEER_TARGETS = {"fashion": 10, "million": 10}
 
 
 CASES = {"fashion": fashion, "million": million, "classifier": classifier}

@@ -53,6 +53,31 @@ def test_solve_psd_falls_back_to_least_squares_with_the_one_warning():
     assert "least-squares" in SINGULAR_WARNING
 
 
+def test_solve_psd_runs_a_small_system_on_one_blas_thread_and_a_large_one_on_the_callers(
+        monkeypatch):
+    # Woken BLAS threads spin on the cores after the call (blas_for_work): a small system's
+    # Cholesky runs on one, as FeatureRidge's D = 1,000 solve (m³/3 < 2³⁰ operations does).
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from kernelmaps import _linalg
+    from kernelmaps._engine import FLOPS_FOR_BLAS_THREADS
+
+    seen = []
+    factor = _linalg.psd_factor
+
+    def recording(system, **kwargs):
+        seen.append(max(pool["num_threads"] for pool in threadpool_info()
+                        if pool["user_api"] == "blas"))
+        return factor(system, **kwargs)
+
+    monkeypatch.setattr(_linalg, "psd_factor", recording)
+    large = int(np.ceil((3 * FLOPS_FOR_BLAS_THREADS) ** (1 / 3)))  # m³/3 ≥ the threshold
+    with threadpool_limits(2, user_api="blas"):
+        solve_psd(np.eye(50), np.ones((50, 1)))
+        solve_psd(np.eye(large), np.ones(large))
+    assert seen == [1, 2]
+
+
 def test_psd_factor_solves_many_right_hand_sides_or_refuses_an_indefinite_matrix():
     A = spd_matrix(120, 1e4)
     A = (A + A.T) / 2
