@@ -251,7 +251,10 @@ def compiled_sweep(dtype: Any, elements: int = 0, columns: int = 1, passes: int 
     process each, old 4 × 2 kernel / new / BLAS: 4 columns 15.9 / 14.9 / 36.3 ms (Haswell),
     16.4 / 15.1 / 17.3 (SkylakeX); 8 columns 26.0 / 23.7 / 38.1, 25.9 / 23.0 / 24.6; 10
     columns 31.1 / 28.1 / 47.7, 29.9 / 27.6 / 28.6 — within 4-15 % of AVX-512 BLAS there, so
-    ``"auto"`` keeps its limit of 3 columns.
+    ``"auto"`` keeps its limit of 3 columns. With each sub-block read linearly first from
+    :data:`STREAM_COLUMNS` columns (60,000 × 1,000, one thread, CPU time, medians of 7, load
+    1.9-2.2), SkylakeX BLAS / kernel: 1.11× at 4 columns, 1.02× at 5, 1.06× at 6, 1.07× at
+    7, 1.08× at 8, 1.15× at 10 (Haswell: 1.8-2.4×) — no clear margin, so the limit stays.
 
     Earlier (load 3-4): 60,000 × 1,000, 10 columns, 29.7 ms against 50.0 (Haswell), 31.2
     against 29.0 (SkylakeX); 100,000 × 2,000, one column, 30.2 ms against 37.5 (one read
