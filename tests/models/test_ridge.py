@@ -469,9 +469,10 @@ def test_the_compiled_sweep_equals_the_blas_sweep_to_rounding():
     from kernelmaps.models._kernel_blocks import gram_block
 
     rng = np.random.RandomState(1)
-    # odd rows, columns and targets; 4 columns at a time from t = 4 (4, 4 + 1, 4 + 2 + 1, 2 × 4)
+    # odd rows, columns and targets; 4 columns at a time from t = 4 (4, 4 + 1, 4 + 2 + 1, 2 × 4,
+    # 2 × 4 + 2), each sub-block read once first from STREAM_COLUMNS = 8 (t = 8, 10)
     for n, M, t in [(203, 50, 3), (130, 37, 1), (77, 41, 5), (90, 33, 4), (70, 29, 7),
-                    (66, 31, 8)]:
+                    (66, 31, 8), (139, 43, 10)]:
         K32 = rng.uniform(0.0, 1.0, size=(n, M)).astype(np.float32)
         V = rng.normal(size=(M, t)) * 1e30  # scaled to float32's range first
         for w in (rng.uniform(0.5, 2.0, n), None):

@@ -251,7 +251,10 @@ def compiled_sweep(dtype: Any, elements: int = 0, columns: int = 1, passes: int 
     process each, old 4 × 2 kernel / new / BLAS: 4 columns 15.9 / 14.9 / 36.3 ms (Haswell),
     16.4 / 15.1 / 17.3 (SkylakeX); 8 columns 26.0 / 23.7 / 38.1, 25.9 / 23.0 / 24.6; 10
     columns 31.1 / 28.1 / 47.7, 29.9 / 27.6 / 28.6 — within 4-15 % of AVX-512 BLAS there, so
-    ``"auto"`` keeps its limit of 3 columns.
+    ``"auto"`` keeps its limit of 3 columns. With each sub-block read linearly first from
+    :data:`STREAM_COLUMNS` columns (60,000 × 1,000, one thread, CPU time, medians of 7, load
+    1.9-2.2), SkylakeX BLAS / kernel: 1.11× at 4 columns, 1.02× at 5, 1.06× at 6, 1.07× at
+    7, 1.08× at 8, 1.15× at 10 (Haswell: 1.8-2.4×) — no clear margin, so the limit stays.
 
     Earlier (load 3-4): 60,000 × 1,000, 10 columns, 29.7 ms against 50.0 (Haswell), 31.2
     against 29.0 (SkylakeX); 100,000 × 2,000, one column, 30.2 ms against 37.5 (one read
@@ -265,10 +268,24 @@ def compiled_sweep(dtype: Any, elements: int = 0, columns: int = 1, passes: int 
                          load=_compiled_gram_rows)
 
 
+#: From this many columns (targets) :func:`_gram_rows` first reads each sub-block in one
+#: linear pass (a vector sum it discards) and then multiplies it from cache: its 4-row panels
+#: read from memory as 4 interleaved streams hold the products to memory latency, one linear
+#: stream runs at the read's full rate. Measured (issue 33; 60,000 × 1,000 float32, one
+#: thread, CPU time, medians of 7 interleaved, load 1.4-2.7, the 2-core Zen 5 VM): the first
+#: product alone 18.4 ms from memory against 8.3 in cache at 10 targets; the whole kernel
+#: without / with the pass 24.6 / 20.5 ms at 8 targets, 27.2 / 23.3 at 10, 15.1 / 14.7 at 4,
+#: 19.5 / 20.2 at 6, 25.1 / 24.6 at 7 (within noise) and 8.9 / 10.8, 11.0 / 13.2 at one and
+#: two (slower: there the products keep up with memory). Prefetch instructions (LLVM's
+#: ``llvm.prefetch``, a sub-block ahead) in their place saved nothing (27.0 against 27.8 ms).
+STREAM_COLUMNS = 8
+
+
 def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray,
                u: np.ndarray, part_t: np.ndarray) -> None:
     r"""``total_t += (Kᵀ W K V)ᵀ`` by sub-blocks of ``u.shape[0]`` rows (compiled by Numba;
-    :func:`_compiled_gram_rows`): per sub-block :math:`U = W_b K_b V` (4 rows × 4 columns
+    :func:`_compiled_gram_rows`): per sub-block — first read once linearly from
+    :data:`STREAM_COLUMNS` columns on — :math:`U = W_b K_b V` (4 rows × 4 columns
     at a time, then 4 × 2, float32 sums of M terms), then :math:`K_b^\top U` (4 rows × 4
     columns, then 4 × 2, an odd last column 8 rows at a time) into
     the float32 ``part_t``, added to the float64 ``total_t`` — the sums of
@@ -279,8 +296,13 @@ def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray
     rows = u.shape[0]
     weighted = w.shape[0] > 0
     zero = K.dtype.type(0)
+    sink = zero
     for s in range(0, n, rows):
         e = min(s + rows, n)
+        if t >= STREAM_COLUMNS:  # one linear read brings the sub-block into cache
+            for q in range(s, e):
+                for j in range(M):
+                    sink += K[q, j]
         i = s
         while i + 4 <= e:
             c = 0
@@ -414,6 +436,7 @@ def _gram_rows(K: np.ndarray, Vt: np.ndarray, w: np.ndarray, total_t: np.ndarray
         for c in range(t):
             for j in range(M):
                 total_t[c, j] += part_t[c, j]
+        u[0, 0] = sink  # keeps the read pass (u is scratch, rewritten per sub-block)
 
 
 @functools.cache
