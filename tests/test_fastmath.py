@@ -668,3 +668,45 @@ def test_auto_cos_sin_gives_the_numpy_numbers_on_either_side_of_the_crossover(
         _fastmath.JIT_AUTO_ELEMENTS, _fastmath._numpy_elements = saved
         _unload()
     np.testing.assert_array_equal(got, expected)
+
+
+def test_compiled_pays_loading_decides_now_and_loads_on_another_thread(monkeypatch) -> None:
+    # The decision is compiled_pays's; the load runs on a thread of its own, and ready()
+    # waits for it. A failing load: "auto" answers no, jit=True raises.
+    import threading
+
+    monkeypatch.setattr(_fastmath, "_numba_installed", lambda: True)
+    threads: list = []
+    released = threading.Event()
+
+    def load() -> None:
+        threads.append(threading.current_thread())
+        released.wait(10)
+
+    with config_context(jit="auto"):
+        assert _fastmath.compiled_pays_loading(_fastmath.JIT_AUTO_ELEMENTS - 1, load) is None
+        ready = _fastmath.compiled_pays_loading(_fastmath.JIT_AUTO_ELEMENTS, load)
+        assert ready is not None
+        released.set()  # the load was still waiting: the caller was not
+        assert ready() is True
+        assert threads and threads[0] is not threading.current_thread()
+
+    def broken() -> None:
+        raise ImportError("numba: a broken install")
+
+    with config_context(jit="auto"):
+        assert _fastmath.compiled_pays_loading(_fastmath.JIT_AUTO_ELEMENTS, broken)() is False
+    with config_context(jit=False):
+        assert _fastmath.compiled_pays_loading(10.0 * _fastmath.JIT_AUTO_ELEMENTS, load) is None
+    with config_context(jit=True):
+        ready = _fastmath.compiled_pays_loading(0.0, broken)
+        with pytest.raises(ImportError, match="broken install"):
+            ready()
+        assert _fastmath.compiled_pays(0.0, lambda: None) is True
+        with pytest.raises(ImportError, match="broken install"):
+            _fastmath.compiled_pays(0.0, broken)
+        # Numba not installed under jit=True: the error naming the fix, before any thread.
+        monkeypatch.setattr(_fastmath, "_numba_installed", lambda: False)
+        monkeypatch.setitem(sys.modules, "numba", None)
+        with pytest.raises(ImportError, match=r"pip install 'kernelmaps\[jit\]'"):
+            _fastmath.compiled_pays_loading(0.0, load)

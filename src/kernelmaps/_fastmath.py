@@ -126,6 +126,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -134,8 +135,8 @@ import numpy as np
 from kernelmaps._config import get_config
 from kernelmaps._optional import import_optional
 
-__all__ = ["JIT_AUTO_ELEMENTS", "MAX_FAST_ARG", "compiled_pays", "cos_inplace", "cos_sin",
-           "expect_cosines"]
+__all__ = ["JIT_AUTO_ELEMENTS", "MAX_FAST_ARG", "compiled_pays", "compiled_pays_loading",
+           "cos_inplace", "cos_sin", "expect_cosines"]
 
 # Elements processed per block of ufunc passes (see the module docstring).
 CHUNK = 32768
@@ -686,19 +687,81 @@ def compiled_pays(saved_cosines: float, load: Callable[[], Any]) -> bool:
     >>> compiled_pays(1_000, load=lambda: None)  # far below the crossover (jit="auto")
     False
     """
-    setting = get_config()["jit"]
-    if setting is False:
-        return False
-    if setting is True:
-        load()
-        return True
-    if saved_cosines < JIT_AUTO_ELEMENTS or not _numba_installed():
+    if not _pays(saved_cosines):
         return False
     try:
         load()
     except ImportError:  # a broken Numba install: "auto" keeps the NumPy/BLAS path
+        if get_config()["jit"] is True:
+            raise
         return False
     return True
+
+
+def _pays(saved_cosines: float) -> bool:
+    """The decision of :func:`compiled_pays` without the load: ``jit=True`` (raising the
+    ImportError naming the fix where Numba is not installed), or ``"auto"`` with the saving
+    at the crossover and Numba installed."""
+    setting = get_config()["jit"]
+    if setting is True:
+        if not _numba_installed():
+            import_optional("numba", extra="jit")
+        return True
+    return setting is not False and saved_cosines >= JIT_AUTO_ELEMENTS and _numba_installed()
+
+
+def compiled_pays_loading(saved_cosines: float,
+                          load: Callable[[], Any]) -> Callable[[], bool] | None:
+    """:func:`compiled_pays`, with the load on a background thread while the caller works.
+
+    For a call that has other work before its first compiled kernel (FALKON's first pass
+    over the data before its CG sweeps): loading Numba and the kernel from its disk cache
+    (0.2-0.36 s, measured in :func:`kernelmaps.models._kernel_blocks.compiled_sweep`) then
+    runs beside that work instead of before the kernel's first call. The decision is
+    :func:`compiled_pays`'s, taken now from the same known work; where Numba is not
+    installed, ``jit=True`` raises the ImportError naming the fix now, before any work.
+
+    Parameters
+    ----------
+    saved_cosines : float
+        What the compiled kernel saves over the call, in NumPy float64 cosines' time.
+    load : callable
+        Loads the compiled kernel (raises ImportError where Numba is missing).
+
+    Returns
+    -------
+    callable or None
+        None when the call runs its NumPy/BLAS form; else ``ready()``, which waits for the
+        load and returns whether the compiled kernel is loaded: True, or — a Numba install
+        that fails to import — False under ``"auto"`` (the NumPy/BLAS form runs) and the
+        ImportError under ``jit=True``.
+
+    Examples
+    --------
+    >>> compiled_pays_loading(1_000, load=lambda: None) is None  # below the crossover
+    True
+    """
+    if not _pays(saved_cosines):
+        return None
+    forced = get_config()["jit"] is True
+    failure: list[ImportError] = []
+
+    def run() -> None:
+        try:
+            load()
+        except ImportError as error:  # raised (True) or answered (auto) by ready()
+            failure.append(error)
+
+    thread = threading.Thread(target=run, name="kernelmaps-jit-load", daemon=True)
+    thread.start()
+
+    def ready() -> bool:
+        thread.join()
+        if failure and forced:
+            raise failure[0]
+        return not failure
+
+    return ready
 
 
 @functools.cache

@@ -50,3 +50,49 @@ def test_written_once_buffers_withdraw_the_huge_page_advice_numpy_gives():
     assert "nh" in _vm_flags(middle) and "hg" not in _vm_flags(middle)
     small = written_once_buffer((1000,), np.float64)  # below the size: NumPy's array
     assert small.shape == (1000,)
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise and statm: Linux")
+def test_a_released_buffer_gives_its_pages_back_on_another_thread():
+    from kernelmaps._engine import (
+        WRITTEN_ONCE_MIN_BYTES,
+        release_written_once,
+        wait_for_releases,
+        written_once_buffer,
+    )
+
+    size = 4 * WRITTEN_ONCE_MIN_BYTES
+    cache = written_once_buffer((size // 4,), np.float32)
+    cache[...] = 1.0  # resident
+    before = _resident_bytes()
+    thread = release_written_once(cache)
+    del cache  # the caller's reference was the only one
+    assert thread is not None and thread.name == "kernelmaps-release"
+    wait_for_releases()
+    assert not thread.is_alive()
+    # Other threads may allocate meanwhile; a quarter of the buffer is far above that.
+    assert before - _resident_bytes() > 0.75 * size
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="madvise: Linux")
+def test_a_buffer_with_another_reference_is_left_to_numpy():
+    # A view (or any other name) keeps the buffer: its contents must survive the release.
+    from kernelmaps._engine import WRITTEN_ONCE_MIN_BYTES, release_written_once, written_once_buffer
+
+    cache = written_once_buffer((WRITTEN_ONCE_MIN_BYTES // 4,), np.float32)
+    cache[...] = 2.0
+    view = cache[1:]
+    assert release_written_once(cache) is None
+    other = cache
+    del cache
+    assert release_written_once(other) is None  # the view still refers to it
+    assert float(view.min()) == float(view.max()) == 2.0
+    small = np.ones(1000)
+    assert release_written_once(small) is None  # below the size: NumPy's free
+    part = np.ones(WRITTEN_ONCE_MIN_BYTES // 4)[1:]
+    assert release_written_once(part) is None  # not the owner

@@ -11,6 +11,9 @@ nothing of maps, kernels or models: a caller hands it a function of one row bloc
     sums a function of row blocks (the reduction counterpart, for small results);
 ``scratch_buffer``
     reusable per-thread temporaries for block functions;
+``written_once_buffer`` / ``release_written_once``
+    base-page arrays for data written once and streamed (FALKON's cache), and their pages
+    given back on a background thread;
 ``blas_for_work``
     BLAS on one thread around a computation too small to pay for BLAS's threads;
 ``check_finite_output``
@@ -76,7 +79,9 @@ from kernelmaps._engine._blocks import (
 )
 from kernelmaps._engine._buffers import (
     WRITTEN_ONCE_MIN_BYTES,
+    release_written_once,
     scratch_buffer,
+    wait_for_releases,
     written_once_buffer,
 )
 from kernelmaps._engine._checks import FLOAT_DTYPES, check_finite_output, sparse_container_like
@@ -106,11 +111,13 @@ __all__ = [
     "rank_update_plan",
     "reduce_blocks",
     "register_collection_handler",
+    "release_written_once",
     "run_blocks",
     "run_tasks",
     "scratch_buffer",
     "single_threaded_blas",
     "sparse_container_like",
     "threads_per_task",
+    "wait_for_releases",
     "written_once_buffer",
 ]

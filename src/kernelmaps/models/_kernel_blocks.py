@@ -33,11 +33,11 @@ import numpy as np
 
 from kernelmaps._config import available_memory, get_config
 from kernelmaps._engine import scratch_buffer
-from kernelmaps._fastmath import compiled_pays
+from kernelmaps._fastmath import compiled_pays, compiled_pays_loading
 from kernelmaps._optional import import_optional
 
 __all__ = ["COMPILED_SWEEP_MAX_COLUMNS", "COMPILED_SWEEP_SAVING", "KERNEL_CACHE_FRACTION",
-           "attainable_residual", "cache_budget", "compiled_sweep",
+           "attainable_residual", "cache_budget", "compiled_sweep", "compiled_sweep_loading",
            "cross_block", "gram_block", "scaled_operand", "sweep_rows", "widened_gram_block"]
 
 #: ``kernel_cache_bytes=None`` (the default) lets the kernel blocks use this fraction of the
@@ -260,12 +260,32 @@ def compiled_sweep(dtype: Any, elements: int = 0, columns: int = 1, passes: int 
     against 29.0 (SkylakeX); 100,000 × 2,000, one column, 30.2 ms against 37.5 (one read
     24.6). Loading Numba and the kernel from its disk cache: 0.35-0.36 s of CPU in a fresh
     process (0.7-0.8 s wall at load 6)."""
+    saving = _sweep_saving(dtype, elements, columns, passes)
+    return saving is not None and compiled_pays(saving, load=_compiled_gram_rows)
+
+
+def compiled_sweep_loading(dtype: Any, elements: int = 0, columns: int = 1,
+                           passes: int = 0) -> Callable[[], bool] | None:
+    """:func:`compiled_sweep`'s decision, with the kernel loaded on a background thread
+    (:func:`kernelmaps._fastmath.compiled_pays_loading`) while the caller makes its first
+    pass: None for the BLAS sweep, else ``ready()`` (waits; whether the kernel loaded).
+
+    Measured (issue 33, FALKON case B, 2 threads, load 0.9-1.2): the first CG pass took
+    0.455 s against 0.19-0.23 s for the others — the load of Numba and the kernel — when the
+    load came after the first pass."""
+    saving = _sweep_saving(dtype, elements, columns, passes)
+    return None if saving is None else compiled_pays_loading(saving, load=_compiled_gram_rows)
+
+
+def _sweep_saving(dtype: Any, elements: int, columns: int, passes: int) -> float | None:
+    """What the compiled sweep saves over the call in NumPy cosines' time
+    (:data:`COMPILED_SWEEP_SAVING`), or None where it is never run (float64 caches;
+    beyond :data:`COMPILED_SWEEP_MAX_COLUMNS` columns under ``"auto"``)."""
     if np.dtype(dtype) != np.float32:
-        return False
+        return None
     if get_config()["jit"] == "auto" and columns > COMPILED_SWEEP_MAX_COLUMNS:
-        return False
-    return compiled_pays(float(elements) * max(0, passes) * COMPILED_SWEEP_SAVING,
-                         load=_compiled_gram_rows)
+        return None
+    return float(elements) * max(0, passes) * COMPILED_SWEEP_SAVING
 
 
 #: From this many columns (targets) :func:`_gram_rows` first reads each sub-block in one
@@ -448,9 +468,16 @@ def _compiled_gram_rows() -> Callable[..., None]:
     numba = import_optional("numba", extra="jit")
     options = {"nogil": True, "fastmath": {"reassoc", "contract"}}
     try:
-        return numba.njit(cache=True, **options)(_gram_rows)
+        kernel = numba.njit(cache=True, **options)(_gram_rows)
     except RuntimeError:  # no writable cache directory (read-only install)
-        return numba.njit(**options)(_gram_rows)
+        kernel = numba.njit(**options)(_gram_rows)
+    # Its one signature (C-contiguous float32 operands, float64 sums) loaded — or compiled —
+    # now, on empty arrays: Numba does it at a first call, which would otherwise be the
+    # first CG pass's (0.2-0.26 s of it, issue 33) rather than the loading thread's.
+    empty = np.empty((0, 0), dtype=np.float32)
+    kernel(empty, empty, _NO_WEIGHTS, np.empty((0, 0)), np.empty((1, 1), dtype=np.float32),
+           empty)
+    return kernel
 
 
 def widened_gram_block(K_b: np.ndarray, w_b: Any, V: np.ndarray, *,
