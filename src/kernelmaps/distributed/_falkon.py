@@ -159,7 +159,7 @@ class DaskNystromSystem:
     Attributes
     ----------
     info : dict
-        As :attr:`NystromSystem.info <kernelmaps.models.interface.NystromSystem>` for the
+        As :attr:`kernelmaps.models.interface.NystromSystem.info`, for the
         whole fit — ``path``, ``cached_rows``, ``cache_bytes``, ``cache_budget_bytes``,
         ``first_pass_s`` (the client's wall time of all chunks' first passes) — with
         ``chunks`` (their number), ``sweep``: how the chunks holding a cache multiply it, the
