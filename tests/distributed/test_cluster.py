@@ -136,6 +136,41 @@ def test_settings_belong_to_each_worker_process(client):
         client.run(km.set_config, jit="auto")
 
 
+def test_falkon_chunks_sweep_by_the_clients_jit_setting_and_max_iter(client):
+    # A FALKON fit's chunks, built on the worker processes, choose their float32 cache's
+    # sweep under the client's jit setting (as they take its cache budget), not the
+    # workers' own, with max_iter as their passes: the local scheduler's choice and numbers.
+    pytest.importorskip("numba")
+    from kernelmaps._fastmath import JIT_AUTO_ELEMENTS
+    from kernelmaps.models._kernel_blocks import COMPILED_SWEEP_SAVING
+
+    client.wait_for_workers(2)  # a worker restarted by another test has joined
+    rng = np.random.RandomState(2)
+    X = rng.uniform(-1, 1, size=(8_000, 3)).astype(np.float32)
+    y = np.cos(2 * X[:, 0]) * X[:, 1]
+    dX = da.from_array(X, chunks=(1_000, 3))
+    # gamma=4: K_MM well conditioned, so the products stay float32 (no widen()).
+    params = dict(alpha=1.0, kernel="rbf", gamma=4.0, solver="nystrom", n_components=80,
+                  tol=1e-3, random_state=0)
+    # Under "auto", enough passes for one chunk's 1,000 × 80 values to repay loading Numba.
+    enough = int(np.ceil(JIT_AUTO_ELEMENTS / (COMPILED_SWEEP_SAVING * 1_000 * 80)))
+    cases = [(False, True, 100, "blas"), (True, False, 100, "compiled"),
+             ("auto", False, enough, "compiled"), ("auto", True, 100, "blas")]
+    try:
+        for client_jit, workers_jit, max_iter, sweep in cases:
+            client.run(km.set_config, jit=workers_jit)
+            with km.config_context(jit=client_jit):
+                on_workers = KernelRidge(max_iter=max_iter, **params).fit(dX, y)
+                with dask.config.set(scheduler="threads"):
+                    local = KernelRidge(max_iter=max_iter, **params).fit(dX, y)
+            case = (client_jit, workers_jit, max_iter)
+            assert on_workers.fit_info_["sweep"] == local.fit_info_["sweep"] == sweep, case
+            assert on_workers.fit_info_["chunk_sweeps"] == {sweep: 8}, case
+            assert_same_numbers(on_workers.dual_coef_, local.dual_coef_, rtol=1e-10)
+    finally:
+        client.run(km.set_config, jit="auto")
+
+
 def _gated_chunk(block, block_id=None, gated_block=None):
     """The chunk itself; the chunk ``gated_block`` waits for the gate first (so the fit
     cannot finish before the test has killed a worker, while one thread at most waits)."""

@@ -182,3 +182,74 @@ def test_auto_solver_says_once_that_it_fits_by_falkon(problem, cls):
         with warnings.catch_warnings():
             warnings.simplefilter("error", km.models.ApproximateSolverWarning)
             cls(solver=solver, **params).fit(dX, y)
+
+
+@pytest.mark.parametrize("jit", [True, False])
+def test_the_chunks_sweep_as_jit_says_and_fit_info_reports_it(problem, jit):
+    # Issue 33: each chunk's float32 cache is swept by the compiled kernel or by BLAS as the
+    # client's jit setting says; fit_info_["sweep"] reports the chunks' choice as the
+    # in-memory fit's does, and both fits are within the float32 bound of the float64 closed
+    # form on the same centres (tests/_float32_bound.py, as test_several_targets_and_float32).
+    if jit:
+        pytest.importorskip("numba")
+    X, y, dX = problem
+    X32 = X.astype(np.float32)
+    floor = attainable_residual(np.float32, 60)
+    with km.config_context(jit=jit), warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # CG reached tol
+        on_dask = model(tol=floor, max_iter=400).fit(dX.astype(np.float32), y)
+        in_memory = model(tol=floor, max_iter=400).fit(X32, y)
+    sweep = "compiled" if jit else "blas"
+    assert on_dask.fit_info_["sweep"] == in_memory.fit_info_["sweep"] == sweep
+    assert on_dask.fit_info_["chunk_sweeps"] == {sweep: 5}
+    np.testing.assert_array_equal(on_dask.X_fit_, in_memory.X_fit_)
+    expected, bound = float32_prediction_bound(get_kernel("rbf", gamma=0.5), X, on_dask.X_fit_,
+                                               X, y, 1e-2, tol=floor)
+    for fitted in (on_dask, in_memory):
+        error = np.abs(fitted.predict(X32) - expected[:, 0])
+        assert np.all(error <= bound[:, 0]), (error.max(), bound.max())
+
+
+def test_jit_auto_decides_each_chunk_by_its_own_cache_and_max_iter(problem, monkeypatch):
+    # jit="auto": every chunk's system gets max_iter as its passes and compiles its sweep
+    # when its own cache's elements × passes repay loading Numba (compiled_sweep's rule):
+    # at this max_iter the 700-row chunks (700 × 60 values) do and the 200-row one does not.
+    pytest.importorskip("numba")
+    from kernelmaps._fastmath import JIT_AUTO_ELEMENTS
+    from kernelmaps.models import _nystrom
+    from kernelmaps.models._kernel_blocks import COMPILED_SWEEP_SAVING
+
+    _, y, dX = problem
+    passes = int(np.ceil(JIT_AUTO_ELEMENTS / (COMPILED_SWEEP_SAVING * 700 * 60)))
+    assert 200 * 60 * passes * COMPILED_SWEEP_SAVING < JIT_AUTO_ELEMENTS
+    calls, choose = [], _nystrom.compiled_sweep
+
+    def spy(dtype, elements=0, columns=1, passes=0):
+        calls.append((elements, columns, passes))
+        return choose(dtype, elements, columns, passes)
+
+    monkeypatch.setattr(_nystrom, "compiled_sweep", spy)
+    with km.config_context(jit="auto"):
+        fitted = model(tol=1e-3, max_iter=passes).fit(dX.astype(np.float32), y)
+    assert sorted(calls) == [(200 * 60, 1, passes)] + [(700 * 60, 1, passes)] * 4
+    assert fitted.fit_info_["sweep"] == "mixed"
+    assert fitted.fit_info_["chunk_sweeps"] == {"compiled": 4, "blas": 1}
+
+
+def test_sweep_summary_without_a_cache_and_after_widening(problem):
+    # As NystromSystem.info: None when no chunk caches; "float64" once widen() switched
+    # every chunk's products to float64.
+    from kernelmaps.distributed._falkon import DaskNystromSystem
+
+    X, y, dX = problem
+    kernel, centres = get_kernel("rbf", gamma=0.5), X[:60].astype(np.float32)
+    weights, Y = da.ones((3000, 1), chunks=(700, 1)), da.from_array(y[:, None], chunks=(700, 1))
+    with km.config_context(jit=False):
+        systems = {budget: DaskNystromSystem(kernel, dX.astype(np.float32), centres, weights, Y,
+                                             cache_bytes=budget, passes=100)
+                   for budget in (0, None)}
+    assert systems[0].info["sweep"] is None and systems[0].info["chunk_sweeps"] == {}
+    assert systems[None].info["sweep"] == "blas"
+    systems[None].widen()
+    assert systems[None].info["sweep"] == "float64"
+    assert systems[None].info["chunk_sweeps"] == {"float64": 5}

@@ -28,7 +28,7 @@ import numpy as np
 from sklearn.base import is_classifier
 from sklearn.utils import check_random_state
 
-from kernelmaps._config import get_config
+from kernelmaps._config import config_context, get_config
 from kernelmaps._engine import threads_per_task
 from kernelmaps._ridge import check_alpha
 from kernelmaps.distributed._collections import SPLIT_EVERY, aligned_rows, as_dask_rows, ship
@@ -87,7 +87,7 @@ def fit_kernel_ridge(model: Any, X: Any, y: Any, sample_weight: Any = None) -> A
             exact_hint="Compute X into memory (X.compute()) and pass solver='exact' for the "
                        "exact model", stacklevel=5)
     progress = FitProgress(model.verbose, type(model).__name__)
-    system = DaskNystromSystem(kernel, X, centres, weights, Y)
+    system = DaskNystromSystem(kernel, X, centres, weights, Y, passes=model.max_iter)
     progress.phase(f"first pass over K_nM on {len(system.chunk_rows)} chunks "
                    f"({system.info['path']})")
     solve_nystrom(model, system, kernel, centres, indices, float(alpha[0]), ravel,
@@ -123,10 +123,55 @@ class DaskNystromSystem:
     The cache budget (:func:`dask_cache_budget`) is shared out evenly over the chunks, so a
     worker holding a fair share of the chunks holds a fair share of the blocks: a chunk
     keeps the blocks of as many of its rows as its share allows and recomputes the others.
+
+    How a chunk's CG passes multiply its float32 cache — the compiled kernel or BLAS
+    (:func:`~kernelmaps.models._kernel_blocks.compiled_sweep`) — is the chunk's own
+    :class:`~kernelmaps.models.interface.NystromSystem`'s choice, from ``passes`` and the
+    ``jit`` setting of the client at construction: that setting travels with the chunk
+    tasks (as the cache budget does), so a worker process's own setting does not choose,
+    and the local scheduler and a cluster make the same choice. Under ``jit="auto"`` a
+    chunk compiles when its own cache's elements × ``passes`` repay loading Numba — the
+    chunk's known work, the same on any worker and in any order. The load is paid once per
+    worker process (once in all on the local scheduler), so the rule is conservative: it
+    never loads Numba for a worker whose chunks' work would not repay it, but keeps BLAS
+    for chunks below the crossover (about 0.87 GB of float32 blocks each at ``passes``
+    = 100) even where a worker's chunks together would repay it; ``jit=True`` compiles
+    every chunk's sweep.
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The fitted kernel.
+    X : dask.array.Array of shape (n, d)
+        The rows, chunked by rows only.
+    centres : ndarray of shape (M, d)
+        The centres.
+    weights : dask.array.Array of shape (n, 1)
+        Sample weights, in X's row chunks.
+    Y : dask.array.Array of shape (n, t)
+        float64 targets, in X's row chunks.
+    cache_bytes : int or None, default=None
+        The cache budget of the whole fit; ``None``: :func:`dask_cache_budget`.
+    passes : int or None, default=None
+        The most :meth:`gram_times` calls the solver will make (the model's ``max_iter``),
+        passed to every chunk's system; ``None``: unknown, so only ``jit=True`` compiles.
+
+    Attributes
+    ----------
+    info : dict
+        As :attr:`kernelmaps.models.interface.NystromSystem.info`, for the
+        whole fit — ``path``, ``cached_rows``, ``cache_bytes``, ``cache_budget_bytes``,
+        ``first_pass_s`` (the client's wall time of all chunks' first passes) — with
+        ``chunks`` (their number), ``sweep``: how the chunks holding a cache multiply it, the
+        chunks' common value (``"compiled"``, ``"blas"``, ``"float64"`` after
+        :meth:`widen`), ``"mixed"`` when they differ (under ``jit="auto"``, chunks on both
+        sides of the crossover) or ``None`` when no chunk caches; and ``chunk_sweeps``: how
+        many of those chunks sweep each way (``{"compiled": 4, "blas": 1}``).
     """
 
     def __init__(self, kernel: Any, X: da.Array, centres: np.ndarray, weights: da.Array,
-                 Y: da.Array, *, cache_bytes: int | None = None) -> None:
+                 Y: da.Array, *, cache_bytes: int | None = None,
+                 passes: int | None = None) -> None:
         start = time.perf_counter()
         M = centres.shape[0]
         itemsize = np.result_type(X.dtype, centres.dtype).itemsize
@@ -135,8 +180,9 @@ class DaskNystromSystem:
         share = max(budget, 0) // max(1, len(self.chunk_rows))
         allotments = [min(rows * M * itemsize, share) for rows in self.chunk_rows]
         shared = (ship(kernel), ship(centres))
+        jit = get_config()["jit"]  # the client's, whichever process builds the chunks
         systems = [
-            dask.delayed(_chunk_system, pure=True)(x, y, w, *shared, allotment)
+            dask.delayed(_chunk_system, pure=True)(x, y, w, *shared, allotment, passes, jit)
             for x, y, w, allotment in zip(X.to_delayed().ravel(), Y.to_delayed().ravel(),
                                           weights.to_delayed().ravel(), allotments,
                                           strict=True)]
@@ -162,6 +208,7 @@ class DaskNystromSystem:
             "cache_budget_bytes": budget,
             "first_pass_s": time.perf_counter() - start,
             "chunks": len(self.chunk_rows),
+            **_sweeps([info["sweep"] for info in infos]),
         }
 
     def _sum(self, fn: Any, *args: Any) -> da.Array:
@@ -180,6 +227,8 @@ class DaskNystromSystem:
         :meth:`~kernelmaps.models.interface.NystromSystem.widen`); the new attainable
         residual."""
         self._wide = True
+        cached = sum(self.info["chunk_sweeps"].values())
+        self.info.update(_sweeps(["float64"] * cached))
         self.attainable_residual = attainable_residual(np.float64, self._shape[0])
         return self.attainable_residual
 
@@ -217,14 +266,28 @@ def dask_cache_budget(X: da.Array, Y: da.Array) -> int:
 
 
 def _chunk_system(X: np.ndarray, Y: np.ndarray, weights: np.ndarray, kernel: Any,
-                  centres: np.ndarray, cache_bytes: int) -> NystromSystem:
-    """One chunk's :class:`NystromSystem` (its first pass runs here, on the worker)."""
+                  centres: np.ndarray, cache_bytes: int, passes: int | None,
+                  jit: bool | str) -> NystromSystem:
+    """One chunk's :class:`NystromSystem` (its first pass runs here, on the worker), its
+    sweep chosen under the client's ``jit`` setting."""
     if not np.isfinite(Y).all():
         raise ValueError("y contains NaN or infinity; every target must be finite.")
     if not np.isfinite(weights).all() or (weights < 0).any():
         raise ValueError("sample_weight must be finite and non-negative.")
-    with threads_per_task(1):  # Dask runs one task per core
-        return NystromSystem(kernel, X, centres, weights[:, 0], Y, cache_bytes=cache_bytes)
+    with threads_per_task(1), config_context(jit=jit):  # Dask runs one task per core
+        return NystromSystem(kernel, X, centres, weights[:, 0], Y, cache_bytes=cache_bytes,
+                             passes=passes)
+
+
+def _sweeps(sweeps: list) -> dict:
+    """``sweep`` and ``chunk_sweeps`` of :attr:`DaskNystromSystem.info` from the chunks'
+    ``sweep`` (``None``: a chunk without a cache)."""
+    counts: dict = {}
+    for sweep in sweeps:
+        if sweep is not None:
+            counts[sweep] = counts.get(sweep, 0) + 1
+    summary = None if not counts else next(iter(counts)) if len(counts) == 1 else "mixed"
+    return {"sweep": summary, "chunk_sweeps": counts}
 
 
 def _chunk_rhs(system: NystromSystem) -> np.ndarray:
