@@ -150,47 +150,14 @@ def _median_time(fn: Callable[[], Any], repeats: int) -> float:
     return statistics.median(times)
 
 
-#: Seconds the fresh-memory floor waits after the cache is freed: on the development VM (a
-#: Firecracker guest) the host takes freed memory back within seconds, and memory it has
-#: taken back costs 3-4× more to touch again (8 GB on two threads: 3.7-4.4 s after 8 s idle,
-#: 1.28 s at once) and reads slower (0.19-0.25 s a read against 0.14-0.19). A fit in a fresh
-#: process meets memory in that state; the floor measures memory in the same state.
-FRESH_WAIT_S = 8.0
-
-
-def _fresh_memory(shape: tuple[int, ...], dtype: Any, threads: int, repeats: int) -> tuple:
-    """``(touch_s, read_s)`` of a new buffer of the cache's shape, after
-    :data:`FRESH_WAIT_S`: its first touch (a write per page) on the fit's threads and
-    blocks, then the median of ``repeats`` reads of it, as the fit's cache was touched and
-    read."""
-    from kernelmaps._engine import reduce_blocks, wait_for_releases, written_once_buffer
-
-    wait_for_releases()
-    time.sleep(FRESH_WAIT_S)
-    bytes_per_row = shape[1] * np.dtype(dtype).itemsize
-    start = time.perf_counter()
-    fresh = written_once_buffer(shape, dtype)  # as the fit allocates its cache
-
-    def touch(block: np.ndarray) -> np.ndarray:
-        block.reshape(-1)[:: 4096 // block.itemsize] = 0
-        return np.zeros(1)
-
-    reduce_blocks(fresh, touch, bytes_per_row=bytes_per_row, n_threads=threads)
-    touch_s = time.perf_counter() - start
-    read_s = _median_time(lambda: reduce_blocks(
-        fresh, lambda K_b: np.add.reduce(K_b, axis=0), bytes_per_row=bytes_per_row,
-        n_threads=threads), repeats)
-    return touch_s, read_s
-
-
 def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
-           first_repeats: int = 1, fresh_memory: bool = False) -> dict:
+           first_repeats: int = 1) -> dict:
     """The cached path's passes beside their floors, in this process, on the fitted model's
     centres (issue 26): the first pass (kernel blocks + right-hand side into the cache)
     beside a bare GEMM + ``np.exp`` of the same shape on the same blocks and threads, and one
     CG data pass (``gram_times``) beside one multi-threaded read of the same cache (a sum
-    over its rows, the same blocks and threads). ``fresh_memory``: also the first touch and a read
-    of fresh memory (:func:`_fresh_memory`). Loads beside each."""
+    over its rows, the same blocks and threads), and the GEMM + exp written into the
+    touched cache (the whole fit's floor). Loads beside each."""
     from kernelmaps._config import resolve_n_threads
     from kernelmaps._engine import (
         reduce_blocks,
@@ -238,6 +205,17 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     V = np.random.RandomState(0).normal(size=(M, t))
     sweep = _median_time(lambda: system.gram_times(V), repeats)
     sweep_kind = system.info["sweep"]
+
+    def gemm_exp_into(X_b: np.ndarray, out: np.ndarray) -> np.ndarray:
+        np.matmul(X_b, Ct, out=out)
+        np.exp(out, out=out)
+        return out[0]
+
+    # The same GEMM + exp written into the touched cache, as the first pass writes it (the
+    # DRAM writes a scratch buffer in cache does not pay); the cache is not read after.
+    gemm_exp_touched = _median_time(lambda: reduce_blocks(
+        X, gemm_exp_into, aligned=(cache,), bytes_per_row=M * itemsize, n_threads=threads),
+        repeats)
     # The pass's arithmetic at this BLAS's large-GEMM rate (a 2,048³ product of the cache's
     # dtype on the same threads): with t targets a pass is 4·n·M·t flops, which for t = 10
     # take longer than one read of the cache — the roofline floor is the larger of the two.
@@ -256,10 +234,9 @@ def floors(model: Any, X: np.ndarray, Y: np.ndarray, repeats: int = 3,
     fresh.reshape(-1)[:: 4096 // dtype.itemsize] = 0
     touch = time.perf_counter() - start
     del fresh
-    fresh_touch, fresh_read = _fresh_memory(shape, dtype, threads, repeats) if fresh_memory else (
-        None, None)
     row = {"first_pass_s": statistics.median(first), "gemm_exp_s": gemm_exp,
-           "first_touch_s": touch, "fresh_touch_s": fresh_touch, "fresh_read_s": fresh_read,
+           "gemm_exp_touched_s": gemm_exp_touched,
+           "first_touch_s": touch,
            "cg_pass_s": sweep, "cache_read_s": read, "threads": threads,
            "sweep": sweep_kind,
            "cache_bytes": int(np.prod(shape)) * dtype.itemsize,
@@ -332,32 +309,32 @@ def million_child(n: int, n_components: int, budget: int | None, with_floors: bo
     prediction = model.predict(X_test.astype(np.float32))
     floor_row = {}
     if with_floors:
-        floor_row = floors(model, X, y[:, None], repeats=3, fresh_memory=True)
+        floor_row = floors(model, X, y[:, None], repeats=3)
         if floor_row:
-            # Issue 33's floor of the whole fit, in this process: the first touch of a fresh
-            # buffer of the cache's size on the fit's threads, the first pass's GEMM and
-            # exponentials over touched memory, and one read of fresh memory per CG
-            # iteration (memory in the state the fit met, _fresh_memory); beside it the same
-            # on the memory the fit had just freed (one thread's touch, the rebuilt cache's
-            # reads), the floor printed before.
-            iterations = model.n_iter_
-            floor_row["fit_floor_s"] = (floor_row["fresh_touch_s"] + floor_row["gemm_exp_s"]
-                                        + iterations * floor_row["fresh_read_s"])
+            # Issue 33's floor of the whole fit, in this process: the first touch of the
+            # cache as the fit measured it (fit_info_["first_touch_s"]: its own buffer, in
+            # the state the fit met it, on its threads), the first pass's GEMM and
+            # exponentials written into touched memory, one read of the cache per CG
+            # iteration. Beside it the floor printed before: one thread's touch of a new
+            # buffer after the fit, the GEMM + exp into scratch memory.
+            iterations, touch = model.n_iter_, model.fit_info_["first_touch_s"]
+            floor_row["fit_first_touch_s"] = touch
+            floor_row["fit_floor_s"] = (touch + floor_row["gemm_exp_touched_s"]
+                                        + iterations * floor_row["cache_read_s"])
             floor_row["fit_floor_ratio"] = seconds / floor_row["fit_floor_s"]
-            floor_row["recycled_floor_s"] = (floor_row["first_touch_s"]
-                                             + floor_row["gemm_exp_s"]
-                                             + iterations * floor_row["cache_read_s"])
-            floor_row["recycled_floor_ratio"] = seconds / floor_row["recycled_floor_s"]
+            floor_row["earlier_floor_s"] = (floor_row["first_touch_s"] + floor_row["gemm_exp_s"]
+                                            + iterations * floor_row["cache_read_s"])
+            floor_row["earlier_floor_ratio"] = seconds / floor_row["earlier_floor_s"]
             print(f"  floors: whole fit {seconds:.2f} s vs its floor "
                   f"{floor_row['fit_floor_s']:.2f} s = {floor_row['fit_floor_ratio']:.2f}× "
-                  f"(target ≤ 1.3; fresh memory: first touch on {floor_row['threads']} threads "
-                  f"{floor_row['fresh_touch_s']:.2f} s + GEMM + exp "
-                  f"{floor_row['gemm_exp_s']:.2f} s + {iterations} reads "
-                  f"{iterations * floor_row['fresh_read_s']:.2f} s); on just-freed memory "
-                  f"{floor_row['recycled_floor_s']:.2f} s = "
-                  f"{floor_row['recycled_floor_ratio']:.2f}× (touch, one thread, "
-                  f"{floor_row['first_touch_s']:.2f} s, {iterations} reads "
-                  f"{iterations * floor_row['cache_read_s']:.2f} s); CG sweep "
+                  f"(target ≤ 1.3; the fit's first touch of its cache {touch:.2f} s + GEMM + "
+                  f"exp into touched memory {floor_row['gemm_exp_touched_s']:.2f} s + "
+                  f"{iterations} reads of the cache "
+                  f"{iterations * floor_row['cache_read_s']:.2f} s); as printed before "
+                  f"{floor_row['earlier_floor_s']:.2f} s = "
+                  f"{floor_row['earlier_floor_ratio']:.2f}× (a new buffer's touch after the "
+                  f"fit, one thread, {floor_row['first_touch_s']:.2f} s; GEMM + exp into "
+                  f"scratch {floor_row['gemm_exp_s']:.2f} s); CG sweep "
                   f"{model.fit_info_['sweep']}")
     return {"fit_s": seconds, "floors": floor_row, "sweep": model.fit_info_["sweep"],
             "solve_s": model.fit_info_["solve_s"],

@@ -607,3 +607,13 @@ def test_the_fused_rbf_first_pass_caches_the_kernel_and_its_right_hand_side(n_fe
     np.testing.assert_array_less(np.abs(system.rhs - expected),
                                  (64 + 2) * eps * (np.abs(K).T @ (w[:, None] * np.abs(Y)))
                                  + 1e-300)
+
+
+def test_the_fit_reports_its_first_touch_within_its_first_pass():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3)).astype(np.float32)
+    model = KernelRidge(kernel="rbf", solver="nystrom", n_components=40, alpha=1.0,
+                        random_state=0).fit(X, X[:, 0])
+    info = model.fit_info_
+    assert info["path"] == "cached"
+    assert 0.0 <= info["first_touch_s"] <= info["first_pass_s"]

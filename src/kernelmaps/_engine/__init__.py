@@ -11,9 +11,9 @@ nothing of maps, kernels or models: a caller hands it a function of one row bloc
     sums a function of row blocks (the reduction counterpart, for small results);
 ``scratch_buffer``
     reusable per-thread temporaries for block functions;
-``written_once_buffer`` / ``release_written_once``
-    base-page arrays for data written once and streamed (FALKON's cache), and their pages
-    given back on a background thread;
+``written_once_buffer`` / ``first_touch`` / ``release_written_once``
+    base-page arrays for data written once and streamed (FALKON's cache), their pages
+    faulted in on the engine's threads, and given back on a background thread;
 ``blas_for_work``
     BLAS on one thread around a computation too small to pay for BLAS's threads;
 ``check_finite_output``
@@ -79,6 +79,7 @@ from kernelmaps._engine._blocks import (
 )
 from kernelmaps._engine._buffers import (
     WRITTEN_ONCE_MIN_BYTES,
+    first_touch,
     release_written_once,
     scratch_buffer,
     wait_for_releases,
@@ -107,6 +108,7 @@ __all__ = [
     "block_rows_for",
     "check_finite_output",
     "collection_handler",
+    "first_touch",
     "is_dask_collection",
     "rank_update_plan",
     "reduce_blocks",

@@ -38,6 +38,7 @@ import numpy as np
 from kernelmaps._array_api import is_device_array
 from kernelmaps._config import resolve_n_threads
 from kernelmaps._engine import (
+    first_touch,
     reduce_blocks,
     release_written_once,
     scratch_buffer,
@@ -98,7 +99,9 @@ class NystromSystem:
         :math:`K_{nM}^\top W Y`.
     info : dict
         ``path`` (``"cached"``, ``"partly cached"`` or ``"recompute"``), ``cached_rows``,
-        ``cache_bytes`` (held), ``cache_budget_bytes``, ``first_pass_s``, and ``sweep``: how
+        ``cache_bytes`` (held), ``cache_budget_bytes``, ``first_pass_s``,
+        ``first_touch_s`` (the part of it that faulted the cache's pages in:
+        :func:`~kernelmaps._engine.first_touch`), and ``sweep``: how
         a pass multiplies the cache — ``"compiled"`` (the Numba kernel), ``"blas"`` (two
         BLAS calls per sub-block), ``"float64"`` (widened, :meth:`widen`) or ``None``
         (nothing cached).
@@ -131,6 +134,10 @@ class NystromSystem:
         product_dtype = np.float64 if dtype is None else dtype
         self.attainable_residual = attainable_residual(product_dtype, M)
         self._cache = written_once_buffer((cached, M), dtype) if cached else None
+        # Its pages faulted in first, on the first pass's threads and blocks (faster than
+        # inside the pass: first_touch); the seconds are the fit's first-touch floor.
+        touch_s = first_touch(self._cache, bytes_per_row=M * dtype.itemsize,
+                              n_threads=resolve_n_threads()) if cached else 0.0
         # Decided from the fit's known work (never the process's history); the compiled
         # kernel, when chosen, loads on another thread during the first pass.
         ready = compiled_sweep_loading(dtype, elements=cached * M, columns=Y.shape[1],
@@ -155,6 +162,7 @@ class NystromSystem:
             "cache_bytes": 0 if self._cache is None else int(self._cache.nbytes),
             "cache_budget_bytes": budget,
             "first_pass_s": time.perf_counter() - start,
+            "first_touch_s": touch_s,
         }
         self._compiled = ready is not None and ready()
         self.info["sweep"] = (None if not cached else "compiled" if self._compiled

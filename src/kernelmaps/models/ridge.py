@@ -134,7 +134,8 @@ class KernelRidge(MultiOutputMixin, RegressorMixin, _KernelRidgeBase):
         How the fit ran: ``solver``; for Nyström also ``path`` (``"cached"``,
         ``"partly cached"`` or ``"recompute"``: whether CG read the kernel blocks from
         memory), ``cached_rows``, ``cache_bytes``, ``cache_budget_bytes``, ``iterations``,
-        ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s``,
+        ``converged``, ``jitter`` (added to K_MM's diagonal), ``first_pass_s`` (of which
+        ``first_touch_s`` faulted the cache's pages in),
         ``preconditioner_s``, ``solve_s`` (preconditioner and CG) and ``sweep``: how CG
         multiplied the cached blocks — ``"compiled"`` (Numba; ``set_config(jit=...)``),
         ``"blas"``, ``"float64"`` (widened products) or ``None`` (nothing cached).
