@@ -18,6 +18,8 @@ nothing of maps, kernels or models: a caller hands it a function of one row bloc
     BLAS on one thread around a computation too small to pay for BLAS's threads;
 ``check_finite_output``
     refuses to return NaN/inf produced by overflow, with a clear error;
+``clamp``
+    a block clamped in place to bounds, in the form NumPy runs fastest;
 ``is_dask_collection`` / ``threads_per_task``
     how the engine meets an outer scheduler (Dask): recognise its lazy collections without
     importing it, and run one engine thread per task where it already runs one task per core.
@@ -54,8 +56,9 @@ Determinism
 Modules, one job each: ``_blocks`` (the block-size rule and a call's plan), ``_scheduler``
 (the pool, ``run_blocks``, ``reduce_blocks``, ``run_tasks``), ``_blas`` (BLAS's threads),
 ``_load`` (the cores other processes leave free), ``_buffers`` (scratch and written-once
-memory), ``_checks`` (dtype policy, finiteness, sparse containers) and ``_tasks`` (the
-thread-local cap an outer scheduler or an engine worker sets). This package's namespace is
+memory), ``_elementwise`` (element-wise passes), ``_checks`` (dtype policy, finiteness,
+sparse containers) and ``_tasks`` (the thread-local cap an outer scheduler or an engine
+worker sets). This package's namespace is
 the engine's interface: callers import from ``kernelmaps._engine``, never from its modules.
 """
 
@@ -86,6 +89,7 @@ from kernelmaps._engine._buffers import (
     written_once_buffer,
 )
 from kernelmaps._engine._checks import FLOAT_DTYPES, check_finite_output, sparse_container_like
+from kernelmaps._engine._elementwise import clamp
 from kernelmaps._engine._scheduler import reduce_blocks, run_blocks, run_tasks
 from kernelmaps._engine._tasks import is_dask_collection, threads_per_task
 
@@ -107,6 +111,7 @@ __all__ = [
     "blas_threads",
     "block_rows_for",
     "check_finite_output",
+    "clamp",
     "collection_handler",
     "first_touch",
     "is_dask_collection",

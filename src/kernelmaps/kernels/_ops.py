@@ -15,7 +15,7 @@ from kernelmaps._array_api import (
     namespace_and_device,
 )
 from kernelmaps._config import get_config
-from kernelmaps._engine import FLOAT_DTYPES
+from kernelmaps._engine import FLOAT_DTYPES, clamp
 from kernelmaps.kernels._gamma import check_gamma_heuristic
 
 
@@ -70,7 +70,7 @@ def sq_dist_into(X: Any, Y: Any, out: np.ndarray) -> None:
     out *= -2.0
     out += row_sq_norms(X)[:, None]
     out += row_sq_norms(Y)[None, :]
-    np.maximum(out, 0.0, out=out)
+    clamp(out, low=0.0)
 
 
 def dense_block(X: Any) -> np.ndarray:

@@ -43,7 +43,7 @@ from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from kernelmaps._config import resolve_n_threads
-from kernelmaps._engine import run_blocks
+from kernelmaps._engine import clamp, run_blocks
 from kernelmaps.kernels._base import IndefiniteKernelWarning, Kernel
 from kernelmaps.kernels._ops import dot_into, row_sq_norms
 from kernelmaps.kernels._resolve import get_kernel, resolve_kernel
@@ -288,7 +288,7 @@ def _blocked_distances(n_rows: int, *, n_out: int, dtype: np.dtype,
             lowest = float(out.min())
             if lowest < -_INDEFINITE_ULPS * eps * scale:
                 negatives.append(lowest / max(scale, np.finfo(dtype).tiny))
-        np.maximum(out, 0.0, out=out)
+        clamp(out, low=0.0)
         if not squared:
             np.sqrt(out, out=out)
 

@@ -13,6 +13,7 @@ import scipy.sparse as sp
 from sklearn.preprocessing import normalize
 
 from kernelmaps._array_api import unary
+from kernelmaps._engine import clamp
 from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._ops import (
@@ -339,7 +340,7 @@ class ArcCosineKernel(Kernel):
         norms_y = np.sqrt(row_sq_norms(Y))
         denominator = norms_x[:, None] * norms_y[None, :]
         cos = np.divide(out, denominator, out=np.zeros_like(out), where=denominator > 0)
-        np.clip(cos, -1.0, 1.0, out=cos)
+        clamp(cos, low=-1.0, high=1.0)
         theta = np.arccos(cos)
         angle = np.pi - theta
         if self.degree == 0:

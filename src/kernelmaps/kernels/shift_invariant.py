@@ -14,6 +14,7 @@ from array_api_compat import is_torch_array
 from sklearn.metrics.pairwise import manhattan_distances
 
 from kernelmaps._array_api import matmul, unary
+from kernelmaps._engine import clamp
 from kernelmaps.kernels import _rounding
 from kernelmaps.kernels._base import Kernel
 from kernelmaps.kernels._ops import (
@@ -194,7 +195,7 @@ class RBFKernel(_ConstantDiagonal, Kernel):
         out : ndarray of the shape of ``exponent``
             The kernel values written.
         """
-        np.minimum(exponent, 0.0, out=exponent)
+        clamp(exponent, high=0.0)
         np.exp(exponent, out=out)
 
     def rounding_error(self, X, Y, K):

@@ -63,6 +63,7 @@ import numpy as np
 from sklearn.utils._param_validation import Options, StrOptions
 
 from kernelmaps._array_api import host_dtype
+from kernelmaps._engine import clamp
 from kernelmaps.kernels import get_kernel, resolve_kernel
 from kernelmaps.maps._base import RANDOM_MAP_CONSTRAINTS, FeatureMap
 from kernelmaps.maps._projection import DenseProjection
@@ -83,11 +84,11 @@ def _step_into(out: np.ndarray) -> None:
 
 
 def _relu_into(out: np.ndarray) -> None:
-    np.maximum(out, 0.0, out=out)
+    clamp(out, low=0.0)
 
 
 def _squared_relu_into(out: np.ndarray) -> None:
-    np.maximum(out, 0.0, out=out)
+    clamp(out, low=0.0)
     np.square(out, out=out)
 
 
