@@ -724,9 +724,9 @@ def compiled_pays_loading(saved_cosines: float,
     Parameters
     ----------
     saved_cosines : float
-        What the compiled kernel saves over the call, in NumPy float64 cosines' time.
+        As :func:`compiled_pays`'s.
     load : callable
-        Loads the compiled kernel (raises ImportError where Numba is missing).
+        As :func:`compiled_pays`'s; run on a daemon thread here.
 
     Returns
     -------
