@@ -650,7 +650,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jit", default="auto", choices=["auto", "true", "false"],
                         help="set_config(jit=...): true sweeps the cache with the compiled "
                              "kernel, false with BLAS, auto (default) by the fit's work "
-                             "(kernelmaps.models._kernel_blocks.compiled_sweep)")
+                             "(kernelmaps.models.interface.compiled_sweep)")
     parser.add_argument("--million-child", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--falkon-child", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -33,7 +33,7 @@ machines of one kind:
     array of its kernel cache's size and dtype (``A @ v``, BLAS ``sgemv``, 80 MB).
 ``falkon-iteration-jit``
     The same under ``set_config(jit=True)``: the cache swept by the compiled kernel
-    (:func:`kernelmaps.models._kernel_blocks.compiled_sweep`) instead of two BLAS calls per
+    (:func:`kernelmaps.models.interface.compiled_sweep`) instead of two BLAS calls per
     sub-block.
 ``falkon-first-pass``
     The same fit's first pass (``fit_info_["first_pass_s"]``: the n × M float32 kernel

@@ -40,7 +40,7 @@ scikit-learn's signatures):
     ``False``: NumPy only. The setting also chooses how ``KernelRidge(solver="nystrom")``'s
     conjugate-gradient passes sweep a float32 kernel cache: with a compiled kernel instead
     of two BLAS calls per sub-block (1.1-2.6× faster a pass; equal to rounding, not bit for
-    bit: :func:`kernelmaps.models._kernel_blocks.compiled_sweep`). There ``True`` always
+    bit: :func:`kernelmaps.models.interface.compiled_sweep`). There ``True`` always
     compiles, ``False`` never, and ``"auto"`` compiles when the fit's own known work — the
     cache's size × ``max_iter`` passes, up to 3 targets — repays loading Numba, never by
     what the process ran before, so a fit's numbers do not depend on its history

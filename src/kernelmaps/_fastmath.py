@@ -660,7 +660,7 @@ def compiled_pays(saved_cosines: float, load: Callable[[], Any]) -> bool:
     """Whether a call runs another compiled kernel, by the work it saves, known up front.
 
     For kernels other than the cosine (the FALKON sweep:
-    :func:`kernelmaps.models._kernel_blocks.compiled_sweep`): the caller states what the
+    :func:`kernelmaps.models.interface.compiled_sweep`): the caller states what the
     compiled kernel would save over its NumPy/BLAS form in the whole call, in the time of
     NumPy cosines (its own measured exchange rate), and ``jit="auto"`` compiles when that
     reaches :data:`JIT_AUTO_ELEMENTS` — the cost of loading Numba in the same unit — and
@@ -716,7 +716,7 @@ def compiled_pays_loading(saved_cosines: float,
 
     For a call that has other work before its first compiled kernel (FALKON's first pass
     over the data before its CG sweeps): loading Numba and the kernel from its disk cache
-    (0.2-0.36 s, measured in :func:`kernelmaps.models._kernel_blocks.compiled_sweep`) then
+    (0.2-0.36 s, measured in :func:`kernelmaps.models.interface.compiled_sweep`) then
     runs beside that work instead of before the kernel's first call. The decision is
     :func:`compiled_pays`'s, taken now from the same known work; where Numba is not
     installed, ``jit=True`` raises the ImportError naming the fix now, before any work.

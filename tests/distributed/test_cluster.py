@@ -142,7 +142,7 @@ def test_falkon_chunks_sweep_by_the_clients_jit_setting_and_max_iter(client):
     # workers' own, with max_iter as their passes: the local scheduler's choice and numbers.
     pytest.importorskip("numba")
     from kernelmaps._fastmath import JIT_AUTO_ELEMENTS
-    from kernelmaps.models._kernel_blocks import COMPILED_SWEEP_SAVING
+    from kernelmaps.models.interface import COMPILED_SWEEP_SAVING
 
     client.wait_for_workers(2)  # a worker restarted by another test has joined
     rng = np.random.RandomState(2)

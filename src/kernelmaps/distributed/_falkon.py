@@ -125,7 +125,7 @@ class DaskNystromSystem:
     keeps the blocks of as many of its rows as its share allows and recomputes the others.
 
     How a chunk's CG passes multiply its float32 cache — the compiled kernel or BLAS
-    (:func:`~kernelmaps.models._kernel_blocks.compiled_sweep`) — is the chunk's own
+    (:func:`~kernelmaps.models.interface.compiled_sweep`) — is the chunk's own
     :class:`~kernelmaps.models.interface.NystromSystem`'s choice, from ``passes`` and the
     ``jit`` setting of the client at construction: that setting travels with the chunk
     tasks (as the cache budget does), so a worker process's own setting does not choose,

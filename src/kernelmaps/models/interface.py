@@ -29,12 +29,18 @@ import numpy as np
 from kernelmaps.maps import FeatureMap
 from kernelmaps.models._accumulator import RidgeStatistics
 from kernelmaps.models._common import fit_kernel
-from kernelmaps.models._kernel_blocks import attainable_residual, cache_budget
+from kernelmaps.models._kernel_blocks import (
+    COMPILED_SWEEP_SAVING,
+    attainable_residual,
+    cache_budget,
+    compiled_sweep,
+)
 from kernelmaps.models._nystrom import NystromSystem
 from kernelmaps.models._progress import FitProgress
 from kernelmaps.models._ridge_base import ApproximateSolverWarning, warn_approximate_solver
 
 __all__ = [
+    "COMPILED_SWEEP_SAVING",
     "ApproximateSolverWarning",
     "FitProgress",
     "NystromSystem",
@@ -42,6 +48,7 @@ __all__ = [
     "RidgeStatistics",
     "attainable_residual",
     "cache_budget",
+    "compiled_sweep",
     "encode_targets",
     "fit_kernel",
     "n_targets",
