@@ -74,8 +74,8 @@ def written_once_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     or more, over their whole pages, before anything is written. Elsewhere than Linux it is
     NumPy's array unchanged. A matrix factorised in place pays a little for the TLB misses
     of base pages: a 15,000² Cholesky factorisation took 9.61-9.84 s against 9.47-9.64 s in
-    huge pages, after a build whose first touch took 1.2 s against 4.3 s
-    (:func:`kernelmaps.evaluate._exact._train_kernel`).
+    huge pages, after a build whose first touch took 1.2 s against 4.3 s (``compare``'s exact
+    baseline at 15,000 training rows).
     """
     array = np.empty(shape, dtype=dtype)
     if array.nbytes >= WRITTEN_ONCE_MIN_BYTES and _madvise is not None:
